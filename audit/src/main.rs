@@ -1,0 +1,115 @@
+//! `mdp-audit FILE|-`: certify that an `mdp/1` mechanism file is ε·d private.
+//! Exit codes: 0 pass (a proof), 1 fail (with a witness), 2 input error, 3 inconclusive.
+
+use clap::Parser;
+use mdp::audit::{self, Options, EXIT_INPUT};
+use mdp::exact::parse_rational;
+use mdp::io::{self, Limits};
+
+#[derive(Parser)]
+#[command(
+    name = "mdp-audit",
+    version,
+    about = "Exact certification of ε·d privacy for mdp/1 mechanism files"
+)]
+struct Args {
+    /// The mechanism file (`-` for standard input).
+    file: String,
+    /// Print the report as JSON.
+    #[arg(long)]
+    json: bool,
+    /// Print nothing; the exit code is the verdict.
+    #[arg(long, short)]
+    quiet: bool,
+    /// Check at this ε instead of the file's claim.
+    #[arg(long)]
+    epsilon: Option<String>,
+    /// δ for the (ε,δ) tight epsilon (default: the file's, else 0.001).
+    #[arg(long)]
+    delta: Option<String>,
+    /// q for L_q (default: the file's, else 0.95).
+    #[arg(long)]
+    quantile: Option<String>,
+    /// Largest accepted |Σ_k M[u][k] − 1|.
+    #[arg(long, default_value = "1e-9")]
+    row_sum_tolerance: String,
+    /// Relative tolerance of the claimed_loss check.
+    #[arg(long, default_value = "1e-9")]
+    loss_tolerance: String,
+    /// Largest accepted file size in bytes.
+    #[arg(long, default_value_t = Limits::default().max_bytes)]
+    max_bytes: u64,
+    /// Largest accepted number of matrix entries n·K.
+    #[arg(long, default_value_t = Limits::default().max_entries)]
+    max_entries: u64,
+    /// Largest precision (bits) of the exact fallback before "inconclusive".
+    #[arg(long, default_value_t = mdp::privacy::DEFAULT_MAX_PREC)]
+    max_precision: u64,
+}
+
+fn number(flag: &str, s: &str, positive: bool) -> Result<mdp::exact::Q, String> {
+    let q = parse_rational(s).map_err(|e| format!("--{flag}: {e}"))?;
+    if positive && q <= 0u32 {
+        return Err(format!("--{flag}: must be > 0"));
+    }
+    if q < 0u32 {
+        return Err(format!("--{flag}: must be ≥ 0"));
+    }
+    Ok(q)
+}
+
+fn run(args: &Args) -> Result<i32, String> {
+    let opts = Options {
+        epsilon: args
+            .epsilon
+            .as_deref()
+            .map(|s| number("epsilon", s, true))
+            .transpose()?,
+        delta: args
+            .delta
+            .as_deref()
+            .map(|s| number("delta", s, false))
+            .transpose()?,
+        quantile: args
+            .quantile
+            .as_deref()
+            .map(|s| number("quantile", s, false))
+            .transpose()?,
+        row_sum_tolerance: number("row-sum-tolerance", &args.row_sum_tolerance, false)?,
+        loss_tolerance: number("loss-tolerance", &args.loss_tolerance, false)?,
+        max_prec: args.max_precision.max(64),
+    };
+    if opts.delta.as_ref().is_some_and(|d| *d >= 1u32) {
+        return Err("--delta: must be in [0, 1)".into());
+    }
+    if opts.quantile.as_ref().is_some_and(|q| *q > 1u32) {
+        return Err("--quantile: must be in [0, 1]".into());
+    }
+    let limits = Limits {
+        max_bytes: args.max_bytes,
+        max_entries: args.max_entries,
+    };
+    let bytes = io::read_source(&args.file, &limits).map_err(|e| e.to_string())?;
+    let file = io::read_mechanism(&bytes, &limits).map_err(|e| e.to_string())?;
+    let report = audit::audit(&file, &opts).map_err(|e| e.to_string())?;
+    if !args.quiet {
+        if args.json {
+            println!("{}", audit::json(&report));
+        } else {
+            print!("{}", audit::human(&report));
+        }
+    }
+    Ok(report.verdict.exit_code())
+}
+
+fn main() {
+    let args = Args::parse();
+    let code = match run(&args) {
+        Ok(c) => c,
+        Err(msg) => {
+            eprintln!("mdp-audit: {}", msg.lines().next().unwrap_or(""));
+            EXIT_INPUT
+        }
+    };
+    std::process::exit(code);
+}

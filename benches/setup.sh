@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Create benches/.venv and install the benchmark's Python dependencies (idempotent).
+#   bash benches/setup.sh          # from anywhere
+# Needs: python3 (>= 3.9) with venv, network access to PyPI.
+set -euo pipefail
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+VENV="$HERE/.venv"
+PY="${PYTHON:-python3}"
+
+if [ ! -x "$VENV/bin/python" ]; then
+    echo "setup.sh: creating venv at $VENV"
+    "$PY" -m venv "$VENV"
+fi
+
+# Only talk to PyPI when something is missing (re-runs are fast and offline-safe).
+if ! "$VENV/bin/python" -c 'import qif, numpy' >/dev/null 2>&1; then
+    echo "setup.sh: installing qif and numpy"
+    "$VENV/bin/python" -m pip install --quiet --upgrade pip
+    "$VENV/bin/python" -m pip install --quiet -r "$HERE/requirements.txt"
+fi
+
+"$VENV/bin/python" - <<'PY'
+import numpy, qif, sys
+v = getattr(qif, "__version__", None)
+if v is None:
+    try:
+        from importlib.metadata import version
+        v = version("qif")
+    except Exception:
+        v = "?"
+print(f"setup.sh: ok: python {sys.version.split()[0]}, numpy {numpy.__version__}, qif {v}")
+PY

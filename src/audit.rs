@@ -1,0 +1,631 @@
+//! `mdp-audit`: every check of the `mdp/1` contract on one mechanism file, and the report.
+//! The verdict is **pass** only if every check is proven (`spec/soundness.md`).
+
+use crate::bounds;
+use crate::exact::float::FI;
+use crate::exact::{f64_down, f64_up, Q};
+use crate::io::{InputError, MechanismFile};
+use crate::loss::{self, Cost};
+use crate::mechanism::Outputs;
+use crate::metric::Space;
+use crate::privacy::{self, Decision, EpsEnclosure, Prepared};
+use serde::Serialize;
+use serde_json::Value;
+use std::time::Instant;
+
+/// Process exit codes (contract: "What mdp-audit reports and how it exits").
+pub const EXIT_PASS: i32 = 0;
+pub const EXIT_FAIL: i32 = 1;
+pub const EXIT_INPUT: i32 = 2;
+pub const EXIT_INCONCLUSIVE: i32 = 3;
+
+/// Options of an audit.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Override of the file's claimed ε.
+    pub epsilon: Option<Q>,
+    pub delta: Option<Q>,
+    pub quantile: Option<Q>,
+    pub row_sum_tolerance: Q,
+    pub loss_tolerance: Q,
+    pub max_prec: u64,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            epsilon: None,
+            delta: None,
+            quantile: None,
+            row_sum_tolerance: Q::from_unsigneds(1u32, 1_000_000_000u32),
+            loss_tolerance: Q::from_unsigneds(1u32, 1_000_000_000u32),
+            max_prec: privacy::DEFAULT_MAX_PREC,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    Pass,
+    Fail,
+    Inconclusive,
+}
+
+impl Verdict {
+    pub fn exit_code(self) -> i32 {
+        match self {
+            Verdict::Pass => EXIT_PASS,
+            Verdict::Fail => EXIT_FAIL,
+            Verdict::Inconclusive => EXIT_INCONCLUSIVE,
+        }
+    }
+}
+
+/// One check's outcome.
+#[derive(Clone, Debug, Serialize)]
+pub struct Check {
+    pub name: String,
+    pub verdict: Verdict,
+    pub detail: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub witness: Option<Value>,
+}
+
+/// The `--json` report (contract fields plus the checks and statistics).
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    pub verdict: Verdict,
+    pub n: usize,
+    #[serde(rename = "K")]
+    pub k: usize,
+    pub epsilon_claimed: f64,
+    /// Pure tight ε enclosure [lo, hi] (`null` hi = +∞).
+    pub epsilon_tight: [Option<f64>; 2],
+    pub delta: f64,
+    pub epsilon_delta_tight: [Option<f64>; 2],
+    pub max_row_sum_deviation: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub loss_max: Option<[f64; 2]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub loss_quantile: Option<[f64; 2]>,
+    pub quantile: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expected_loss: Option<[f64; 2]>,
+    pub checks: Vec<Check>,
+    pub warnings: Vec<String>,
+    pub stats: Stats,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Value>,
+}
+
+/// Work statistics (what the fast filter decided, and timings).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Stats {
+    pub pairs_in_scope: usize,
+    pub triples: u64,
+    pub exact_pairs_pure: usize,
+    /// Fraction of the n·n·K triples of the pure check that the exact fallback decided.
+    pub exact_triple_fraction: f64,
+    pub exact_pairs_delta: usize,
+    pub pairs_searched_delta: usize,
+    pub seconds_prepare: f64,
+    pub seconds_pure: f64,
+    pub seconds_tight: f64,
+    pub seconds_delta: f64,
+    pub seconds_loss: f64,
+    pub seconds_total: f64,
+}
+
+fn enc_json(e: &EpsEnclosure) -> [Option<f64>; 2] {
+    let (lo, hi) = e.to_f64();
+    [Some(lo), hi.is_finite().then_some(hi)]
+}
+
+fn fi2(x: FI) -> [f64; 2] {
+    [x.lo, x.hi]
+}
+
+/// Site index, in `space`, of each output column.
+fn output_sites(file: &MechanismFile, space: &Space) -> Option<Vec<usize>> {
+    let n = file.space.n();
+    match &file.outputs {
+        Outputs::Inputs => Some((0..n).collect()),
+        Outputs::OfInputs(v) => Some(v.clone()),
+        Outputs::Points(p) => {
+            Some((n..n + p.len()).collect()).filter(|_| space.sites() == n + p.len())
+        }
+        Outputs::Labels(_) => None,
+    }
+}
+
+/// Run every check on a parsed file.
+pub fn audit(file: &MechanismFile, opts: &Options) -> Result<Report, InputError> {
+    let t0 = Instant::now();
+    let mut stats = Stats::default();
+    let mut checks = Vec::new();
+    let mut warnings = file.warnings.clone();
+    let eps = opts.epsilon.clone().unwrap_or_else(|| file.epsilon.clone());
+    let delta = opts.delta.clone().unwrap_or_else(|| file.delta.clone());
+    let quantile = opts
+        .quantile
+        .clone()
+        .unwrap_or_else(|| file.quantile.clone());
+    let space = match &file.outputs {
+        Outputs::Points(pts) => file
+            .space
+            .with_extra_points(pts.clone())
+            .map_err(|e| crate::io::input_error(format!("outputs.points{}", e.path), e.message))?,
+        _ => file.space.clone(),
+    };
+    let inconclusive = |what: &str, (u, v): (usize, usize)| Check {
+        name: what.into(),
+        verdict: Verdict::Inconclusive,
+        detail: format!("pair ({u}, {v}) undecidable within {} bits", opts.max_prec),
+        witness: None,
+    };
+    let prep = match Prepared::new(&space, &file.matrix, file.within.as_ref(), opts.max_prec) {
+        Ok(p) => p,
+        Err(pair) => {
+            checks.push(inconclusive("neighbors", pair));
+            return Ok(finish(
+                file, &eps, &delta, &quantile, checks, warnings, stats, t0, None, None, 0.0, None,
+            ));
+        }
+    };
+    stats.seconds_prepare = t0.elapsed().as_secs_f64();
+    stats.pairs_in_scope = prep.pairs_in_scope();
+    stats.triples = stats.pairs_in_scope as u64 * prep.k as u64;
+
+    // Row sums.
+    let one = Q::from(1u32);
+    let dev = prep
+        .sums
+        .iter()
+        .map(|s| if *s > one { s - &one } else { &one - s })
+        .max()
+        .expect("n ≥ 1");
+    let dev_f = f64_up(&dev);
+    checks.push(Check {
+        name: "row_sums".into(),
+        verdict: if dev <= opts.row_sum_tolerance {
+            Verdict::Pass
+        } else {
+            Verdict::Fail
+        },
+        detail: format!(
+            "max |Σ_k M[u][k] − 1| = {dev_f:.3e} (tolerance {:.1e})",
+            f64_up(&opts.row_sum_tolerance)
+        ),
+        witness: None,
+    });
+
+    // Pure privacy at the claimed ε.
+    let t = Instant::now();
+    let ratios = privacy::float_ratios(&prep);
+    let pure = privacy::check_pure(&prep, &ratios, &eps);
+    stats.exact_pairs_pure = pure.exact_pairs;
+    stats.exact_triple_fraction = if stats.triples == 0 {
+        0.0
+    } else {
+        (pure.exact_pairs as f64 * prep.k as f64) / stats.triples as f64
+    };
+    stats.seconds_pure = t.elapsed().as_secs_f64();
+    let scope_txt = match &file.within {
+        Some(eta) => format!("ordered pairs with d ≤ η = {}", f64_up(eta)),
+        None => "all ordered pairs".to_string(),
+    };
+    checks.push(match pure.decision {
+        Decision::Holds => Check {
+            name: "pure_privacy".into(),
+            verdict: Verdict::Pass,
+            detail: format!(
+                "H[u][w] ≤ e^(ε·d(u,v))·H[v][w] proven for {} {scope_txt} × {} outputs at ε = {} ({} pairs needed exact arithmetic)",
+                pure.pairs,
+                prep.k,
+                f64_nearest_str(&eps),
+                pure.exact_pairs
+            ),
+            witness: None,
+        },
+        Decision::Fails => {
+            let w = pure.witness.clone().expect("witness");
+            Check {
+                name: "pure_privacy".into(),
+                verdict: Verdict::Fail,
+                detail: format!(
+                    "violated at (u, v, w) = ({}, {}, {}): H[u][w] ∈ [{:.17e}, {:.17e}] > e^(ε·d(u,v))·H[v][w] ∈ [{:.17e}, {:.17e}]",
+                    w.u, w.v, w.w, w.lhs.0, w.lhs.1, w.rhs.0, w.rhs.1
+                ),
+                witness: Some(serde_json::json!({"u": w.u, "v": w.v, "w": w.w, "lhs": [w.lhs.0, w.lhs.1], "rhs": [w.rhs.0, w.rhs.1]})),
+            }
+        }
+        Decision::Undecided => inconclusive("pure_privacy", pure.undecided.expect("pair")),
+    });
+
+    // Tight pure ε.
+    let t = Instant::now();
+    let tight = match privacy::tight_pure_eps(&prep, &ratios) {
+        Ok(e) => Some(e),
+        Err(pair) => {
+            checks.push(inconclusive("epsilon_tight", pair));
+            None
+        }
+    };
+    stats.seconds_tight = t.elapsed().as_secs_f64();
+
+    // (ε,δ) tight epsilon.
+    let t = Instant::now();
+    let tight_delta = match privacy::tight_eps_delta(&prep, &ratios, &delta) {
+        Ok((e, s)) => {
+            stats.exact_pairs_delta = s.exact_pairs;
+            stats.pairs_searched_delta = s.pairs_searched;
+            Some(e)
+        }
+        Err(pair) => {
+            checks.push(inconclusive("epsilon_delta_tight", pair));
+            None
+        }
+    };
+    stats.seconds_delta = t.elapsed().as_secs_f64();
+
+    // Implied guarantee along shortest η-paths.
+    if file.within.is_some() {
+        checks.push(neighbors_report(&prep));
+    }
+
+    // Losses.
+    let t = Instant::now();
+    let sites = output_sites(file, &space);
+    let cost = match (&file.cost, &sites) {
+        (Some(c), _) => Some(Cost::Matrix(c)),
+        (None, Some(s)) => Some(Cost::Distance(s)),
+        (None, None) => None,
+    };
+    let losses = cost
+        .as_ref()
+        .map(|c| loss::losses(&prep, c, &quantile, file.prior.as_deref()));
+    stats.seconds_loss = t.elapsed().as_secs_f64();
+
+    if let (Some(claim), Some(l)) = (&file.certificate.claimed_loss, &losses) {
+        checks.push(claimed_loss_check(claim, l.max, &opts.loss_tolerance));
+    } else if file.certificate.claimed_loss.is_some() {
+        checks.push(Check {
+            name: "claimed_loss".into(),
+            verdict: Verdict::Fail,
+            detail: "cannot verify: losses need loss.cost with label outputs".into(),
+            witness: None,
+        });
+    }
+
+    if let Some(pc) = &file.certificate.packing {
+        checks.push(packing_check(
+            file,
+            &prep,
+            &space,
+            sites.as_deref(),
+            pc,
+            &eps,
+            tight.as_ref(),
+            losses.as_ref(),
+            opts,
+        ));
+    }
+    if file.certificate.lp_dual.is_some() {
+        warnings.push("certificate.lower_bound (lp_dual): not verified by this version; reserved for the LP engine".into());
+        checks.push(Check {
+            name: "lp_dual".into(),
+            verdict: Verdict::Inconclusive,
+            detail: "lp_dual certificates are not supported yet".into(),
+            witness: None,
+        });
+    }
+    if file.certificate.benders.is_some() {
+        checks.push(Check {
+            name: "benders".into(),
+            verdict: Verdict::Inconclusive,
+            detail: "benders certificates are not supported yet".into(),
+            witness: None,
+        });
+    }
+    if let Some(e) = &tight {
+        if e.is_infinite() {
+            let (u, v) = e.pair.expect("pair");
+            warnings.push(format!(
+                "no finite ε makes this matrix ε·d private (pair ({u}, {v}))"
+            ));
+        }
+    }
+    let dev = dev_f;
+    Ok(finish(
+        file,
+        &eps,
+        &delta,
+        &quantile,
+        checks,
+        warnings,
+        stats,
+        t0,
+        tight,
+        tight_delta,
+        dev,
+        losses,
+    ))
+}
+
+fn f64_nearest_str(q: &Q) -> String {
+    format!("{}", crate::exact::f64_nearest(q))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn finish(
+    file: &MechanismFile,
+    eps: &Q,
+    delta: &Q,
+    quantile: &Q,
+    checks: Vec<Check>,
+    warnings: Vec<String>,
+    mut stats: Stats,
+    t0: Instant,
+    tight: Option<EpsEnclosure>,
+    tight_delta: Option<EpsEnclosure>,
+    dev: f64,
+    losses: Option<loss::Losses>,
+) -> Report {
+    let verdict = if checks.iter().any(|c| c.verdict == Verdict::Fail) {
+        Verdict::Fail
+    } else if checks.iter().any(|c| c.verdict == Verdict::Inconclusive) {
+        Verdict::Inconclusive
+    } else {
+        Verdict::Pass
+    };
+    stats.seconds_total = t0.elapsed().as_secs_f64();
+    Report {
+        verdict,
+        n: file.matrix.rows,
+        k: file.matrix.cols,
+        epsilon_claimed: crate::exact::f64_nearest(eps),
+        epsilon_tight: tight.as_ref().map(enc_json).unwrap_or([None, None]),
+        delta: crate::exact::f64_nearest(delta),
+        epsilon_delta_tight: tight_delta.as_ref().map(enc_json).unwrap_or([None, None]),
+        max_row_sum_deviation: dev,
+        loss_max: losses.as_ref().map(|l| fi2(l.max)),
+        loss_quantile: losses.as_ref().map(|l| fi2(l.quantile)),
+        quantile: crate::exact::f64_nearest(quantile),
+        expected_loss: losses.as_ref().and_then(|l| l.expected.map(fi2)),
+        checks,
+        warnings,
+        stats,
+        meta: file.meta.clone(),
+    }
+}
+
+/// `claimed_loss` holds when |claim − L(M)| ≤ tol·L(M), decided on the enclosure of L(M).
+fn claimed_loss_check(claim: &Q, l: FI, tol: &Q) -> Check {
+    let ft = f64_up(tol);
+    let (c_lo, c_hi) = (f64_down(claim), f64_up(claim));
+    // Holds for every L in [l.lo, l.hi] iff c ∈ [L(1−t), L(1+t)] for all such L.
+    let ok_lo = FI::point(l.hi).mul_f64(1.0 - ft).hi; // need claim ≥ l.hi(1−t)
+    let ok_hi = FI::point(l.lo).mul_f64(1.0 + ft).lo; // need claim ≤ l.lo(1+t)
+    let bad_lo = FI::point(l.lo).mul_f64(1.0 - ft).lo;
+    let bad_hi = FI::point(l.hi).mul_f64(1.0 + ft).hi;
+    let verdict = if c_lo >= ok_lo && c_hi <= ok_hi {
+        Verdict::Pass
+    } else if c_hi < bad_lo || c_lo > bad_hi {
+        Verdict::Fail
+    } else {
+        Verdict::Inconclusive
+    };
+    Check {
+        name: "claimed_loss".into(),
+        verdict,
+        detail: format!(
+            "claimed {:.12e}, L(M) ∈ [{:.12e}, {:.12e}] (relative tolerance {ft:.0e})",
+            crate::exact::f64_nearest(claim),
+            l.lo,
+            l.hi
+        ),
+        witness: None,
+    }
+}
+
+fn neighbors_report(p: &Prepared) -> Check {
+    let n = p.n;
+    // Components of the η-graph and the worst stretch d_G/d over connected pairs.
+    let mut comp = vec![usize::MAX; n];
+    let mut ncomp = 0;
+    for s in 0..n {
+        if comp[s] != usize::MAX {
+            continue;
+        }
+        let mut stack = vec![s];
+        comp[s] = ncomp;
+        while let Some(x) = stack.pop() {
+            for y in 0..n {
+                if comp[y] == usize::MAX && p.scope[x * n + y] {
+                    comp[y] = ncomp;
+                    stack.push(y);
+                }
+            }
+        }
+        ncomp += 1;
+    }
+    let unguarded = (0..n * n).filter(|&i| comp[i / n] != comp[i % n]).count();
+    let mut stretch: f64 = 1.0;
+    if n <= 2000 {
+        for s in 0..n {
+            let dg = p.space.shortest_paths_upper(s, &|a, b| p.scope[a * n + b]);
+            for t in 0..n {
+                let d = p.dist[s * n + t].lo;
+                if t != s && dg[t].is_finite() && d > 0.0 {
+                    stretch = stretch.max(dg[t] / d);
+                }
+            }
+        }
+    }
+    Check {
+        name: "neighbors".into(),
+        verdict: Verdict::Pass,
+        detail: format!(
+            "privacy claimed within η only; by chaining along shortest η-paths every connected pair gets ε·d_G(u,v) ≤ ε·{stretch:.6}·d(u,v); η-graph has {ncomp} component(s), {unguarded} ordered pairs across components have no guarantee"
+        ),
+        witness: None,
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn packing_check(
+    file: &MechanismFile,
+    p: &Prepared,
+    space: &Space,
+    sites: Option<&[usize]>,
+    pc: &crate::io::PackingClaim,
+    eps: &Q,
+    tight: Option<&EpsEnclosure>,
+    losses: Option<&loss::Losses>,
+    opts: &Options,
+) -> Check {
+    let fail = |detail: String| Check {
+        name: "packing".into(),
+        verdict: Verdict::Fail,
+        detail,
+        witness: None,
+    };
+    let Some(sites) = sites.filter(|_| file.cost.is_none()) else {
+        return fail("the packing bound (Imola et al. Theorem 3) needs outputs in the metric space and the default cost d".into());
+    };
+    let packing = match bounds::verify_packing(space, &pc.centers, &pc.radius, sites, opts.max_prec)
+    {
+        Ok(pk) => pk,
+        Err(bounds::PackingError::Undecided { s, output }) => {
+            return Check {
+                name: "packing".into(),
+                verdict: Verdict::Inconclusive,
+                detail: format!("cannot decide d({s}, {output}) ≤ r"),
+                witness: None,
+            }
+        }
+        Err(e) => return fail(format!("not a packing: {e}")),
+    };
+    let n = p.n;
+    let chained: Option<Vec<Vec<f64>>> = file.within.as_ref().map(|_| {
+        packing
+            .centers
+            .iter()
+            .map(|&s| p.space.shortest_paths_upper(s, &|a, b| p.scope[a * n + b]))
+            .collect()
+    });
+    let dist_upper = |w: usize, s: usize| -> f64 {
+        match &chained {
+            Some(tab) => {
+                let i = packing
+                    .centers
+                    .iter()
+                    .position(|&c| c == s)
+                    .expect("center");
+                tab[i][w]
+            }
+            None => p.dist[w * n + s].hi,
+        }
+    };
+    let at_claim = bounds::bound_eq7(&packing, n, f64_up(eps), &dist_upper);
+    let eq8 = bounds::bound_eq8(&packing, f64_up(eps));
+    let mut detail = format!(
+        "valid ({}, r = {}, Q ≤ {:.6e})-packing; at the claimed ε the bound (7) gives L ≥ {:.9e} (bound (8): {:.9e})",
+        packing.centers.len(),
+        f64_nearest_str(&packing.radius),
+        packing.q.hi,
+        at_claim.lo,
+        eq8.lo
+    );
+    let mut verdict = Verdict::Pass;
+    if let (Some(t), Some(l)) = (tight, losses) {
+        if let Some(hi) = &t.hi {
+            let at_tight = bounds::bound_eq7(&packing, n, f64_up(hi), &dist_upper);
+            detail.push_str(&format!(
+                "; at the matrix's tight ε ≤ {:.9e}: L ≥ {:.9e}, matrix L(M) ≤ {:.9e}",
+                f64_up(hi),
+                at_tight.lo,
+                l.max.hi
+            ));
+            if l.max.hi < at_tight.lo {
+                verdict = Verdict::Fail;
+                detail.push_str(" — the matrix's loss is below a valid lower bound (impossible for a private mechanism)");
+            }
+        }
+    }
+    Check {
+        name: "packing".into(),
+        verdict,
+        detail,
+        witness: None,
+    }
+}
+
+/// The human-readable report.
+pub fn human(report: &Report) -> String {
+    let mut s = String::new();
+    let v = match report.verdict {
+        Verdict::Pass => "PASS",
+        Verdict::Fail => "FAIL",
+        Verdict::Inconclusive => "INCONCLUSIVE",
+    };
+    s.push_str(&format!(
+        "mdp-audit: {v}  (n = {}, K = {}, claimed ε = {})\n",
+        report.n, report.k, report.epsilon_claimed
+    ));
+    let iv = |x: [Option<f64>; 2]| match x {
+        [Some(a), Some(b)] => format!("[{a:.12e}, {b:.12e}]"),
+        [Some(a), None] => format!("[{a:.12e}, +inf]"),
+        _ => "not computed".into(),
+    };
+    s.push_str(&format!(
+        "  tight pure ε            {}\n",
+        iv(report.epsilon_tight)
+    ));
+    s.push_str(&format!(
+        "  tight ε at δ = {:<8}  {}\n",
+        report.delta,
+        iv(report.epsilon_delta_tight)
+    ));
+    if let Some(l) = report.loss_max {
+        s.push_str(&format!(
+            "  loss L(M)               [{:.12e}, {:.12e}]\n",
+            l[0], l[1]
+        ));
+    }
+    if let Some(l) = report.loss_quantile {
+        s.push_str(&format!(
+            "  loss L_q (q = {})      [{:.12e}, {:.12e}]\n",
+            report.quantile, l[0], l[1]
+        ));
+    }
+    if let Some(l) = report.expected_loss {
+        s.push_str(&format!(
+            "  expected loss (prior)   [{:.12e}, {:.12e}]\n",
+            l[0], l[1]
+        ));
+    }
+    for c in &report.checks {
+        let tag = match c.verdict {
+            Verdict::Pass => "ok  ",
+            Verdict::Fail => "FAIL",
+            Verdict::Inconclusive => "??  ",
+        };
+        s.push_str(&format!("  [{tag}] {}: {}\n", c.name, c.detail));
+    }
+    for w in &report.warnings {
+        s.push_str(&format!("  warning: {w}\n"));
+    }
+    let st = &report.stats;
+    s.push_str(&format!(
+        "  {} ordered pairs × {} outputs = {} triples; exact fallback decided {:.3e} of them; {:.3} s\n",
+        st.pairs_in_scope, report.k, st.triples, st.exact_triple_fraction, st.seconds_total
+    ));
+    s
+}
+
+/// The `--json` report text.
+pub fn json(report: &Report) -> String {
+    serde_json::to_string_pretty(report).expect("a report always serializes")
+}

@@ -1,0 +1,151 @@
+//! Packing lower bounds on the loss of every ε·d private mechanism (Imola et al. 2022,
+//! §4: Definition 2, Theorem 3, eqs. (7) and (8)).
+//!
+//! A set S of inputs is a (c, r, Q)-packing when |S| = c, the balls B(s, r) = {outputs o :
+//! d(s, o) ≤ r} are pairwise disjoint and max_{s,s'} d(s, s') ≤ Q. For every ε·d private
+//! mechanism M, with N(w, S) = Σ_{s∈S} e^{−ε d(w, s)}:
+//!   L(M) ≥ max_w r (1 − 1/N(w, S))                       (7)
+//!   L(M) ≥ r (1 − 1/(1 + (c − 1) e^{−Qε}))               (8)
+//! The proof (appendix) uses Markov's inequality on the loss d(w, M(w)) and the privacy
+//! inequality between w and each center s, so it needs the default cost c(u, o) = d(u, o)
+//! and outputs that are sites of the metric. With `neighbors` (privacy only within η) the
+//! chained guarantee e^{ε d_G(w,s)} along shortest η-paths replaces e^{ε d(w,s)}
+//! (Qiu 2024, Prop. 3.2), so N uses d_G (≥ d, a weaker but valid bound).
+//!
+//! Everything here is a rigorous lower enclosure: N is bounded below with upper bounds on
+//! the distances, and the bound below from that.
+
+use crate::exact::float::FI;
+use crate::exact::Q;
+use crate::metric::Space;
+use std::cmp::Ordering;
+
+/// A verified packing.
+#[derive(Clone, Debug)]
+pub struct Packing {
+    pub centers: Vec<usize>,
+    pub radius: Q,
+    /// Enclosure of Q = max pairwise center distance.
+    pub q: FI,
+}
+
+/// Why a claimed packing is not one.
+#[derive(Clone, Debug, PartialEq)]
+pub enum PackingError {
+    DuplicateCenter(usize),
+    /// Output `o` (a site) lies in the balls of two centers.
+    Overlap {
+        s: usize,
+        t: usize,
+        output: usize,
+    },
+    /// d(s, o) vs r undecidable at the precision limit.
+    Undecided {
+        s: usize,
+        output: usize,
+    },
+}
+
+impl std::fmt::Display for PackingError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PackingError::DuplicateCenter(s) => write!(f, "center {s} is listed twice"),
+            PackingError::Overlap { s, t, output } => {
+                write!(
+                    f,
+                    "balls of centers {s} and {t} overlap: both contain output site {output}"
+                )
+            }
+            PackingError::Undecided { s, output } => {
+                write!(
+                    f,
+                    "cannot decide d({s}, {output}) ≤ r within the precision limit"
+                )
+            }
+        }
+    }
+}
+
+/// Verify Definition 2 for `centers` (inputs) and radius `r`, with balls over `outputs`
+/// (site indices of the outputs in `space`).
+pub fn verify_packing(
+    space: &Space,
+    centers: &[usize],
+    r: &Q,
+    outputs: &[usize],
+    max_prec: u64,
+) -> Result<Packing, PackingError> {
+    let mut seen = std::collections::HashSet::new();
+    for &s in centers {
+        if !seen.insert(s) {
+            return Err(PackingError::DuplicateCenter(s));
+        }
+    }
+    for &o in outputs {
+        let mut owner: Option<usize> = None;
+        for &s in centers {
+            let inside = match space.cmp_distance(s, o, r, max_prec) {
+                Some(ord) => ord != Ordering::Greater,
+                None => return Err(PackingError::Undecided { s, output: o }),
+            };
+            if inside {
+                if let Some(t) = owner {
+                    return Err(PackingError::Overlap {
+                        s: t,
+                        t: s,
+                        output: o,
+                    });
+                }
+                owner = Some(s);
+            }
+        }
+    }
+    let mut q = FI::point(0.0);
+    for (i, &s) in centers.iter().enumerate() {
+        for &t in &centers[i + 1..] {
+            let d = space.fi(s, t);
+            q = FI::new(q.lo.max(d.lo), q.hi.max(d.hi));
+        }
+    }
+    Ok(Packing {
+        centers: centers.to_vec(),
+        radius: r.clone(),
+        q,
+    })
+}
+
+/// The bound (7) at privacy level `eps`, as a rigorous enclosure (its `lo` is a valid
+/// lower bound on the loss of every eps·d private mechanism). `dist_upper(w, s)` must be an
+/// upper bound on the distance used by the guarantee (d, or d_G with `neighbors`;
+/// `f64::INFINITY` when there is none).
+pub fn bound_eq7(p: &Packing, n: usize, eps: f64, dist_upper: &dyn Fn(usize, usize) -> f64) -> FI {
+    let r = FI::from_q(&p.radius);
+    let mut best = FI::point(0.0);
+    for w in 0..n {
+        // N(w,S) bounded below: e^{−ε d} ≥ e^{−ε d_hi}.
+        let mut nlo = FI::point(0.0);
+        for &s in &p.centers {
+            let d = dist_upper(w, s);
+            if d.is_finite() {
+                let e = FI::point(eps).mul(FI::point(d)).neg().exp();
+                nlo = nlo.add(FI::point(e.lo));
+            }
+        }
+        if nlo.lo <= 1.0 {
+            continue; // 1 − 1/N ≤ 0: no information from this w
+        }
+        let b = r.mul(FI::point(1.0).sub(FI::point(1.0).div(FI::point(nlo.lo))));
+        if b.lo > best.lo {
+            best = b;
+        }
+    }
+    best
+}
+
+/// The bound (8): r (1 − 1/(1 + (c−1) e^{−Qε})), rigorous lower end (upper end of Q used).
+pub fn bound_eq8(p: &Packing, eps: f64) -> FI {
+    let c = p.centers.len() as f64;
+    let e = FI::point(eps).mul(FI::point(p.q.hi)).neg().exp();
+    let nlo = FI::point(1.0).add(FI::point(c - 1.0).mul(FI::point(e.lo)));
+    FI::from_q(&p.radius).mul(FI::point(1.0).sub(FI::point(1.0).div(FI::point(nlo.lo))))
+}

@@ -1,0 +1,51 @@
+//! Exact arithmetic: the rational number type, exact parsing of decimal / rational
+//! literals, rigorous rational enclosures of transcendental functions
+//! ([`interval`], [`functions`]) and rigorous `f64` interval arithmetic ([`float`]).
+//!
+//! Every other module reaches the exact number type only through [`Q`], so the
+//! big-number library (malachite, LGPL-3.0-only; see `spec/crates.md`) can be swapped
+//! in one place.
+
+pub mod float;
+pub mod functions;
+pub mod interval;
+pub mod number;
+
+pub use interval::Interval;
+pub use number::{format_rational, parse_rational, NumberError};
+
+/// The exact rational number type used everywhere.
+pub type Q = malachite_q::Rational;
+/// Arbitrary-precision natural numbers (numerators / denominators of [`Q`]).
+pub type N = malachite_nz::natural::Natural;
+/// Arbitrary-precision integers.
+pub type Z = malachite_nz::integer::Integer;
+
+use malachite_base::num::conversion::traits::RoundingFrom;
+use malachite_base::rounding_modes::RoundingMode;
+
+/// The largest `f64` that is ≤ `q` (−∞ below the range, `f64::MAX` above it).
+pub fn f64_down(q: &Q) -> f64 {
+    f64::rounding_from(q, RoundingMode::Floor).0
+}
+
+/// The smallest `f64` that is ≥ `q` (+∞ above the range, `-f64::MAX` below it).
+pub fn f64_up(q: &Q) -> f64 {
+    f64::rounding_from(q, RoundingMode::Ceiling).0
+}
+
+/// The `f64` nearest to `q` (ties to even); saturates at ±`f64::MAX`.
+pub fn f64_nearest(q: &Q) -> f64 {
+    f64::rounding_from(q, RoundingMode::Nearest).0
+}
+
+/// The exact rational value of a finite `f64`. Panics on NaN / infinity, which callers
+/// rule out first.
+pub fn q_from_f64(x: f64) -> Q {
+    Q::try_from(x).expect("finite f64")
+}
+
+/// `q` as a small integer if it is one.
+pub fn q_from_u64(x: u64) -> Q {
+    Q::from(x)
+}

@@ -1,0 +1,235 @@
+//! Exact parsing and printing of numbers.
+//!
+//! The `mdp/1` contract (`spec/mechanism-format.md`, "Numbers") reads every JSON number and
+//! numeric string as the rational it denotes: `0.1` is 1/10, `"3/7"` is 3/7, `"-2.5e-3"` is
+//! −1/400. `NaN`, `Infinity`, hex floats, empty strings and other text are errors.
+
+use super::{N, Q, Z};
+use malachite_base::num::arithmetic::traits::Pow;
+use std::fmt;
+use std::str::FromStr;
+
+/// Largest |decimal exponent| accepted. 10^100000 already has 332 193 bits; larger
+/// exponents would let a 20-byte input allocate gigabytes.
+pub const MAX_DECIMAL_EXPONENT: i64 = 100_000;
+/// Largest number of digits accepted in one literal (same reason).
+pub const MAX_DIGITS: usize = 100_000;
+
+/// Why a literal is not an exact number.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NumberError(pub String);
+
+impl fmt::Display for NumberError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+fn err(s: &str, why: &str) -> NumberError {
+    let shown: String = s.chars().take(40).collect();
+    let ell = if s.chars().count() > 40 { "…" } else { "" };
+    NumberError(format!("not an exact number ({why}): {shown:?}{ell}"))
+}
+
+fn is_digits(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// Parse a decimal literal `[+-]digits[.digits][(e|E)[+-]digits]` (also `.5`, `5.`) or a
+/// fraction `[+-]digits/digits` into the exact rational it denotes.
+pub fn parse_rational(s: &str) -> Result<Q, NumberError> {
+    if s.is_empty() {
+        return Err(err(s, "empty"));
+    }
+    if s.len() > MAX_DIGITS + 64 {
+        return Err(err(s, "too many digits"));
+    }
+    if let Some((a, b)) = s.split_once('/') {
+        let num = parse_integer(a).ok_or_else(|| err(s, "bad numerator"))?;
+        let (bneg, bdig) = split_sign(b);
+        if bneg || !is_digits(bdig) {
+            return Err(err(s, "bad denominator"));
+        }
+        let den = N::from_str(bdig).map_err(|_| err(s, "bad denominator"))?;
+        if den == 0u32 {
+            return Err(err(s, "zero denominator"));
+        }
+        return Ok(Q::from_integers(num, Z::from(den)));
+    }
+    let (neg, rest) = split_sign(s);
+    let (mantissa, exp) = match rest.find(['e', 'E']) {
+        Some(i) => {
+            let e = &rest[i + 1..];
+            let (eneg, edig) = split_sign(e);
+            if !is_digits(edig) {
+                return Err(err(s, "bad exponent"));
+            }
+            if edig.len() > 12 {
+                return Err(err(s, "exponent out of range"));
+            }
+            let v: i64 = edig.parse().map_err(|_| err(s, "bad exponent"))?;
+            (&rest[..i], if eneg { -v } else { v })
+        }
+        None => (rest, 0),
+    };
+    let (int_part, frac_part) = match mantissa.split_once('.') {
+        Some((a, b)) => (a, b),
+        None => (mantissa, ""),
+    };
+    if int_part.is_empty() && frac_part.is_empty() {
+        return Err(err(s, "no digits"));
+    }
+    if !(int_part.is_empty() || is_digits(int_part))
+        || !(frac_part.is_empty() || is_digits(frac_part))
+    {
+        return Err(err(s, "not a decimal"));
+    }
+    let digits = format!("{int_part}{frac_part}");
+    let digits = digits.trim_start_matches('0');
+    let scale = exp - frac_part.len() as i64;
+    if digits.is_empty() {
+        return Ok(Q::from(0u32));
+    }
+    if scale.abs() > MAX_DECIMAL_EXPONENT {
+        return Err(err(s, "exponent out of range"));
+    }
+    let m = N::from_str(digits).map_err(|_| err(s, "not a decimal"))?;
+    let p = N::from(10u32).pow(scale.unsigned_abs());
+    let q = if scale >= 0 {
+        Q::from(m * p)
+    } else {
+        Q::from_naturals(m, p)
+    };
+    Ok(if neg { -q } else { q })
+}
+
+fn split_sign(s: &str) -> (bool, &str) {
+    if let Some(r) = s.strip_prefix('-') {
+        (true, r)
+    } else if let Some(r) = s.strip_prefix('+') {
+        (false, r)
+    } else {
+        (false, s)
+    }
+}
+
+fn parse_integer(s: &str) -> Option<Z> {
+    let (neg, d) = split_sign(s);
+    if !is_digits(d) {
+        return None;
+    }
+    let n = Z::from(N::from_str(d).ok()?);
+    Some(if neg { -n } else { n })
+}
+
+/// Print `q` so that [`parse_rational`] reads back exactly `q`: an integer, a terminating
+/// decimal when the denominator is 2^a·5^b (and short), else `"p/q"`.
+pub fn format_rational(q: &Q) -> String {
+    use malachite_base::num::arithmetic::traits::Abs;
+    let den = q.denominator_ref();
+    if *den == 1u32 {
+        return q.to_string();
+    }
+    // Try a terminating decimal: den = 2^a 5^b.
+    let mut d = den.clone();
+    let (mut a, mut b) = (0u64, 0u64);
+    while (&d % N::from(2u32)) == 0u32 {
+        d /= N::from(2u32);
+        a += 1;
+    }
+    while (&d % N::from(5u32)) == 0u32 {
+        d /= N::from(5u32);
+        b += 1;
+    }
+    if d == 1u32 && a.max(b) <= 400 {
+        let k = a.max(b);
+        let scaled = q.abs() * Q::from(N::from(10u32).pow(k));
+        let int = N::try_from(&scaled).expect("integral by construction");
+        let s = int.to_string();
+        let s = if s.len() <= k as usize {
+            format!("{}{}", "0".repeat(k as usize - s.len() + 1), s)
+        } else {
+            s
+        };
+        let (ip, fp) = s.split_at(s.len() - k as usize);
+        let fp = fp.trim_end_matches('0');
+        let sign = if *q < 0u32 { "-" } else { "" };
+        return if fp.is_empty() {
+            format!("{sign}{ip}")
+        } else {
+            format!("{sign}{ip}.{fp}")
+        };
+    }
+    let sign = if *q < 0u32 { "-" } else { "" };
+    format!("{sign}{}/{}", q.numerator_ref(), den)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn q(a: i64, b: i64) -> Q {
+        Q::from_signeds(a, b)
+    }
+
+    #[test]
+    fn decimals_are_exact() {
+        assert_eq!(parse_rational("0.1").unwrap(), q(1, 10));
+        assert_eq!(parse_rational("-2.5e-3").unwrap(), q(-1, 400));
+        assert_eq!(parse_rational("3/7").unwrap(), q(3, 7));
+        assert_eq!(parse_rational("-3/7").unwrap(), q(-3, 7));
+        assert_eq!(parse_rational("1E2").unwrap(), q(100, 1));
+        assert_eq!(parse_rational(".5").unwrap(), q(1, 2));
+        assert_eq!(parse_rational("5.").unwrap(), q(5, 1));
+        assert_eq!(parse_rational("0e999999").unwrap(), q(0, 1));
+        let tiny = parse_rational("1e-300").unwrap();
+        assert_eq!(tiny * Q::from(N::from(10u32).pow(300u64)), q(1, 1));
+    }
+
+    #[test]
+    fn garbage_is_rejected() {
+        for s in [
+            "",
+            "NaN",
+            "nan",
+            "Infinity",
+            "-Infinity",
+            "inf",
+            "0x1p3",
+            "1/0",
+            "1/-2",
+            "abc",
+            "1e",
+            "e5",
+            ".",
+            "-",
+            "1.2.3",
+            "1e99999999999999",
+            "1e200000",
+            " 1",
+            "1 ",
+        ] {
+            assert!(parse_rational(s).is_err(), "{s:?} accepted");
+        }
+    }
+
+    #[test]
+    fn format_round_trips() {
+        for (a, b) in [
+            (1, 3),
+            (-1, 3),
+            (1, 8),
+            (-7, 20),
+            (5, 1),
+            (0, 1),
+            (123456789, 1000),
+        ] {
+            let x = q(a, b);
+            assert_eq!(parse_rational(&format_rational(&x)).unwrap(), x);
+        }
+        assert_eq!(format_rational(&q(1, 8)), "0.125");
+        assert_eq!(format_rational(&q(-7, 20)), "-0.35");
+        assert_eq!(format_rational(&q(1, 3)), "1/3");
+        assert_eq!(format_rational(&q(-1, 3)), "-1/3");
+    }
+}

@@ -1,0 +1,750 @@
+//! The `mdp/1` mechanism file format: reading (with exact numbers and path-named errors)
+//! and writing. `spec/mechanism-format.md` is the authoritative contract.
+
+use crate::exact::{format_rational, parse_rational, Q};
+use crate::mechanism::{Matrix, Outputs};
+use crate::metric::{MetricKind, Space};
+use serde_json::{Map, Value};
+use std::fmt;
+use std::io::Read;
+
+/// A malformed input: the JSON path and the problem (printed as `path: problem`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct InputError {
+    pub path: String,
+    pub message: String,
+}
+
+impl fmt::Display for InputError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.path, self.message)
+    }
+}
+impl std::error::Error for InputError {}
+
+pub fn input_error(path: impl Into<String>, message: impl Into<String>) -> InputError {
+    InputError {
+        path: path.into(),
+        message: message.into(),
+    }
+}
+
+/// Resource limits a hostile file cannot exceed.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// Largest accepted file, in bytes.
+    pub max_bytes: u64,
+    /// Largest accepted number of matrix entries n·K (also bounds explicit tables).
+    pub max_entries: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_bytes: 256 << 20,
+            max_entries: 16_000_000,
+        }
+    }
+}
+
+/// `certificate.lower_bound` of kind `packing` (Imola et al., Definition 2).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PackingClaim {
+    pub centers: Vec<usize>,
+    pub radius: Q,
+}
+
+/// The `certificate` object.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Certificate {
+    pub claimed_loss: Option<Q>,
+    pub packing: Option<PackingClaim>,
+    /// `lower_bound` of kind `lp_dual`: reserved for the LP engine (kept verbatim).
+    pub lp_dual: Option<Value>,
+    /// `benders`: reserved for the Benders decomposition (kept verbatim).
+    pub benders: Option<Value>,
+}
+
+/// A parsed `mdp/1` mechanism file.
+#[derive(Clone, Debug)]
+pub struct MechanismFile {
+    pub epsilon: Q,
+    pub space: Space,
+    pub matrix: Matrix,
+    pub outputs: Outputs,
+    /// η of `neighbors.within`: privacy claimed only for pairs with d ≤ η.
+    pub within: Option<Q>,
+    pub delta: Q,
+    pub quantile: Q,
+    pub cost: Option<Matrix>,
+    pub prior: Option<Vec<Q>>,
+    pub certificate: Certificate,
+    pub meta: Option<Value>,
+    /// Non-fatal remarks (unknown fields, metric warnings).
+    pub warnings: Vec<String>,
+}
+
+/// Read a whole file (or standard input for `-`) with a size limit.
+pub fn read_source(path: &str, limits: &Limits) -> Result<Vec<u8>, InputError> {
+    let mut buf = Vec::new();
+    let too_big = || {
+        input_error(
+            "$",
+            format!(
+                "file larger than the limit of {} bytes (--max-bytes)",
+                limits.max_bytes
+            ),
+        )
+    };
+    if path == "-" {
+        std::io::stdin()
+            .take(limits.max_bytes + 1)
+            .read_to_end(&mut buf)
+            .map_err(|e| input_error("$", format!("cannot read standard input: {e}")))?;
+    } else {
+        let f = std::fs::File::open(path)
+            .map_err(|e| input_error("$", format!("cannot open {path}: {e}")))?;
+        if let Ok(m) = f.metadata() {
+            if m.is_dir() {
+                return Err(input_error("$", format!("{path} is a directory")));
+            }
+            if m.len() > limits.max_bytes {
+                return Err(too_big());
+            }
+        }
+        f.take(limits.max_bytes + 1)
+            .read_to_end(&mut buf)
+            .map_err(|e| input_error("$", format!("cannot read {path}: {e}")))?;
+    }
+    if buf.len() as u64 > limits.max_bytes {
+        return Err(too_big());
+    }
+    Ok(buf)
+}
+
+/// Parse JSON text (numbers kept as their literal text, nesting depth limited to 128).
+pub fn parse_json(bytes: &[u8]) -> Result<Value, InputError> {
+    serde_json::from_slice(bytes).map_err(|e| {
+        let what = match e.classify() {
+            serde_json::error::Category::Eof => "truncated JSON",
+            serde_json::error::Category::Io => "unreadable input",
+            _ => "invalid JSON",
+        };
+        input_error("$", format!("{what}: {e}"))
+    })
+}
+
+/// Parse and validate an `mdp/1` file.
+pub fn read_mechanism(bytes: &[u8], limits: &Limits) -> Result<MechanismFile, InputError> {
+    let v = parse_json(bytes)?;
+    mechanism_from_value(&v, limits)
+}
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Read a number (JSON number or numeric string) exactly.
+pub fn number(v: &Value, path: &str) -> Result<Q, InputError> {
+    match v {
+        Value::Number(n) => {
+            parse_rational(n.as_str()).map_err(|e| input_error(path, e.to_string()))
+        }
+        Value::String(s) => parse_rational(s).map_err(|e| input_error(path, e.to_string())),
+        other => Err(input_error(
+            path,
+            format!("expected a number, found {}", type_name(other)),
+        )),
+    }
+}
+
+fn positive(v: &Value, path: &str) -> Result<Q, InputError> {
+    let q = number(v, path)?;
+    if q <= 0u32 {
+        return Err(input_error(
+            path,
+            format!("must be > 0, got {}", format_rational(&q)),
+        ));
+    }
+    Ok(q)
+}
+
+fn array<'a>(v: &'a Value, path: &str) -> Result<&'a Vec<Value>, InputError> {
+    v.as_array()
+        .ok_or_else(|| input_error(path, format!("expected an array, found {}", type_name(v))))
+}
+
+fn object<'a>(v: &'a Value, path: &str) -> Result<&'a Map<String, Value>, InputError> {
+    v.as_object()
+        .ok_or_else(|| input_error(path, format!("expected an object, found {}", type_name(v))))
+}
+
+fn index(v: &Value, path: &str, bound: usize) -> Result<usize, InputError> {
+    let q = number(v, path)?;
+    if q < 0u32 || q.denominator_ref() != &1u32 {
+        return Err(input_error(path, "expected a non-negative integer index"));
+    }
+    let i = usize::try_from(q.numerator_ref()).map_err(|_| input_error(path, "index too large"))?;
+    if i >= bound {
+        return Err(input_error(
+            path,
+            format!("index {i} out of range 0..{bound}"),
+        ));
+    }
+    Ok(i)
+}
+
+/// A matrix of numbers with the given shape (`None` = any number of rows / columns, but
+/// rectangular). Entries must satisfy `check`.
+pub fn number_matrix(
+    v: &Value,
+    path: &str,
+    rows: Option<usize>,
+    cols: Option<usize>,
+    limits: &Limits,
+    check: &dyn Fn(&Q) -> Option<&'static str>,
+) -> Result<Matrix, InputError> {
+    let a = array(v, path)?;
+    if a.is_empty() {
+        return Err(input_error(path, "must have at least one row"));
+    }
+    if let Some(r) = rows {
+        if a.len() != r {
+            return Err(input_error(
+                path,
+                format!("has {} rows, expected {r}", a.len()),
+            ));
+        }
+    }
+    let first = array(&a[0], &format!("{path}[0]"))?;
+    let k = cols.unwrap_or(first.len());
+    if k == 0 {
+        return Err(input_error(
+            format!("{path}[0]"),
+            "must have at least one column",
+        ));
+    }
+    if (a.len() as u64).saturating_mul(k as u64) > limits.max_entries {
+        return Err(input_error(
+            path,
+            format!(
+                "{} × {k} entries exceed the limit of {} (--max-entries)",
+                a.len(),
+                limits.max_entries
+            ),
+        ));
+    }
+    let mut data = Vec::with_capacity(a.len() * k);
+    for (i, row) in a.iter().enumerate() {
+        let rp = format!("{path}[{i}]");
+        let row = array(row, &rp)?;
+        if row.len() != k {
+            return Err(input_error(
+                &rp,
+                format!("has {} entries, expected {k}", row.len()),
+            ));
+        }
+        for (j, x) in row.iter().enumerate() {
+            let ep = || format!("{path}[{i}][{j}]");
+            let q = number(x, &ep())?;
+            if let Some(why) = check(&q) {
+                return Err(input_error(ep(), format!("{why} {}", short(&q))));
+            }
+            data.push(q);
+        }
+    }
+    Ok(Matrix::new(a.len(), k, data))
+}
+
+fn short(q: &Q) -> String {
+    let s = format_rational(q);
+    if s.len() > 30 {
+        format!("{:e}", crate::exact::f64_nearest(q))
+    } else {
+        s
+    }
+}
+
+fn non_negative(q: &Q) -> Option<&'static str> {
+    (*q < 0u32).then_some("negative entry")
+}
+
+/// Parse a `metric` object (also the content of a space file).
+pub fn space_from_value(v: &Value, path: &str, limits: &Limits) -> Result<Space, InputError> {
+    let o = object(v, path)?;
+    let kind_v = o
+        .get("kind")
+        .ok_or_else(|| input_error(format!("{path}.kind"), "missing"))?;
+    let kind_s = kind_v.as_str().ok_or_else(|| {
+        input_error(
+            format!("{path}.kind"),
+            format!("expected a string, found {}", type_name(kind_v)),
+        )
+    })?;
+    let kind = MetricKind::from_name(kind_s).ok_or_else(|| {
+        input_error(
+            format!("{path}.kind"),
+            format!("unknown metric kind {kind_s:?} (expected euclidean, manhattan, chebyshev, haversine, explicit or graph)"),
+        )
+    })?;
+    let wrap = |e: crate::metric::MetricError| {
+        let p = if e.path.is_empty() {
+            path.to_string()
+        } else {
+            format!("{path}.{}", e.path)
+        };
+        input_error(p, e.message)
+    };
+    match kind {
+        MetricKind::Explicit => {
+            let dv = o
+                .get("distances")
+                .ok_or_else(|| input_error(format!("{path}.distances"), "missing"))?;
+            let dp = format!("{path}.distances");
+            let m = number_matrix(dv, &dp, None, None, limits, &|q| {
+                (*q < 0u32).then_some("negative distance")
+            })?;
+            if m.rows != m.cols {
+                return Err(input_error(
+                    &dp,
+                    format!("is {} × {}, expected a square matrix", m.rows, m.cols),
+                ));
+            }
+            let rows: Vec<Vec<Q>> = m.data.chunks(m.cols).map(|r| r.to_vec()).collect();
+            Space::from_table(rows).map_err(wrap)
+        }
+        MetricKind::Graph => {
+            let nv = o
+                .get("nodes")
+                .ok_or_else(|| input_error(format!("{path}.nodes"), "missing"))?;
+            let n = index(nv, &format!("{path}.nodes"), usize::MAX)?;
+            if (n as u64).saturating_mul(n as u64) > limits.max_entries {
+                return Err(input_error(
+                    format!("{path}.nodes"),
+                    format!(
+                        "{n}² distances exceed the limit of {} (--max-entries)",
+                        limits.max_entries
+                    ),
+                ));
+            }
+            let ev = o
+                .get("edges")
+                .ok_or_else(|| input_error(format!("{path}.edges"), "missing"))?;
+            let ea = array(ev, &format!("{path}.edges"))?;
+            let mut edges = Vec::with_capacity(ea.len());
+            for (i, e) in ea.iter().enumerate() {
+                let ep = format!("{path}.edges[{i}]");
+                let t = array(e, &ep)?;
+                if t.len() != 3 {
+                    return Err(input_error(&ep, "expected [u, v, w]"));
+                }
+                let u = index(&t[0], &format!("{ep}[0]"), n)?;
+                let w = index(&t[1], &format!("{ep}[1]"), n)?;
+                let wt = positive(&t[2], &format!("{ep}[2]"))?;
+                edges.push((u, w, wt));
+            }
+            Space::from_graph(n, &edges).map_err(wrap)
+        }
+        _ => {
+            let pv = o
+                .get("points")
+                .ok_or_else(|| input_error(format!("{path}.points"), "missing"))?;
+            let pts = point_list(pv, &format!("{path}.points"), limits)?;
+            let radius = match o.get("radius") {
+                Some(r) if kind == MetricKind::Haversine => {
+                    Some(positive(r, &format!("{path}.radius"))?)
+                }
+                _ => None,
+            };
+            Space::from_points(kind, pts, radius).map_err(wrap)
+        }
+    }
+}
+
+fn point_list(v: &Value, path: &str, limits: &Limits) -> Result<Vec<Vec<Q>>, InputError> {
+    let m = number_matrix(v, path, None, None, limits, &|_| None)?;
+    Ok(m.data.chunks(m.cols).map(|r| r.to_vec()).collect())
+}
+
+const TOP_FIELDS: [&str; 11] = [
+    "format",
+    "epsilon",
+    "metric",
+    "matrix",
+    "outputs",
+    "neighbors",
+    "delta",
+    "quantile",
+    "loss",
+    "certificate",
+    "meta",
+];
+
+/// Validate a parsed JSON value as an `mdp/1` mechanism file.
+pub fn mechanism_from_value(v: &Value, limits: &Limits) -> Result<MechanismFile, InputError> {
+    let o = object(v, "$")?;
+    let mut warnings = Vec::new();
+    if let Some(f) = o.get("format") {
+        match f.as_str() {
+            Some("mdp/1") => {}
+            Some(other) => {
+                return Err(input_error(
+                    "format",
+                    format!("unknown format {other:?} (expected \"mdp/1\")"),
+                ))
+            }
+            None => {
+                return Err(input_error(
+                    "format",
+                    format!("expected a string, found {}", type_name(f)),
+                ))
+            }
+        }
+    }
+    for k in o.keys() {
+        if !TOP_FIELDS.contains(&k.as_str()) {
+            warnings.push(format!("{k}: unknown field ignored"));
+        }
+    }
+    let epsilon = positive(
+        o.get("epsilon")
+            .ok_or_else(|| input_error("epsilon", "missing"))?,
+        "epsilon",
+    )?;
+    let space = space_from_value(
+        o.get("metric")
+            .ok_or_else(|| input_error("metric", "missing"))?,
+        "metric",
+        limits,
+    )?;
+    let n = space.n();
+    let outputs = match o.get("outputs") {
+        None | Some(Value::Null) => Outputs::Inputs,
+        Some(ov) => outputs_from_value(ov, n, limits)?,
+    };
+    let mv = o
+        .get("matrix")
+        .ok_or_else(|| input_error("matrix", "missing"))?;
+    let k = match outputs {
+        Outputs::Inputs => n,
+        ref other => other.len(n),
+    };
+    let matrix =
+        number_matrix(mv, "matrix", Some(n), Some(k), limits, &non_negative).map_err(|e| {
+            if e.message.starts_with("has ") && e.path == "matrix" {
+                input_error(
+                    "matrix",
+                    format!("{} (one row per input of the metric)", e.message),
+                )
+            } else {
+                e
+            }
+        })?;
+    for r in 0..n {
+        if matrix.row(r).iter().all(|x| *x == 0u32) {
+            return Err(input_error(format!("matrix[{r}]"), "row sum is 0"));
+        }
+    }
+    let within = match o.get("neighbors") {
+        None | Some(Value::Null) => None,
+        Some(nv) => {
+            let no = object(nv, "neighbors")?;
+            Some(positive(
+                no.get("within")
+                    .ok_or_else(|| input_error("neighbors.within", "missing"))?,
+                "neighbors.within",
+            )?)
+        }
+    };
+    let delta = match o.get("delta") {
+        None => Q::from_unsigneds(1u32, 1000u32),
+        Some(d) => {
+            let q = number(d, "delta")?;
+            if q < 0u32 || q >= 1u32 {
+                return Err(input_error("delta", "must be in [0, 1)"));
+            }
+            q
+        }
+    };
+    let quantile = match o.get("quantile") {
+        None => Q::from_unsigneds(95u32, 100u32),
+        Some(d) => {
+            let q = number(d, "quantile")?;
+            if q < 0u32 || q > 1u32 {
+                return Err(input_error("quantile", "must be in [0, 1]"));
+            }
+            q
+        }
+    };
+    let (mut cost, mut prior) = (None, None);
+    if let Some(lv) = o.get("loss") {
+        let lo = object(lv, "loss")?;
+        if let Some(c) = lo.get("cost") {
+            cost = Some(number_matrix(
+                c,
+                "loss.cost",
+                Some(n),
+                Some(k),
+                limits,
+                &|q| (*q < 0u32).then_some("negative cost"),
+            )?);
+        }
+        if let Some(p) = lo.get("prior") {
+            let pa = array(p, "loss.prior")?;
+            if pa.len() != n {
+                return Err(input_error(
+                    "loss.prior",
+                    format!("has {} weights, expected {n}", pa.len()),
+                ));
+            }
+            let mut w = Vec::with_capacity(n);
+            for (i, x) in pa.iter().enumerate() {
+                let q = number(x, &format!("loss.prior[{i}]"))?;
+                if q < 0u32 {
+                    return Err(input_error(format!("loss.prior[{i}]"), "negative weight"));
+                }
+                w.push(q);
+            }
+            if w.iter().all(|x| *x == 0u32) {
+                return Err(input_error("loss.prior", "weights sum to 0"));
+            }
+            prior = Some(w);
+        }
+        for key in lo.keys() {
+            if key != "cost" && key != "prior" {
+                warnings.push(format!("loss.{key}: unknown field ignored"));
+            }
+        }
+    }
+    if matches!(outputs, Outputs::Labels(_)) && cost.is_none() {
+        warnings.push("outputs.labels without loss.cost: losses are not reported".into());
+    }
+    let certificate = match o.get("certificate") {
+        None | Some(Value::Null) => Certificate::default(),
+        Some(cv) => certificate_from_value(cv, n)?,
+    };
+    warnings.extend(space.warnings.iter().cloned());
+    Ok(MechanismFile {
+        epsilon,
+        space,
+        matrix,
+        outputs,
+        within,
+        delta,
+        quantile,
+        cost,
+        prior,
+        certificate,
+        meta: o.get("meta").cloned(),
+        warnings,
+    })
+}
+
+fn outputs_from_value(v: &Value, n: usize, limits: &Limits) -> Result<Outputs, InputError> {
+    let o = object(v, "outputs")?;
+    if o.len() != 1 {
+        return Err(input_error(
+            "outputs",
+            "expected exactly one of of_inputs, points, labels",
+        ));
+    }
+    let (key, val) = o.iter().next().expect("one entry");
+    let path = format!("outputs.{key}");
+    match key.as_str() {
+        "of_inputs" => {
+            let a = array(val, &path)?;
+            if a.is_empty() {
+                return Err(input_error(&path, "must list at least one input"));
+            }
+            let v = a
+                .iter()
+                .enumerate()
+                .map(|(i, x)| index(x, &format!("{path}[{i}]"), n))
+                .collect::<Result<_, _>>()?;
+            Ok(Outputs::OfInputs(v))
+        }
+        "points" => Ok(Outputs::Points(point_list(val, &path, limits)?)),
+        "labels" => {
+            let a = array(val, &path)?;
+            if a.is_empty() {
+                return Err(input_error(&path, "must list at least one label"));
+            }
+            let v = a
+                .iter()
+                .enumerate()
+                .map(|(i, x)| match x {
+                    Value::String(s) => Ok(s.clone()),
+                    Value::Number(num) => Ok(num.as_str().to_string()),
+                    other => Err(input_error(
+                        format!("{path}[{i}]"),
+                        format!("expected a string label, found {}", type_name(other)),
+                    )),
+                })
+                .collect::<Result<_, _>>()?;
+            Ok(Outputs::Labels(v))
+        }
+        other => Err(input_error(
+            &path,
+            format!("unknown outputs kind {other:?} (expected of_inputs, points or labels)"),
+        )),
+    }
+}
+
+fn certificate_from_value(v: &Value, n: usize) -> Result<Certificate, InputError> {
+    let o = object(v, "certificate")?;
+    let mut c = Certificate::default();
+    for (key, val) in o {
+        let path = format!("certificate.{key}");
+        match key.as_str() {
+            "claimed_loss" => {
+                let q = number(val, &path)?;
+                if q < 0u32 {
+                    return Err(input_error(&path, "a loss is ≥ 0"));
+                }
+                c.claimed_loss = Some(q);
+            }
+            "lower_bound" => {
+                let lo = object(val, &path)?;
+                let kind = lo.get("kind").and_then(Value::as_str).ok_or_else(|| {
+                    input_error(format!("{path}.kind"), "missing or not a string")
+                })?;
+                match kind {
+                    "packing" => {
+                        let ca = array(
+                            lo.get("centers")
+                                .ok_or_else(|| input_error(format!("{path}.centers"), "missing"))?,
+                            &format!("{path}.centers"),
+                        )?;
+                        if ca.is_empty() {
+                            return Err(input_error(
+                                format!("{path}.centers"),
+                                "must list at least one center",
+                            ));
+                        }
+                        let centers = ca
+                            .iter()
+                            .enumerate()
+                            .map(|(i, x)| index(x, &format!("{path}.centers[{i}]"), n))
+                            .collect::<Result<Vec<_>, _>>()?;
+                        let radius = positive(
+                            lo.get("radius")
+                                .ok_or_else(|| input_error(format!("{path}.radius"), "missing"))?,
+                            &format!("{path}.radius"),
+                        )?;
+                        c.packing = Some(PackingClaim { centers, radius });
+                    }
+                    "lp_dual" => c.lp_dual = Some(val.clone()),
+                    other => {
+                        return Err(input_error(
+                            format!("{path}.kind"),
+                            format!(
+                                "unknown lower bound kind {other:?} (expected packing or lp_dual)"
+                            ),
+                        ))
+                    }
+                }
+            }
+            "benders" => c.benders = Some(val.clone()),
+            other => return Err(input_error(&path, format!("unknown certificate {other:?}"))),
+        }
+    }
+    Ok(c)
+}
+
+/// Write a number: exact rationals as strings that read back exactly.
+pub fn q_value(q: &Q) -> Value {
+    Value::String(format_rational(q))
+}
+
+/// Write an `f64` exactly (shortest round-trip decimal) as a JSON number.
+pub fn f64_value(x: f64) -> Value {
+    let s = if x != 0.0 && (x.abs() < 1e-5 || x.abs() >= 1e16) {
+        format!("{x:e}")
+    } else {
+        format!("{x}")
+    };
+    Value::Number(s.parse().expect("finite float literal"))
+}
+
+/// A metric object for writing.
+pub fn space_to_value(s: &Space) -> Value {
+    let mut o = Map::new();
+    o.insert("kind".into(), Value::String(s.kind().name().into()));
+    match s.kind() {
+        MetricKind::Explicit | MetricKind::Graph => {
+            // Graphs are written as their exact distance table (lossless).
+            o.insert("kind".into(), Value::String("explicit".into()));
+            let n = s.n();
+            let rows = (0..n)
+                .map(|i| Value::Array(s.table()[i * n..(i + 1) * n].iter().map(q_value).collect()))
+                .collect();
+            o.insert("distances".into(), Value::Array(rows));
+        }
+        _ => {
+            let pts = s.points()[..s.n()]
+                .iter()
+                .map(|p| Value::Array(p.iter().map(number_value).collect()))
+                .collect();
+            o.insert("points".into(), Value::Array(pts));
+            if s.kind() == MetricKind::Haversine {
+                o.insert("radius".into(), number_value(s.radius()));
+            }
+        }
+    }
+    Value::Object(o)
+}
+
+/// A number as a JSON number when it is a terminating decimal, else as a `"p/q"` string.
+pub fn number_value(q: &Q) -> Value {
+    let s = format_rational(q);
+    if s.contains('/') {
+        Value::String(s)
+    } else {
+        Value::Number(s.parse().expect("decimal literal"))
+    }
+}
+
+/// Assemble an `mdp/1` document for a square mechanism on `space`.
+pub fn mechanism_to_value(epsilon: &Q, space: &Space, matrix: &Matrix, meta: Value) -> Value {
+    let rows = (0..matrix.rows)
+        .map(|r| Value::Array(matrix.row(r).iter().map(number_value).collect()))
+        .collect();
+    let mut o = Map::new();
+    o.insert("format".into(), Value::String("mdp/1".into()));
+    o.insert("epsilon".into(), number_value(epsilon));
+    o.insert("metric".into(), space_to_value(space));
+    o.insert("matrix".into(), Value::Array(rows));
+    o.insert("meta".into(), meta);
+    Value::Object(o)
+}
+
+/// Load a space given as `builtin:NAME`, a JSON metric object file, or an `mdp/1` file
+/// (its `metric` is used).
+pub fn load_space(spec: &str, limits: &Limits) -> Result<Space, InputError> {
+    if let Some(name) = spec.strip_prefix("builtin:") {
+        return match crate::builtin::space(name) {
+            Some(Ok((s, _))) => Ok(s),
+            Some(Err(e)) => Err(input_error("--space", e)),
+            None => Err(input_error(
+                "--space",
+                format!(
+                    "unknown built-in space {name:?} (known: {})",
+                    crate::builtin::NAMES.join(", ")
+                ),
+            )),
+        };
+    }
+    let bytes = read_source(spec, limits)?;
+    let v = parse_json(&bytes)?;
+    match v.get("metric") {
+        Some(m) => space_from_value(m, "metric", limits),
+        None => space_from_value(&v, "$", limits),
+    }
+}

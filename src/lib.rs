@@ -1,0 +1,28 @@
+//! # mdp: metric differential privacy (ε·d privacy) with proofs
+//!
+//! Mechanisms from the papers in `shared/papers/` and an auditor whose "pass" is a proof.
+//! One concept per module:
+//!
+//! * [`exact`]: rationals, exact number parsing, rigorous enclosures (exp, ln, sqrt,
+//!   haversine) and rigorous `f64` interval arithmetic;
+//! * [`metric`]: finite metric spaces (euclidean, manhattan, chebyshev, haversine,
+//!   explicit, graph);
+//! * [`mechanism`]: the stochastic matrix and its outputs;
+//! * [`io`]: the `mdp/1` file format (`spec/mechanism-format.md`);
+//! * [`privacy`]: pure ε·d privacy, tight ε, (ε,δ) tight ε (Imola et al. eqs. 2, 9, 10);
+//! * [`loss`]: L(M), L_q, expected loss (eqs. 1, 3, 11);
+//! * [`bounds`]: packing lower bounds (Theorem 3, eqs. 7, 8);
+//! * [`audit`]: the `mdp-audit` checks and report;
+//! * [`mechanisms`]: producers (the exponential and weighted exponential mechanisms);
+//! * [`builtin`]: embedded data sets.
+
+pub mod audit;
+pub mod bounds;
+pub mod builtin;
+pub mod exact;
+pub mod io;
+pub mod loss;
+pub mod mechanism;
+pub mod mechanisms;
+pub mod metric;
+pub mod privacy;

@@ -1,0 +1,3 @@
+//! Mechanism families, one module each, named after the papers.
+
+pub mod exponential;

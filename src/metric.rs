@@ -1,0 +1,742 @@
+//! Finite metric spaces (`spec/mechanism-format.md`, "metric"): the six kinds of the
+//! `mdp/1` contract, with exact distances, rigorous enclosures, validation, nearest
+//! neighbours and shortest paths.
+//!
+//! Distances come in three exact forms ([`ExactDistance`]): rationals (manhattan,
+//! chebyshev, explicit, graph), square roots of rationals (euclidean) and transcendental
+//! values (haversine). Every form has a rigorous `f64` enclosure ([`Space::fi`]) for the
+//! fast filters and a rational enclosure refinable to any width ([`Space::enclosure`]) for
+//! the exact fallback. `spec/soundness.md` explains why these suffice for proofs.
+
+use crate::exact::float::FI;
+use crate::exact::{functions, Interval, Q};
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+/// The `kind` of a metric.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MetricKind {
+    Euclidean,
+    Manhattan,
+    Chebyshev,
+    Haversine,
+    Explicit,
+    Graph,
+}
+
+impl MetricKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            MetricKind::Euclidean => "euclidean",
+            MetricKind::Manhattan => "manhattan",
+            MetricKind::Chebyshev => "chebyshev",
+            MetricKind::Haversine => "haversine",
+            MetricKind::Explicit => "explicit",
+            MetricKind::Graph => "graph",
+        }
+    }
+    pub fn from_name(s: &str) -> Option<Self> {
+        Some(match s {
+            "euclidean" => MetricKind::Euclidean,
+            "manhattan" => MetricKind::Manhattan,
+            "chebyshev" => MetricKind::Chebyshev,
+            "haversine" => MetricKind::Haversine,
+            "explicit" => MetricKind::Explicit,
+            "graph" => MetricKind::Graph,
+            _ => return None,
+        })
+    }
+    /// Kinds whose sites are coordinate vectors.
+    pub fn has_points(self) -> bool {
+        !matches!(self, MetricKind::Explicit | MetricKind::Graph)
+    }
+}
+
+/// The exact value of a distance.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ExactDistance {
+    /// A rational number.
+    Rational(Q),
+    /// √q for a rational q ≥ 0 (euclidean).
+    SqrtOf(Q),
+    /// A transcendental value known only through enclosures (haversine).
+    Transcendental,
+}
+
+/// A validation problem, with the path (relative to the metric object) it concerns.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MetricError {
+    pub path: String,
+    pub message: String,
+}
+
+fn merr(path: impl Into<String>, message: impl Into<String>) -> MetricError {
+    MetricError {
+        path: path.into(),
+        message: message.into(),
+    }
+}
+
+/// Default earth radius of the contract, in km (IUGG mean radius).
+pub fn default_radius() -> Q {
+    Q::from_unsigneds(63710088u64, 10000u64)
+}
+
+/// A finite metric space. Sites `0..n_inputs` are the mechanism's inputs; coordinate kinds
+/// may carry extra sites (output points) after them, see [`Space::with_extra_points`].
+#[derive(Clone, Debug)]
+pub struct Space {
+    kind: MetricKind,
+    n_inputs: usize,
+    /// Coordinates of every site (coordinate kinds), `[lat, lon]` in degrees for haversine.
+    coords: Vec<Vec<Q>>,
+    radius: Q,
+    /// Exact n×n table (explicit: as given; graph: shortest-path lengths).
+    table: Vec<Q>,
+    /// Float enclosures of `coords` (euclidean/manhattan/chebyshev) or of the unit vectors
+    /// (haversine).
+    fcoords: Vec<Vec<FI>>,
+    /// Float enclosure of the radius (haversine).
+    fradius: FI,
+    /// Float enclosures of `table`.
+    ftable: Vec<FI>,
+    /// Warnings found during validation (e.g. a triangle inequality violation).
+    pub warnings: Vec<String>,
+}
+
+const UNIT_VECTOR_PREC: u64 = 80;
+
+impl Space {
+    /// A coordinate space (euclidean, manhattan, chebyshev or haversine).
+    pub fn from_points(
+        kind: MetricKind,
+        points: Vec<Vec<Q>>,
+        radius: Option<Q>,
+    ) -> Result<Space, MetricError> {
+        assert!(kind.has_points());
+        if points.is_empty() {
+            return Err(merr("points", "must hold at least one point"));
+        }
+        let dim = points[0].len();
+        if dim == 0 {
+            return Err(merr("points[0]", "a point needs at least one coordinate"));
+        }
+        for (i, p) in points.iter().enumerate() {
+            if p.len() != dim {
+                return Err(merr(
+                    format!("points[{i}]"),
+                    format!("has {} coordinates, points[0] has {dim}", p.len()),
+                ));
+            }
+        }
+        let radius = radius.unwrap_or_else(default_radius);
+        if kind == MetricKind::Haversine {
+            if dim != 2 {
+                return Err(merr(
+                    "points[0]",
+                    format!("haversine points are [lat, lon], got {dim} coordinates"),
+                ));
+            }
+            if radius <= 0u32 {
+                return Err(merr("radius", "must be > 0"));
+            }
+            for (i, p) in points.iter().enumerate() {
+                if p[0] > 90u32 || p[0] < -90i32 {
+                    return Err(merr(
+                        format!("points[{i}][0]"),
+                        "latitude outside [-90, 90]",
+                    ));
+                }
+                if p[1] > 360u32 || p[1] < -360i32 {
+                    return Err(merr(
+                        format!("points[{i}][1]"),
+                        "longitude outside [-360, 360]",
+                    ));
+                }
+            }
+        }
+        let n = points.len();
+        let mut s = Space {
+            kind,
+            n_inputs: n,
+            coords: Vec::new(),
+            fradius: FI::from_q(&radius),
+            radius,
+            table: Vec::new(),
+            fcoords: Vec::new(),
+            ftable: Vec::new(),
+            warnings: Vec::new(),
+        };
+        s.push_points(points);
+        Ok(s)
+    }
+
+    fn push_points(&mut self, points: Vec<Vec<Q>>) {
+        for p in points {
+            let f = if self.kind == MetricKind::Haversine {
+                functions::chord_unit_vector(&p[0], &p[1], UNIT_VECTOR_PREC)
+                    .iter()
+                    .map(|iv| {
+                        let (lo, hi) = iv.to_f64_bounds();
+                        FI::new(lo, hi)
+                    })
+                    .collect()
+            } else {
+                p.iter().map(FI::from_q).collect()
+            };
+            self.fcoords.push(f);
+            self.coords.push(p);
+        }
+    }
+
+    /// The same space with extra sites (output points) appended after the inputs.
+    pub fn with_extra_points(&self, points: Vec<Vec<Q>>) -> Result<Space, MetricError> {
+        if !self.kind.has_points() {
+            return Err(merr(
+                "",
+                format!(
+                    "output points need a coordinate metric, not {}",
+                    self.kind.name()
+                ),
+            ));
+        }
+        let dim = self.coords[0].len();
+        for (i, p) in points.iter().enumerate() {
+            if p.len() != dim {
+                return Err(merr(
+                    format!("[{i}]"),
+                    format!(
+                        "has {} coordinates, the metric's points have {dim}",
+                        p.len()
+                    ),
+                ));
+            }
+        }
+        let mut s = self.clone();
+        s.push_points(points);
+        Ok(s)
+    }
+
+    /// An explicit distance table: validated for shape, zero diagonal, non-negativity and
+    /// symmetry (errors); the triangle inequality is checked and a violation recorded as a
+    /// warning with its witness, as the contract asks.
+    pub fn from_table(rows: Vec<Vec<Q>>) -> Result<Space, MetricError> {
+        let n = rows.len();
+        if n == 0 {
+            return Err(merr("distances", "must hold at least one row"));
+        }
+        for (i, r) in rows.iter().enumerate() {
+            if r.len() != n {
+                return Err(merr(
+                    format!("distances[{i}]"),
+                    format!("has {} entries, expected {n} (square matrix)", r.len()),
+                ));
+            }
+        }
+        for i in 0..n {
+            if rows[i][i] != 0u32 {
+                return Err(merr(
+                    format!("distances[{i}][{i}]"),
+                    "diagonal entry is not 0",
+                ));
+            }
+            for j in 0..n {
+                if rows[i][j] < 0u32 {
+                    return Err(merr(format!("distances[{i}][{j}]"), "negative distance"));
+                }
+                if j > i && rows[i][j] != rows[j][i] {
+                    return Err(merr(
+                        format!("distances[{i}][{j}]"),
+                        format!("not symmetric: differs from distances[{j}][{i}]"),
+                    ));
+                }
+            }
+        }
+        let table: Vec<Q> = rows.into_iter().flatten().collect();
+        let mut s = Self::from_exact_table(MetricKind::Explicit, n, table);
+        if let Some((i, j, k)) = s.triangle_violation() {
+            s.warnings.push(format!(
+                "metric.distances: triangle inequality fails: d({i},{k}) > d({i},{j}) + d({j},{k})"
+            ));
+        }
+        Ok(s)
+    }
+
+    /// A graph metric: shortest-path lengths over undirected weighted edges (exact rational
+    /// Dijkstra from every node). A disconnected graph is an error: its distance would be ∞.
+    pub fn from_graph(n: usize, edges: &[(usize, usize, Q)]) -> Result<Space, MetricError> {
+        if n == 0 {
+            return Err(merr("nodes", "must be ≥ 1"));
+        }
+        let mut adj: Vec<Vec<(usize, Q)>> = vec![Vec::new(); n];
+        for (e, (u, v, w)) in edges.iter().enumerate() {
+            if *u >= n || *v >= n {
+                return Err(merr(
+                    format!("edges[{e}]"),
+                    format!("node index out of range 0..{n}"),
+                ));
+            }
+            if *w <= 0u32 {
+                return Err(merr(format!("edges[{e}][2]"), "edge weight must be > 0"));
+            }
+            adj[*u].push((*v, w.clone()));
+            adj[*v].push((*u, w.clone()));
+        }
+        let mut table = vec![Q::from(0u32); n * n];
+        for src in 0..n {
+            let dist = dijkstra_exact(&adj, src);
+            for (t, d) in dist.into_iter().enumerate() {
+                match d {
+                    Some(d) => table[src * n + t] = d,
+                    None => {
+                        return Err(merr(
+                            "edges",
+                            format!(
+                                "graph is disconnected: node {t} is unreachable from node {src}"
+                            ),
+                        ))
+                    }
+                }
+            }
+        }
+        Ok(Self::from_exact_table(MetricKind::Graph, n, table))
+    }
+
+    fn from_exact_table(kind: MetricKind, n: usize, table: Vec<Q>) -> Space {
+        let ftable = table.iter().map(FI::from_q).collect();
+        Space {
+            kind,
+            n_inputs: n,
+            coords: Vec::new(),
+            radius: Q::from(0u32),
+            fradius: FI::point(0.0),
+            table,
+            fcoords: Vec::new(),
+            ftable,
+            warnings: Vec::new(),
+        }
+    }
+
+    pub fn kind(&self) -> MetricKind {
+        self.kind
+    }
+    /// Number of inputs (rows of a mechanism).
+    pub fn n(&self) -> usize {
+        self.n_inputs
+    }
+    /// Number of sites (inputs plus extra output points).
+    pub fn sites(&self) -> usize {
+        if self.kind.has_points() {
+            self.coords.len()
+        } else {
+            self.n_inputs
+        }
+    }
+    pub fn points(&self) -> &[Vec<Q>] {
+        &self.coords
+    }
+    pub fn radius(&self) -> &Q {
+        &self.radius
+    }
+    /// The exact n×n table of explicit / graph metrics (row-major).
+    pub fn table(&self) -> &[Q] {
+        &self.table
+    }
+
+    /// The exact form of d(i, j).
+    pub fn exact(&self, i: usize, j: usize) -> ExactDistance {
+        let (a, b) = match self.kind {
+            MetricKind::Explicit | MetricKind::Graph => {
+                return ExactDistance::Rational(self.table[i * self.n_inputs + j].clone())
+            }
+            _ => (&self.coords[i], &self.coords[j]),
+        };
+        match self.kind {
+            MetricKind::Euclidean => {
+                let mut s = Q::from(0u32);
+                for (x, y) in a.iter().zip(b) {
+                    let d = x - y;
+                    s += &d * &d;
+                }
+                ExactDistance::SqrtOf(s)
+            }
+            MetricKind::Manhattan => {
+                let mut s = Q::from(0u32);
+                for (x, y) in a.iter().zip(b) {
+                    s += q_abs(x - y);
+                }
+                ExactDistance::Rational(s)
+            }
+            MetricKind::Chebyshev => {
+                let mut s = Q::from(0u32);
+                for (x, y) in a.iter().zip(b) {
+                    let d = q_abs(x - y);
+                    if d > s {
+                        s = d;
+                    }
+                }
+                ExactDistance::Rational(s)
+            }
+            MetricKind::Haversine => {
+                if self.is_zero(i, j) {
+                    ExactDistance::Rational(Q::from(0u32))
+                } else {
+                    ExactDistance::Transcendental
+                }
+            }
+            MetricKind::Explicit | MetricKind::Graph => unreachable!(),
+        }
+    }
+
+    /// Whether d(i, j) = 0, decided exactly.
+    pub fn is_zero(&self, i: usize, j: usize) -> bool {
+        if i == j {
+            return true;
+        }
+        match self.kind {
+            MetricKind::Explicit | MetricKind::Graph => self.table[i * self.n_inputs + j] == 0u32,
+            MetricKind::Haversine => {
+                let (a, b) = (&self.coords[i], &self.coords[j]);
+                if a[0] != b[0] {
+                    return false;
+                }
+                if a[0] == 90u32 || a[0] == -90i32 {
+                    return true; // a pole: longitude is irrelevant
+                }
+                let dl = &a[1] - &b[1];
+                let turns = dl / Q::from(360u32);
+                turns.denominator_ref() == &1u32
+            }
+            _ => self.coords[i] == self.coords[j],
+        }
+    }
+
+    /// A rational enclosure of d(i, j), of width about 2^-prec (relative for d > 1).
+    pub fn enclosure(&self, i: usize, j: usize, prec: u64) -> Interval {
+        match self.exact(i, j) {
+            ExactDistance::Rational(q) => Interval::point(q),
+            ExactDistance::SqrtOf(q) => {
+                functions::sqrt(&Interval::point(q), prec).expect("a sum of squares is ≥ 0")
+            }
+            ExactDistance::Transcendental => {
+                let (a, b) = (&self.coords[i], &self.coords[j]);
+                functions::haversine(&a[0], &a[1], &b[0], &b[1], &self.radius, prec)
+            }
+        }
+    }
+
+    /// A rigorous `f64` enclosure of d(i, j) (outward-rounded interval arithmetic).
+    pub fn fi(&self, i: usize, j: usize) -> FI {
+        match self.kind {
+            MetricKind::Explicit | MetricKind::Graph => self.ftable[i * self.n_inputs + j],
+            MetricKind::Euclidean => {
+                let mut s = FI::point(0.0);
+                for (x, y) in self.fcoords[i].iter().zip(&self.fcoords[j]) {
+                    s = s.add(x.sub(*y).sqr());
+                }
+                s.sqrt()
+            }
+            MetricKind::Manhattan => {
+                let mut s = FI::point(0.0);
+                for (x, y) in self.fcoords[i].iter().zip(&self.fcoords[j]) {
+                    s = s.add(x.sub(*y).abs());
+                }
+                s
+            }
+            MetricKind::Chebyshev => {
+                let mut s = FI::point(0.0);
+                for (x, y) in self.fcoords[i].iter().zip(&self.fcoords[j]) {
+                    let d = x.sub(*y).abs();
+                    s = FI::new(s.lo.max(d.lo), s.hi.max(d.hi));
+                }
+                s
+            }
+            MetricKind::Haversine => {
+                if self.is_zero(i, j) {
+                    return FI::point(0.0);
+                }
+                let mut s = FI::point(0.0);
+                for (x, y) in self.fcoords[i].iter().zip(&self.fcoords[j]) {
+                    s = s.add(x.sub(*y).sqr());
+                }
+                let half_chord = s.sqrt().mul_f64(0.5);
+                match asin_fi(half_chord) {
+                    Some(a) => a.mul(self.fradius).mul_f64(2.0),
+                    None => {
+                        let (lo, hi) = self.enclosure(i, j, 64).to_f64_bounds();
+                        FI::new(lo, hi)
+                    }
+                }
+            }
+        }
+    }
+
+    /// Compare d(i, j) with a rational `r` exactly, refining enclosures up to `max_prec`
+    /// bits. `None` only if undecided at `max_prec` (a transcendental distance equal to, or
+    /// within 2^-max_prec of, `r`).
+    pub fn cmp_distance(&self, i: usize, j: usize, r: &Q, max_prec: u64) -> Option<Ordering> {
+        let f = self.fi(i, j);
+        let (rlo, rhi) = (crate::exact::f64_down(r), crate::exact::f64_up(r));
+        if f.hi < rlo {
+            return Some(Ordering::Less);
+        }
+        if f.lo > rhi {
+            return Some(Ordering::Greater);
+        }
+        match self.exact(i, j) {
+            ExactDistance::Rational(q) => Some(q.cmp(r)),
+            ExactDistance::SqrtOf(q) => {
+                if *r < 0u32 {
+                    Some(Ordering::Greater)
+                } else {
+                    Some(q.cmp(&(r * r)))
+                }
+            }
+            ExactDistance::Transcendental => functions::refine(64, max_prec, |p| {
+                let e = self.enclosure(i, j, p);
+                if e.hi < *r {
+                    Some(Ordering::Less)
+                } else if e.lo > *r {
+                    Some(Ordering::Greater)
+                } else {
+                    None
+                }
+            }),
+        }
+    }
+
+    /// A float estimate of d(i, j) (midpoint of the enclosure), for ordering only.
+    pub fn approx(&self, i: usize, j: usize) -> f64 {
+        let f = self.fi(i, j);
+        0.5 * f.lo + 0.5 * f.hi
+    }
+
+    /// The `r` nearest other inputs of input `u` by distance (ties by index).
+    pub fn nearest_neighbours(&self, u: usize, r: usize) -> Vec<usize> {
+        let mut v: Vec<(f64, usize)> = (0..self.n_inputs)
+            .filter(|&x| x != u)
+            .map(|x| (self.approx(u, x), x))
+            .collect();
+        v.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        v.into_iter().take(r).map(|x| x.1).collect()
+    }
+
+    /// Upper bounds on shortest-path lengths from `src` in the graph on the inputs whose
+    /// edges are the pairs `edge(u, v)` says are present, weighted by d. Each value is ≥
+    /// the true shortest-path length (Dijkstra on the upper ends of the enclosures, with
+    /// upward-rounded sums); `f64::INFINITY` marks unreachable inputs.
+    pub fn shortest_paths_upper(
+        &self,
+        src: usize,
+        edge: &dyn Fn(usize, usize) -> bool,
+    ) -> Vec<f64> {
+        let n = self.n_inputs;
+        let mut dist = vec![f64::INFINITY; n];
+        let mut done = vec![false; n];
+        dist[src] = 0.0;
+        for _ in 0..n {
+            let mut u = usize::MAX;
+            let mut best = f64::INFINITY;
+            for x in 0..n {
+                if !done[x] && dist[x] < best {
+                    best = dist[x];
+                    u = x;
+                }
+            }
+            if u == usize::MAX {
+                break;
+            }
+            done[u] = true;
+            for v in 0..n {
+                if !done[v] && v != u && edge(u, v) {
+                    let nd = FI::point(dist[u]).add(FI::point(self.fi(u, v).hi)).hi;
+                    if nd < dist[v] {
+                        dist[v] = nd;
+                    }
+                }
+            }
+        }
+        dist
+    }
+
+    /// A witness (i, j, k) with d(i,k) > d(i,j) + d(j,k), decided exactly, if one exists.
+    pub fn triangle_violation(&self) -> Option<(usize, usize, usize)> {
+        let n = self.n_inputs;
+        for i in 0..n {
+            for k in (i + 1)..n {
+                let dik = self.fi(i, k);
+                for j in 0..n {
+                    if j == i || j == k {
+                        continue;
+                    }
+                    let s = self.fi(i, j).add(self.fi(j, k));
+                    if dik.lo <= s.hi {
+                        if dik.hi <= s.lo {
+                            continue; // certainly fine
+                        }
+                        // undecided: exact (rational tables only reach here).
+                        if let (
+                            ExactDistance::Rational(a),
+                            ExactDistance::Rational(b),
+                            ExactDistance::Rational(c),
+                        ) = (self.exact(i, k), self.exact(i, j), self.exact(j, k))
+                        {
+                            if a > b + c {
+                                return Some((i, j, k));
+                            }
+                        }
+                        continue;
+                    }
+                    return Some((i, j, k));
+                }
+            }
+        }
+        None
+    }
+}
+
+fn q_abs(q: Q) -> Q {
+    if q < 0u32 {
+        -q
+    } else {
+        q
+    }
+}
+
+/// Rigorous enclosure of asin(x) for x ∈ [0, 1/2] from its Maclaurin series
+/// asin x = Σ c_k x^{2k+1}, c_0 = 1, c_{k+1} = c_k (2k+1)² / ((2k+2)(2k+3)): all c_k ∈ (0, 1],
+/// so the partial sum to k = K is a lower bound and adding x^{2K+3}/(1−x²) an upper bound.
+/// Returns `None` outside [0, 1/2] (the caller falls back to the exact enclosure).
+fn asin_fi(x: FI) -> Option<FI> {
+    if !(x.lo >= 0.0) || !(x.hi <= 0.5) {
+        return None;
+    }
+    const K: usize = 22;
+    let eval = |t: f64, upper: bool| -> f64 {
+        let t = FI::point(t);
+        let t2 = t.sqr();
+        let mut term = t; // x^{2k+1}
+        let mut c = FI::point(1.0);
+        let mut sum = FI::point(0.0);
+        for k in 0..=K {
+            sum = sum.add(c.mul(term));
+            let kf = k as f64;
+            c = c
+                .mul(FI::point((2.0 * kf + 1.0) * (2.0 * kf + 1.0)))
+                .div(FI::point((2.0 * kf + 2.0) * (2.0 * kf + 3.0)));
+            term = term.mul(t2);
+        }
+        if upper {
+            // remainder ≤ x^{2K+3} / (1 − x²); `term` is now x^{2K+3}.
+            let rem = term.div(FI::point(1.0).sub(t2));
+            sum.add(rem).hi
+        } else {
+            sum.lo
+        }
+    };
+    Some(FI::new(eval(x.lo, false), eval(x.hi, true)))
+}
+
+#[derive(PartialEq, Eq)]
+struct HeapItem(Q, usize);
+impl Ord for HeapItem {
+    fn cmp(&self, other: &Self) -> Ordering {
+        other.0.cmp(&self.0).then(other.1.cmp(&self.1))
+    }
+}
+impl PartialOrd for HeapItem {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// Exact single-source shortest paths (Dijkstra over rationals).
+fn dijkstra_exact(adj: &[Vec<(usize, Q)>], src: usize) -> Vec<Option<Q>> {
+    let mut dist: Vec<Option<Q>> = vec![None; adj.len()];
+    let mut done = vec![false; adj.len()];
+    let mut heap = BinaryHeap::new();
+    dist[src] = Some(Q::from(0u32));
+    heap.push(HeapItem(Q::from(0u32), src));
+    while let Some(HeapItem(d, u)) = heap.pop() {
+        if done[u] {
+            continue;
+        }
+        done[u] = true;
+        for (v, w) in &adj[u] {
+            let nd = &d + w;
+            if dist[*v].as_ref().is_none_or(|old| nd < *old) {
+                dist[*v] = Some(nd.clone());
+                heap.push(HeapItem(nd, *v));
+            }
+        }
+    }
+    dist
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn q(a: i64, b: i64) -> Q {
+        Q::from_signeds(a, b)
+    }
+
+    #[test]
+    fn euclidean_is_exact_sqrt() {
+        let s = Space::from_points(
+            MetricKind::Euclidean,
+            vec![vec![q(0, 1), q(0, 1)], vec![q(3, 1), q(4, 1)]],
+            None,
+        )
+        .unwrap();
+        assert_eq!(s.exact(0, 1), ExactDistance::SqrtOf(q(25, 1)));
+        assert!(s.fi(0, 1).contains(5.0));
+        assert_eq!(s.cmp_distance(0, 1, &q(5, 1), 256), Some(Ordering::Equal));
+        assert_eq!(
+            s.cmp_distance(0, 1, &q(49999, 10000), 256),
+            Some(Ordering::Greater)
+        );
+    }
+
+    #[test]
+    fn graph_shortest_paths() {
+        let s = Space::from_graph(3, &[(0, 1, q(1, 1)), (1, 2, q(1, 2)), (0, 2, q(2, 1))]).unwrap();
+        assert_eq!(s.exact(0, 2), ExactDistance::Rational(q(3, 2)));
+        assert!(Space::from_graph(3, &[(0, 1, q(1, 1))]).is_err());
+    }
+
+    #[test]
+    fn explicit_validation() {
+        let ok = vec![vec![q(0, 1), q(1, 1)], vec![q(1, 1), q(0, 1)]];
+        assert!(Space::from_table(ok).unwrap().warnings.is_empty());
+        let asym = vec![vec![q(0, 1), q(1, 1)], vec![q(2, 1), q(0, 1)]];
+        assert!(Space::from_table(asym)
+            .unwrap_err()
+            .message
+            .contains("symmetric"));
+        let tri = vec![
+            vec![q(0, 1), q(1, 1), q(5, 1)],
+            vec![q(1, 1), q(0, 1), q(1, 1)],
+            vec![q(5, 1), q(1, 1), q(0, 1)],
+        ];
+        let s = Space::from_table(tri).unwrap();
+        assert_eq!(s.triangle_violation(), Some((0, 1, 2)));
+        assert_eq!(s.warnings.len(), 1);
+    }
+
+    #[test]
+    fn haversine_enclosures_agree() {
+        // Rome (41.9028, 12.4964) and Paris (48.8566, 2.3522): ≈ 1105.8 km.
+        let pts = vec![
+            vec![q(419028, 10000), q(124964, 10000)],
+            vec![q(488566, 10000), q(23522, 10000)],
+        ];
+        let s = Space::from_points(MetricKind::Haversine, pts, None).unwrap();
+        let f = s.fi(0, 1);
+        let e = s.enclosure(0, 1, 80);
+        let (elo, ehi) = e.to_f64_bounds();
+        assert!(f.lo <= elo && ehi <= f.hi, "{f:?} vs [{elo}, {ehi}]");
+        assert!((f.lo - 1105.8).abs() < 1.0);
+        assert!(f.hi - f.lo < 1e-9 * f.hi);
+    }
+}

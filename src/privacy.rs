@@ -1,0 +1,926 @@
+//! The privacy checks of `mdp-audit` on the exactly row-normalized matrix
+//! H[u][w] = M[u][w] / Σ_k M[u][k]:
+//!
+//! * pure ε·d privacy (Imola et al., Definition 1 / LP rows (2)): for every ordered pair
+//!   (u, v) in scope and every output w, H[u][w] ≤ e^{ε·d(u,v)} H[v][w];
+//! * the tight pure ε: max over pairs of ln(R_uv)/d(u,v), R_uv = max_w H[u][w]/H[v][w];
+//! * the (ε,δ) tight epsilon (Imola et al., eqs. (9)–(10)): per pair the smallest ε with
+//!   Σ_w max(0, H[u][w] − e^{ε d} H[v][w]) ≤ δ (the hockey-stick divergence; the worst
+//!   set S of (9) is {w : H[u][w] > e^{εd} H[v][w]}).
+//!
+//! Every decision is a proof: a fast `f64` filter whose error bound is proven (see
+//! `spec/soundness.md`, "The fast filter") decides most pairs; the rest are decided in
+//! exact rational arithmetic with refinable enclosures of e^x, ln x and d.
+
+use crate::exact::float::FI;
+use crate::exact::{f64_down, f64_nearest, f64_up, functions, Interval, Q};
+use crate::mechanism::Matrix;
+use crate::metric::Space;
+use rayon::prelude::*;
+use std::cmp::Ordering;
+
+/// Unit roundoff of `f64` (round to nearest).
+pub const U: f64 = f64::EPSILON / 2.0;
+/// Proven bound on the relative error of a float-safe normalized entry h̃ = fl(fl(m)/fl(s)):
+/// (1+u)²/(1−u) − 1 < 3.01u.
+pub const RHO: f64 = 4.0 * U;
+/// Proven bound on the relative error of a computed ratio fl(h̃_u / h̃_v) of float-safe
+/// entries: (1+ρ)(1+u)/(1−ρ) − 1 < 9.1u.
+pub const KAPPA: f64 = 16.0 * U;
+/// Starting and largest precision (bits) of the exact fallback's enclosures.
+pub const START_PREC: u64 = 64;
+pub const DEFAULT_MAX_PREC: u64 = 4096;
+/// Target relative width of the reported ε enclosures.
+pub const TARGET_REL_WIDTH: f64 = 1e-10;
+
+/// A 3-valued verdict.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Decision {
+    Holds,
+    Fails,
+    Undecided,
+}
+
+/// The normalized mechanism prepared for the checks.
+pub struct Prepared<'a> {
+    pub space: &'a Space,
+    pub m: &'a Matrix,
+    pub n: usize,
+    pub k: usize,
+    /// Exact row sums.
+    pub sums: Vec<Q>,
+    /// h̃: nearest-float normalized entries, row-major n×K.
+    pub h: Vec<f64>,
+    /// Rows whose every entry satisfies the error model (see [`RHO`]); pairs touching
+    /// another row are decided exactly.
+    pub safe: Vec<bool>,
+    /// Rigorous enclosures of d(u, v), n×n.
+    pub dist: Vec<FI>,
+    /// d(u, v) = 0 exactly.
+    pub zero: Vec<bool>,
+    /// Pair (u, v) is in scope (all pairs, or d ≤ η with `neighbors`).
+    pub scope: Vec<bool>,
+    /// Largest precision for the exact fallback.
+    pub max_prec: u64,
+}
+
+impl<'a> Prepared<'a> {
+    /// Normalize rows, build the float copy and its error model, the distance enclosures
+    /// and the pairs in scope. Returns `Err(pair)` if a scope decision d(u,v) ≤ η is
+    /// undecidable at `max_prec` (the audit is then inconclusive).
+    pub fn new(
+        space: &'a Space,
+        m: &'a Matrix,
+        within: Option<&Q>,
+        max_prec: u64,
+    ) -> Result<Self, (usize, usize)> {
+        let (n, k) = (m.rows, m.cols);
+        let sums = m.row_sums();
+        let rows: Vec<(Vec<f64>, bool)> = (0..n)
+            .into_par_iter()
+            .map(|u| {
+                let s = f64_nearest(&sums[u]);
+                let mut safe = s.is_finite() && s >= f64::MIN_POSITIVE;
+                let row: Vec<f64> = m
+                    .row(u)
+                    .iter()
+                    .map(|q| {
+                        if *q == 0u32 {
+                            return 0.0;
+                        }
+                        let x = f64_nearest(q);
+                        let h = x / s;
+                        if !(x.is_finite()
+                            && x >= f64::MIN_POSITIVE
+                            && h >= f64::MIN_POSITIVE
+                            && h.is_finite())
+                        {
+                            safe = false;
+                        }
+                        h
+                    })
+                    .collect();
+                (row, safe)
+            })
+            .collect();
+        let mut h = Vec::with_capacity(n * k);
+        let mut safe = Vec::with_capacity(n);
+        for (r, s) in rows {
+            h.extend(r);
+            safe.push(s);
+        }
+        let dist_rows: Vec<Vec<FI>> = (0..n)
+            .into_par_iter()
+            .map(|u| {
+                (0..n)
+                    .map(|v| {
+                        if v < u {
+                            FI::point(0.0)
+                        } else {
+                            space.fi(u, v)
+                        }
+                    })
+                    .collect()
+            })
+            .collect();
+        let mut dist = vec![FI::point(0.0); n * n];
+        let mut zero = vec![false; n * n];
+        for u in 0..n {
+            for v in u..n {
+                let d = dist_rows[u][v];
+                dist[u * n + v] = d;
+                dist[v * n + u] = d;
+                let z = if d.lo > 0.0 {
+                    false
+                } else {
+                    space.is_zero(u, v)
+                };
+                zero[u * n + v] = z;
+                zero[v * n + u] = z;
+            }
+        }
+        let mut scope = vec![true; n * n];
+        if let Some(eta) = within {
+            let (elo, ehi) = (f64_down(eta), f64_up(eta));
+            for u in 0..n {
+                for v in (u + 1)..n {
+                    let d = dist[u * n + v];
+                    let inside = if d.hi <= elo {
+                        true
+                    } else if d.lo > ehi {
+                        false
+                    } else {
+                        match space.cmp_distance(u, v, eta, max_prec) {
+                            Some(o) => o != Ordering::Greater,
+                            None => return Err((u, v)),
+                        }
+                    };
+                    scope[u * n + v] = inside;
+                    scope[v * n + u] = inside;
+                }
+            }
+        }
+        Ok(Prepared {
+            space,
+            m,
+            n,
+            k,
+            sums,
+            h,
+            safe,
+            dist,
+            zero,
+            scope,
+            max_prec,
+        })
+    }
+
+    pub fn hrow(&self, u: usize) -> &[f64] {
+        &self.h[u * self.k..(u + 1) * self.k]
+    }
+
+    /// Exact H[u][w].
+    pub fn h_exact(&self, u: usize, w: usize) -> Q {
+        self.m.get(u, w) / &self.sums[u]
+    }
+
+    /// Ordered pairs (u, v), u ≠ v, in scope.
+    pub fn pairs_in_scope(&self) -> usize {
+        (0..self.n * self.n)
+            .filter(|&i| self.scope[i] && i / self.n != i % self.n)
+            .count()
+    }
+}
+
+/// The exact ratio R_uv = max_w H[u][w] / H[v][w] and its arg max, or `None` (R = ∞) with
+/// the output w where H[v][w] = 0 < H[u][w].
+pub fn exact_ratio(p: &Prepared, u: usize, v: usize) -> (Option<Q>, usize) {
+    let mut best: Option<(Q, usize)> = None;
+    for w in 0..p.k {
+        let (a, b) = (p.m.get(u, w), p.m.get(v, w));
+        if *a == 0u32 {
+            continue;
+        }
+        if *b == 0u32 {
+            return (None, w);
+        }
+        let r = a / b;
+        if best.as_ref().is_none_or(|(x, _)| r > *x) {
+            best = Some((r, w));
+        }
+    }
+    match best {
+        Some((r, w)) => (Some(r * &p.sums[v] / &p.sums[u]), w),
+        None => unreachable!("row {u} has a positive entry"),
+    }
+}
+
+/// Float ratios (R̃_uv, R̃_vu) for one unordered pair: max_w fl(h̃_uw / h̃_vw) (∞ where
+/// h̃_vw = 0 < h̃_uw; 0/0 entries are skipped: NaN never wins a comparison).
+#[inline]
+pub fn pair_ratios(a: &[f64], b: &[f64]) -> (f64, f64) {
+    let (mut ra, mut rb) = (0.0f64, 0.0f64);
+    for (x, y) in a.iter().zip(b) {
+        let q1 = x / y;
+        let q2 = y / x;
+        ra = if q1 > ra { q1 } else { ra };
+        rb = if q2 > rb { q2 } else { rb };
+    }
+    (ra, rb)
+}
+
+/// For every ordered pair, R̃_uv (n×n, diagonal 1). Only meaningful for safe rows.
+pub fn float_ratios(p: &Prepared) -> Vec<f64> {
+    let n = p.n;
+    let rows: Vec<Vec<(f64, f64)>> = (0..n)
+        .into_par_iter()
+        .map(|u| {
+            ((u + 1)..n)
+                .map(|v| pair_ratios(p.hrow(u), p.hrow(v)))
+                .collect()
+        })
+        .collect();
+    let mut r = vec![1.0; n * n];
+    for (u, row) in rows.into_iter().enumerate() {
+        for (j, (a, b)) in row.into_iter().enumerate() {
+            let v = u + 1 + j;
+            r[u * n + v] = a;
+            r[v * n + u] = b;
+        }
+    }
+    r
+}
+
+/// Rigorous bounds [R_lo, R_hi] on the true R_uv from the float ratio of safe rows.
+pub fn ratio_bounds(rt: f64) -> FI {
+    if rt.is_infinite() {
+        return FI::new(f64::INFINITY, f64::INFINITY); // exact: a zero against a positive entry
+    }
+    let r = FI::point(rt);
+    FI::new(r.mul_f64(1.0 - KAPPA).lo, r.mul_f64(1.0 + KAPPA).hi)
+}
+
+/// e^{ε·d} as a rational enclosure at `prec` bits.
+pub fn exp_eps_d(space: &Space, eps: &Q, u: usize, v: usize, prec: u64) -> Interval {
+    let d = space.enclosure(u, v, prec + 8);
+    let x = d.scale(eps);
+    functions::exp(&x, prec)
+}
+
+/// Decide R ≤ e^{ε d(u,v)} exactly (R = `None` is ∞).
+pub fn exact_ratio_vs_bound(p: &Prepared, u: usize, v: usize, r: &Option<Q>, eps: &Q) -> Decision {
+    let Some(r) = r else { return Decision::Fails };
+    if p.zero[u * p.n + v] {
+        return if *r <= 1u32 {
+            Decision::Holds
+        } else {
+            Decision::Fails
+        };
+    }
+    functions::refine(START_PREC, p.max_prec, |prec| {
+        let c = exp_eps_d(p.space, eps, u, v, prec);
+        if *r <= c.lo {
+            Some(Decision::Holds)
+        } else if *r > c.hi {
+            Some(Decision::Fails)
+        } else {
+            None
+        }
+    })
+    .unwrap_or(Decision::Undecided)
+}
+
+/// A violating triple of the pure check, with enclosures of both sides.
+#[derive(Clone, Debug)]
+pub struct Witness {
+    pub u: usize,
+    pub v: usize,
+    pub w: usize,
+    /// H[u][w] (exact, shown as an f64 enclosure).
+    pub lhs: (f64, f64),
+    /// e^{ε d(u,v)} H[v][w].
+    pub rhs: (f64, f64),
+}
+
+/// Result of the pure check at one ε.
+#[derive(Clone, Debug)]
+pub struct PureCheck {
+    pub decision: Decision,
+    pub witness: Option<Witness>,
+    /// An undecided pair, if any.
+    pub undecided: Option<(usize, usize)>,
+    /// Ordered pairs checked, and how many needed the exact fallback.
+    pub pairs: usize,
+    pub exact_pairs: usize,
+}
+
+/// Classify a pair with the fast filter: Holds / Fails are proofs; Undecided → exact.
+fn filter_pair(p: &Prepared, ratios: &[f64], eps: FI, u: usize, v: usize) -> Decision {
+    let n = p.n;
+    if !(p.safe[u] && p.safe[v]) {
+        return Decision::Undecided;
+    }
+    let r = ratio_bounds(ratios[u * n + v]);
+    if r.hi.is_infinite() {
+        return Decision::Undecided; // exact path finds the witness
+    }
+    let c = if p.zero[u * n + v] {
+        FI::point(1.0)
+    } else {
+        eps.mul(p.dist[u * n + v]).exp()
+    };
+    if r.hi <= c.lo {
+        Decision::Holds
+    } else if r.lo > c.hi {
+        Decision::Fails
+    } else {
+        Decision::Undecided
+    }
+}
+
+fn witness(p: &Prepared, u: usize, v: usize, eps: &Q) -> Witness {
+    let (_, w) = exact_ratio(p, u, v);
+    let lhs = p.h_exact(u, w);
+    let hv = p.h_exact(v, w);
+    let c = if p.zero[u * p.n + v] {
+        Interval::point(Q::from(1u32))
+    } else {
+        exp_eps_d(p.space, eps, u, v, 128)
+    };
+    let rhs = c.scale(&hv);
+    Witness {
+        u,
+        v,
+        w,
+        lhs: (f64_down(&lhs), f64_up(&lhs)),
+        rhs: rhs.to_f64_bounds(),
+    }
+}
+
+/// Pure ε·d privacy at `eps` for every ordered pair in scope.
+pub fn check_pure(p: &Prepared, ratios: &[f64], eps: &Q) -> PureCheck {
+    let n = p.n;
+    let feps = FI::from_q(eps);
+    // Pass 1 (parallel): the float filter over all pairs.
+    let flagged: Vec<(usize, usize, Decision)> = (0..n)
+        .into_par_iter()
+        .flat_map_iter(|u| {
+            (0..n).filter_map(move |v| {
+                if u == v || !p.scope[u * n + v] {
+                    return None;
+                }
+                match filter_pair(p, ratios, feps, u, v) {
+                    Decision::Holds => None,
+                    d => Some((u, v, d)),
+                }
+            })
+        })
+        .collect();
+    let mut out = PureCheck {
+        decision: Decision::Holds,
+        witness: None,
+        undecided: None,
+        pairs: p.pairs_in_scope(),
+        exact_pairs: 0,
+    };
+    // Pass 2: exact fallback for the flagged pairs (proven failures still get an exact
+    // witness).
+    for (u, v, d) in flagged {
+        let d = if d == Decision::Undecided {
+            out.exact_pairs += 1;
+            let (r, _) = exact_ratio(p, u, v);
+            exact_ratio_vs_bound(p, u, v, &r, eps)
+        } else {
+            d
+        };
+        match d {
+            Decision::Holds => {}
+            Decision::Fails => {
+                out.decision = Decision::Fails;
+                out.witness = Some(witness(p, u, v, eps));
+                return out;
+            }
+            Decision::Undecided => {
+                out.decision = Decision::Undecided;
+                out.undecided.get_or_insert((u, v));
+            }
+        }
+    }
+    out
+}
+
+/// An enclosure of a tight ε: `None` = +∞ (no finite ε works).
+#[derive(Clone, Debug, PartialEq)]
+pub struct EpsEnclosure {
+    pub lo: Q,
+    pub hi: Option<Q>,
+    /// The pair attaining the lower end.
+    pub pair: Option<(usize, usize)>,
+}
+
+impl EpsEnclosure {
+    pub fn is_infinite(&self) -> bool {
+        self.hi.is_none()
+    }
+    pub fn to_f64(&self) -> (f64, f64) {
+        (
+            f64_down(&self.lo),
+            self.hi.as_ref().map_or(f64::INFINITY, f64_up),
+        )
+    }
+}
+
+/// ln(t)/d(u,v) as a rational enclosure of relative width ≤ [`TARGET_REL_WIDTH`] (t ≥ 1
+/// rational, d(u,v) > 0).
+pub fn eps_of_ratio(p: &Prepared, u: usize, v: usize, t: &Q) -> Option<Interval> {
+    if *t == 1u32 {
+        return Some(Interval::point(Q::from(0u32)));
+    }
+    functions::refine(START_PREC, p.max_prec, |prec| {
+        let l = functions::ln(&Interval::point(t.clone()), prec)?;
+        let d = p.space.enclosure(u, v, prec);
+        if d.lo <= 0u32 {
+            return None;
+        }
+        let e = l.div(&d)?;
+        let e = Interval::new(if e.lo < 0u32 { Q::from(0u32) } else { e.lo }, e.hi);
+        match e.relative_width() {
+            Some(w) if w <= Q::try_from(TARGET_REL_WIDTH).unwrap() => Some(e),
+            _ if prec * 2 > p.max_prec => Some(e),
+            _ => None,
+        }
+    })
+}
+
+/// Widen `lo` by the target relative width, as a rational upper end.
+fn target_hi(lo: &Q) -> Q {
+    lo * Q::try_from(1.0 + TARGET_REL_WIDTH).unwrap()
+}
+
+/// The tight pure ε over the pairs in scope, as an enclosure of relative width ≤ 1e-10,
+/// or `Err(pair)` if some pair is undecidable at the precision limit.
+pub fn tight_pure_eps(p: &Prepared, ratios: &[f64]) -> Result<EpsEnclosure, (usize, usize)> {
+    let n = p.n;
+    // Infinite cases: d = 0 with different rows, or a zero against a positive entry.
+    // Estimate per pair; collect candidates.
+    let mut est: Vec<(f64, usize, usize)> = Vec::new();
+    for u in 0..n {
+        for v in 0..n {
+            if u == v || !p.scope[u * n + v] {
+                continue;
+            }
+            let i = u * n + v;
+            let r = ratios[i];
+            let e = if p.zero[i] {
+                if r > 1.0 + 1e-12 || !(p.safe[u] && p.safe[v]) {
+                    f64::INFINITY
+                } else {
+                    0.0
+                }
+            } else if !(p.safe[u] && p.safe[v]) {
+                f64::INFINITY
+            } else {
+                r.max(1.0).ln() / (0.5 * (p.dist[i].lo + p.dist[i].hi))
+            };
+            est.push((e, u, v));
+        }
+    }
+    est.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let mut enc = EpsEnclosure {
+        lo: Q::from(0u32),
+        hi: Some(Q::from(0u32)),
+        pair: None,
+    };
+    // Candidates: every pair without a finite estimate (up to 64) and the best finite
+    // estimates (within 1e-6 of the largest, at most 16). The verification below catches
+    // anything the estimates missed, so this choice affects speed only.
+    let top = est
+        .iter()
+        .find(|x| x.0.is_finite())
+        .map(|x| x.0)
+        .unwrap_or(0.0);
+    let infinite = est.iter().take_while(|x| x.0.is_infinite()).take(64);
+    let finite = est
+        .iter()
+        .filter(|x| x.0.is_finite())
+        .take_while(|x| x.0 >= top * (1.0 - 1e-6))
+        .take(16);
+    for &(_, u, v) in infinite.chain(finite) {
+        if absorb_pair(p, u, v, &mut enc)? {
+            return Ok(enc);
+        }
+    }
+    // Verification at T = hi: every pair must satisfy R ≤ e^{T d}; a pair that does not
+    // (or that the filter cannot decide) is computed exactly and absorbed.
+    loop {
+        let t = enc.hi.clone().expect("finite");
+        let chk = check_pure(p, ratios, &t);
+        match chk.decision {
+            Decision::Holds => return Ok(enc),
+            Decision::Undecided => return Err(chk.undecided.expect("pair")),
+            Decision::Fails => {
+                let w = chk.witness.expect("witness");
+                if absorb_pair(p, w.u, w.v, &mut enc)? {
+                    return Ok(enc);
+                }
+            }
+        }
+    }
+}
+
+/// Fold the exact ε of pair (u, v) into `enc`; returns true if it is infinite.
+fn absorb_pair(
+    p: &Prepared,
+    u: usize,
+    v: usize,
+    enc: &mut EpsEnclosure,
+) -> Result<bool, (usize, usize)> {
+    let (r, _) = exact_ratio(p, u, v);
+    let Some(r) = r else {
+        *enc = EpsEnclosure {
+            lo: Q::from(0u32),
+            hi: None,
+            pair: Some((u, v)),
+        };
+        return Ok(true);
+    };
+    if p.zero[u * p.n + v] {
+        if r > 1u32 {
+            *enc = EpsEnclosure {
+                lo: Q::from(0u32),
+                hi: None,
+                pair: Some((u, v)),
+            };
+            return Ok(true);
+        }
+        return Ok(false);
+    }
+    let e = eps_of_ratio(p, u, v, &r).ok_or((u, v))?;
+    if e.lo > enc.lo || enc.pair.is_none() {
+        enc.lo = e.lo.clone().max(enc.lo.clone());
+        enc.pair = Some((u, v));
+    }
+    let hi = enc.hi.clone().expect("finite");
+    let want = target_hi(&enc.lo).max(e.hi);
+    if want > hi {
+        enc.hi = Some(want);
+    }
+    Ok(false)
+}
+
+// ---------------------------------------------------------------------------------------
+// (ε, δ): the hockey-stick divergence f_uv(t) = Σ_w max(0, H[u][w] − t·H[v][w]).
+
+/// Float value of f_uv(t) (estimate).
+#[inline]
+pub fn hockey(a: &[f64], b: &[f64], t: f64) -> f64 {
+    let mut s = 0.0;
+    for (x, y) in a.iter().zip(b) {
+        let g = x - t * y;
+        s += if g > 0.0 { g } else { 0.0 };
+    }
+    s
+}
+
+/// A proven upper bound on f_uv(t) for every t ≥ `t_lo`, from float-safe rows (proof in
+/// `spec/soundness.md`: with A = (1+ρ')(1+8u)↑ and B = t_lo(1−ρ)(1−8u)↓, each computed
+/// max(0, fl(fl(ã·A) − fl(b̃·B))) bounds the true term, and a float sum S of K non-negative
+/// terms satisfies Σ ≤ S/(1 − K·u)).
+pub fn hockey_upper(a: &[f64], b: &[f64], t_lo: f64) -> f64 {
+    let rho1 = RHO / (1.0 - RHO);
+    let big_a = FI::point(1.0 + rho1).mul_f64(1.0 + 8.0 * U).hi.max(
+        FI::point(1.0)
+            .add(FI::point(rho1))
+            .mul_f64(1.0 + 8.0 * U)
+            .hi,
+    );
+    let big_b = FI::point(t_lo).mul_f64(1.0 - RHO).mul_f64(1.0 - 8.0 * U).lo;
+    let mut s = 0.0;
+    for (x, y) in a.iter().zip(b) {
+        let z = x * big_a - y * big_b;
+        s += if z > 0.0 { z } else { 0.0 };
+    }
+    let k = a.len() as f64;
+    FI::point(s)
+        .div(FI::point(1.0).sub(FI::point(k * U).mul_f64(1.0 + 4.0 * U)))
+        .hi
+}
+
+/// The float estimate of the per-pair (ε,δ) tight t* (smallest t ≥ 1 with f(t) ≤ δ), by the
+/// exact piecewise-linear solve in floats. `None` = ∞.
+pub fn float_t_star(a: &[f64], b: &[f64], delta: f64) -> Option<f64> {
+    if hockey(a, b, 1.0) <= delta {
+        return Some(1.0);
+    }
+    let mut a0 = 0.0;
+    let mut bp: Vec<(f64, f64, f64)> = Vec::new();
+    for (x, y) in a.iter().zip(b) {
+        if *x > 0.0 {
+            if *y == 0.0 {
+                a0 += x;
+            } else if x > y {
+                bp.push((x / y, *x, *y));
+            }
+        }
+    }
+    if a0 > delta {
+        return None;
+    }
+    bp.sort_by(|p, q| q.0.total_cmp(&p.0));
+    let (mut sa, mut sb) = (a0, 0.0);
+    let mut i = 0;
+    while i < bp.len() {
+        let t = bp[i].0;
+        if sa - t * sb > delta {
+            return Some((sa - delta) / sb);
+        }
+        while i < bp.len() && bp[i].0 == t {
+            sa += bp[i].1;
+            sb += bp[i].2;
+            i += 1;
+        }
+    }
+    Some(((sa - delta) / sb).max(1.0))
+}
+
+/// The exact per-pair (ε,δ) t*: the smallest rational t ≥ 1 with f_uv(t) ≤ δ (f is convex,
+/// piecewise linear and non-increasing with breakpoints H[u][w]/H[v][w]), or `None` = ∞.
+pub fn exact_t_star(p: &Prepared, u: usize, v: usize, delta: &Q) -> Option<Q> {
+    let a: Vec<Q> = (0..p.k).map(|w| p.h_exact(u, w)).collect();
+    let b: Vec<Q> = (0..p.k).map(|w| p.h_exact(v, w)).collect();
+    let f1: Q = a
+        .iter()
+        .zip(&b)
+        .filter(|(x, y)| x > y)
+        .map(|(x, y)| x - y)
+        .sum();
+    if f1 <= *delta {
+        return Some(Q::from(1u32));
+    }
+    let mut a0 = Q::from(0u32);
+    let mut bp: Vec<(Q, usize)> = Vec::new();
+    for w in 0..p.k {
+        if a[w] > 0u32 {
+            if b[w] == 0u32 {
+                a0 += &a[w];
+            } else if a[w] > b[w] {
+                bp.push((&a[w] / &b[w], w));
+            }
+        }
+    }
+    if a0 > *delta {
+        return None;
+    }
+    bp.sort_by(|x, y| y.0.cmp(&x.0));
+    let (mut sa, mut sb) = (a0, Q::from(0u32));
+    let mut i = 0;
+    while i < bp.len() {
+        let t = bp[i].0.clone();
+        if &sa - &t * &sb > *delta {
+            return Some((sa - delta) / sb);
+        }
+        while i < bp.len() && bp[i].0 == t {
+            sa += &a[bp[i].1];
+            sb += &b[bp[i].1];
+            i += 1;
+        }
+    }
+    // All breakpoints above 1 are active: f(1) = sa − sb > δ, so t* = (sa − δ)/sb > 1.
+    Some((sa - delta) / sb)
+}
+
+/// Exact enclosure of the per-pair (ε,δ) tight ε (`Ok(None)` = ∞).
+fn exact_pair_eps_delta(
+    p: &Prepared,
+    u: usize,
+    v: usize,
+    delta: &Q,
+) -> Result<Option<Interval>, (usize, usize)> {
+    match exact_t_star(p, u, v, delta) {
+        None => Ok(None),
+        Some(t) if t == 1u32 => Ok(Some(Interval::point(Q::from(0u32)))),
+        Some(_) if p.zero[u * p.n + v] => Ok(None),
+        Some(t) => eps_of_ratio(p, u, v, &t).map(Some).ok_or((u, v)),
+    }
+}
+
+/// Statistics of the (ε,δ) search.
+#[derive(Clone, Debug, Default)]
+pub struct DeltaStats {
+    pub pairs_searched: usize,
+    pub exact_pairs: usize,
+}
+
+/// The (ε,δ) tight epsilon (Imola et al. eq. (10)) over the ordered pairs in scope.
+pub fn tight_eps_delta(
+    p: &Prepared,
+    ratios: &[f64],
+    delta: &Q,
+) -> Result<(EpsEnclosure, DeltaStats), (usize, usize)> {
+    let n = p.n;
+    let fdelta = f64_nearest(delta);
+    let mut stats = DeltaStats::default();
+    // Search order: decreasing pure-ε estimate, an upper bound of the (ε,δ) value.
+    let mut order: Vec<(f64, usize, usize)> = Vec::new();
+    for u in 0..n {
+        for v in 0..n {
+            let i = u * n + v;
+            if u == v || !p.scope[i] {
+                continue;
+            }
+            let e = if !(p.safe[u] && p.safe[v]) || ratios[i].is_infinite() {
+                f64::INFINITY
+            } else if p.zero[i] {
+                if ratios[i] > 1.0 {
+                    f64::INFINITY
+                } else {
+                    0.0
+                }
+            } else {
+                ratios[i].max(1.0).ln() / (0.5 * (p.dist[i].lo + p.dist[i].hi)) * (1.0 + 1e-9)
+            };
+            order.push((e, u, v));
+        }
+    }
+    order.sort_by(|a, b| b.0.total_cmp(&a.0));
+    // Float search for the arg max.
+    let mut best = 0.0f64;
+    let mut best_pair: Option<(usize, usize)> = None;
+    for &(e, u, v) in &order {
+        if e <= best {
+            break;
+        }
+        stats.pairs_searched += 1;
+        let (a, b) = (p.hrow(u), p.hrow(v));
+        let i = u * n + v;
+        let dmid = 0.5 * (p.dist[i].lo + p.dist[i].hi);
+        if best_pair.is_some() && !p.zero[i] && hockey(a, b, (best * dmid).exp()) <= fdelta {
+            continue;
+        }
+        let val = match float_t_star(a, b, fdelta) {
+            None => f64::INFINITY,
+            Some(t) if t <= 1.0 => 0.0,
+            Some(_) if p.zero[i] => f64::INFINITY,
+            Some(t) => t.ln() / dmid,
+        };
+        if val > best || best_pair.is_none() {
+            best = val.max(best);
+            best_pair = Some((u, v));
+        }
+    }
+    let mut enc = EpsEnclosure {
+        lo: Q::from(0u32),
+        hi: Some(Q::from(0u32)),
+        pair: None,
+    };
+    if let Some((u, v)) = best_pair {
+        stats.exact_pairs += 1;
+        match exact_pair_eps_delta(p, u, v, delta)? {
+            None => {
+                return Ok((
+                    EpsEnclosure {
+                        lo: Q::from(0u32),
+                        hi: None,
+                        pair: Some((u, v)),
+                    },
+                    stats,
+                ))
+            }
+            Some(e) => {
+                enc.hi = Some(if e.lo > 0u32 {
+                    target_hi(&e.lo).max(e.hi.clone())
+                } else {
+                    e.hi.clone()
+                });
+                enc.lo = e.lo;
+                enc.pair = Some((u, v));
+            }
+        }
+    }
+    // Rigorous verification: every pair has ε_uv(δ) ≤ T, i.e. f_uv(e^{T d}) ≤ δ.
+    let t_q = enc.hi.clone().expect("finite");
+    let ft = FI::from_q(&t_q);
+    let dlo = f64_down(delta);
+    let flagged: Vec<(usize, usize)> = (0..n)
+        .into_par_iter()
+        .flat_map_iter(|u| {
+            (0..n).filter_map(move |v| {
+                let i = u * n + v;
+                if u == v || !p.scope[i] {
+                    return None;
+                }
+                if !(p.safe[u] && p.safe[v]) {
+                    return Some((u, v));
+                }
+                let t_lo = if p.zero[i] {
+                    1.0
+                } else {
+                    ft.mul(p.dist[i]).exp().lo
+                };
+                if hockey_upper(p.hrow(u), p.hrow(v), t_lo) <= dlo {
+                    None
+                } else {
+                    Some((u, v))
+                }
+            })
+        })
+        .collect();
+    for (u, v) in flagged {
+        stats.exact_pairs += 1;
+        match exact_pair_eps_delta(p, u, v, delta)? {
+            None => {
+                return Ok((
+                    EpsEnclosure {
+                        lo: Q::from(0u32),
+                        hi: None,
+                        pair: Some((u, v)),
+                    },
+                    stats,
+                ))
+            }
+            Some(e) => {
+                if e.lo > enc.lo {
+                    enc.lo = e.lo.clone();
+                    enc.pair = Some((u, v));
+                }
+                if e.hi > *enc.hi.as_ref().expect("finite") {
+                    enc.hi = Some(e.hi);
+                }
+            }
+        }
+    }
+    Ok((enc, stats))
+}
+
+/// Reference implementations that use no float filter at all: every triple / pair decided
+/// in exact rational arithmetic. Slow; for the differential tests of the fast path.
+pub mod reference {
+    use super::*;
+
+    /// Pure privacy at `eps`, every ordered pair in scope, every output, exactly.
+    pub fn check_pure(p: &Prepared, eps: &Q) -> Decision {
+        let mut out = Decision::Holds;
+        for u in 0..p.n {
+            for v in 0..p.n {
+                if u == v || !p.scope[u * p.n + v] {
+                    continue;
+                }
+                for w in 0..p.k {
+                    let a = p.h_exact(u, w);
+                    let b = p.h_exact(v, w);
+                    let d = if a == 0u32 {
+                        Decision::Holds
+                    } else if b == 0u32 {
+                        Decision::Fails
+                    } else {
+                        exact_ratio_vs_bound(p, u, v, &Some(a / b), eps)
+                    };
+                    match d {
+                        Decision::Fails => return Decision::Fails,
+                        Decision::Undecided => out = Decision::Undecided,
+                        Decision::Holds => {}
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// The tight pure ε, pair by pair, exactly (`None` = ∞).
+    pub fn tight_pure(p: &Prepared) -> Option<Interval> {
+        let mut best = Interval::point(Q::from(0u32));
+        for u in 0..p.n {
+            for v in 0..p.n {
+                if u == v || !p.scope[u * p.n + v] {
+                    continue;
+                }
+                let (r, _) = exact_ratio(p, u, v);
+                let r = r?;
+                if p.zero[u * p.n + v] {
+                    if r > 1u32 {
+                        return None;
+                    }
+                    continue;
+                }
+                let e = eps_of_ratio(p, u, v, &r)?;
+                best = Interval::new(best.lo.clone().max(e.lo), best.hi.clone().max(e.hi));
+            }
+        }
+        Some(best)
+    }
+
+    /// The (ε,δ) tight epsilon, pair by pair, exactly (`None` = ∞).
+    pub fn tight_delta(p: &Prepared, delta: &Q) -> Option<Interval> {
+        let mut best = Interval::point(Q::from(0u32));
+        for u in 0..p.n {
+            for v in 0..p.n {
+                if u == v || !p.scope[u * p.n + v] {
+                    continue;
+                }
+                let e = exact_pair_eps_delta(p, u, v, delta).ok()??;
+                best = Interval::new(best.lo.clone().max(e.lo), best.hi.clone().max(e.hi));
+            }
+        }
+        Some(best)
+    }
+}

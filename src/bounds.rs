@@ -119,22 +119,19 @@ pub fn verify_packing(
 /// upper bound on the distance used by the guarantee (d, or d_G with `neighbors`;
 /// `f64::INFINITY` when there is none).
 pub fn bound_eq7(p: &Packing, n: usize, eps: f64, dist_upper: &dyn Fn(usize, usize) -> f64) -> FI {
-    let r = FI::from_q(&p.radius);
     let mut best = FI::point(0.0);
     for w in 0..n {
-        // N(w,S) bounded below: e^{−ε d} ≥ e^{−ε d_hi}.
-        let mut nlo = FI::point(0.0);
-        for &s in &p.centers {
+        // r(1 − 1/N) = r·M/(1 + M) with M = N − 1, increasing in M; M is bounded below
+        // term by term (e^{−ε d} ≥ e^{−ε d_hi}); the self term of a center w is exactly 1.
+        let mut m = FI::point(if p.centers.contains(&w) { 0.0 } else { -1.0 });
+        for &s in p.centers.iter().filter(|&&s| s != w) {
             let d = dist_upper(w, s);
             if d.is_finite() {
                 let e = FI::point(eps).mul(FI::point(d)).neg().exp();
-                nlo = nlo.add(FI::point(e.lo));
+                m = m.add(FI::point(e.lo));
             }
         }
-        if nlo.lo <= 1.0 {
-            continue; // 1 − 1/N ≤ 0: no information from this w
-        }
-        let b = r.mul(FI::point(1.0).sub(FI::point(1.0).div(FI::point(nlo.lo))));
+        let b = ratio_bound(&p.radius, m.lo);
         if b.lo > best.lo {
             best = b;
         }
@@ -142,10 +139,19 @@ pub fn bound_eq7(p: &Packing, n: usize, eps: f64, dist_upper: &dyn Fn(usize, usi
     best
 }
 
+/// r·M/(1 + M) for M ≥ m_lo, as an enclosure whose lower end is rigorous (0 if m_lo ≤ 0).
+fn ratio_bound(r: &Q, m_lo: f64) -> FI {
+    if m_lo <= 0.0 {
+        return FI::point(0.0);
+    }
+    let m = FI::point(m_lo);
+    FI::from_q(r).mul(m.div(FI::point(1.0).add(m)))
+}
+
 /// The bound (8): r (1 − 1/(1 + (c−1) e^{−Qε})), rigorous lower end (upper end of Q used).
 pub fn bound_eq8(p: &Packing, eps: f64) -> FI {
     let c = p.centers.len() as f64;
     let e = FI::point(eps).mul(FI::point(p.q.hi)).neg().exp();
-    let nlo = FI::point(1.0).add(FI::point(c - 1.0).mul(FI::point(e.lo)));
-    FI::from_q(&p.radius).mul(FI::point(1.0).sub(FI::point(1.0).div(FI::point(nlo.lo))))
+    let m = FI::point(c - 1.0).mul(FI::point(e.lo));
+    ratio_bound(&p.radius, m.lo)
 }

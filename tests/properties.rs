@@ -68,7 +68,7 @@ fn exp_q(x: &Q) -> Q {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 24, .. ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 128, .. ProptestConfig::default() })]
 
     /// IMO-P1 (Imola et al. Proposition 1): EXPMECH_Y is ε·d private for every Y > 0, and
     /// its tight ε is ≤ ε.
@@ -168,7 +168,8 @@ proptest! {
         let b7 = bounds::bound_eq7(&pk, n, eps_hi, &|w, s| space.fi(w, s).hi);
         let b8 = bounds::bound_eq8(&pk, eps_hi);
         prop_assert!(b7.lo <= losses.max.hi, "bound (7) {:?} above loss {:?}", b7, losses.max);
-        prop_assert!(b8.lo <= b7.hi, "(8) is implied by (7)");
+        // (8) ≤ (7) mathematically; the rigorous lower ends may differ by their rounding width.
+        prop_assert!(b8.lo <= b7.hi * (1.0 + 1e-12), "(8) {:?} above (7) {:?}", b8, b7);
         // Two farthest points: S = {a, b}, r = d(a,b)/2 (balls of radius < r* / 2 are disjoint).
         let (a, b) = (0..n).flat_map(|a| (0..n).map(move |b| (a, b))).max_by(|x, y| space.approx(x.0, x.1).total_cmp(&space.approx(y.0, y.1))).unwrap();
         let half = Q::try_from(space.fi(a, b).lo / 2.0 * 0.999).unwrap();
@@ -192,7 +193,7 @@ fn differential_fast_vs_exact_near_boundary() {
     .unwrap();
     let eps = q(1, 1);
     let c = exp_q(&q(3, 10)); // e^{ε d}
-    for k in [3u32, 8, 12, 14, 15, 16, 17, 20, 30] {
+    for k in [3u64, 8, 12, 14, 15, 16, 17, 20, 30] {
         for sign in [-1i64, 1] {
             let tilt = Q::from(1u32)
                 + Q::from(sign) / Q::from(malachite_nz::natural::Natural::from(10u32).pow(k));
@@ -222,7 +223,7 @@ fn differential_fast_vs_exact_near_boundary() {
 use malachite_base::num::arithmetic::traits::Pow;
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 48, .. ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 512, .. ProptestConfig::default() })]
 
     /// Differential: on random matrices (including exact duplicates, zeros, rows scaled
     /// to sit on the boundary), the fast path and the all-exact path agree on the verdict,

@@ -209,7 +209,7 @@ pub fn number_matrix(
     rows: Option<usize>,
     cols: Option<usize>,
     limits: &Limits,
-    check: &dyn Fn(&Q) -> Option<&'static str>,
+    check: &(dyn Fn(&Q) -> Option<&'static str> + Sync),
 ) -> Result<Matrix, InputError> {
     let a = array(v, path)?;
     if a.is_empty() {
@@ -241,24 +241,36 @@ pub fn number_matrix(
             ),
         ));
     }
-    let mut data = Vec::with_capacity(a.len() * k);
-    for (i, row) in a.iter().enumerate() {
-        let rp = format!("{path}[{i}]");
-        let row = array(row, &rp)?;
-        if row.len() != k {
-            return Err(input_error(
-                &rp,
-                format!("has {} entries, expected {k}", row.len()),
-            ));
-        }
-        for (j, x) in row.iter().enumerate() {
-            let ep = || format!("{path}[{i}][{j}]");
-            let q = number(x, &ep())?;
-            if let Some(why) = check(&q) {
-                return Err(input_error(ep(), format!("{why} {}", short(&q))));
+    // Rows are converted in parallel; the first error in row order is reported.
+    use rayon::prelude::*;
+    let rows: Vec<Result<Vec<Q>, InputError>> = a
+        .par_iter()
+        .enumerate()
+        .map(|(i, row)| {
+            let rp = format!("{path}[{i}]");
+            let row = array(row, &rp)?;
+            if row.len() != k {
+                return Err(input_error(
+                    &rp,
+                    format!("has {} entries, expected {k}", row.len()),
+                ));
             }
-            data.push(q);
-        }
+            row.iter()
+                .enumerate()
+                .map(|(j, x)| {
+                    let ep = || format!("{path}[{i}][{j}]");
+                    let q = number(x, "").map_err(|e| input_error(ep(), e.message))?;
+                    match check(&q) {
+                        Some(why) => Err(input_error(ep(), format!("{why} {}", short(&q)))),
+                        None => Ok(q),
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    let mut data = Vec::with_capacity(a.len() * k);
+    for r in rows {
+        data.extend(r?);
     }
     Ok(Matrix::new(a.len(), k, data))
 }

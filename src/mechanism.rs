@@ -26,7 +26,11 @@ impl Matrix {
     }
     /// Exact row sums.
     pub fn row_sums(&self) -> Vec<Q> {
-        (0..self.rows).map(|r| self.row(r).iter().sum()).collect()
+        use rayon::prelude::*;
+        (0..self.rows)
+            .into_par_iter()
+            .map(|r| self.row(r).iter().sum())
+            .collect()
     }
     /// Nearest-`f64` copy (for samplers and reports, never for verdicts).
     pub fn to_f64(&self) -> Vec<f64> {

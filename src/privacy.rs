@@ -24,8 +24,8 @@ pub const U: f64 = f64::EPSILON / 2.0;
 /// Proven bound on the relative error of a float-safe normalized entry h̃ = fl(fl(m)/fl(s)):
 /// (1+u)²/(1−u) − 1 < 3.01u.
 pub const RHO: f64 = 4.0 * U;
-/// Proven bound on the relative error of a computed ratio fl(h̃_u / h̃_v) of float-safe
-/// entries: (1+ρ)(1+u)/(1−ρ) − 1 < 9.1u.
+/// Proven bound on the relative error of a computed ratio fl(h̃_u · fl(1/h̃_v)) of float-safe
+/// entries: (1+ρ)(1+u)²/(1−ρ) − 1 < 10.1u.
 pub const KAPPA: f64 = 16.0 * U;
 /// Starting and largest precision (bits) of the exact fallback's enclosures.
 pub const START_PREC: u64 = 64;
@@ -51,6 +51,8 @@ pub struct Prepared<'a> {
     pub sums: Vec<Q>,
     /// h̃: nearest-float normalized entries, row-major n×K.
     pub h: Vec<f64>,
+    /// fl(1/h̃), row-major n×K (∞ where h̃ = 0): ratios are products, not quotients.
+    pub recip: Vec<f64>,
     /// Rows whose every entry satisfies the error model (see [`RHO`]); pairs touching
     /// another row are decided exactly.
     pub safe: Vec<bool>,
@@ -160,6 +162,7 @@ impl<'a> Prepared<'a> {
                 }
             }
         }
+        let recip = h.par_iter().map(|x| 1.0 / x).collect();
         Ok(Prepared {
             space,
             m,
@@ -167,6 +170,7 @@ impl<'a> Prepared<'a> {
             k,
             sums,
             h,
+            recip,
             safe,
             dist,
             zero,
@@ -177,6 +181,10 @@ impl<'a> Prepared<'a> {
 
     pub fn hrow(&self, u: usize) -> &[f64] {
         &self.h[u * self.k..(u + 1) * self.k]
+    }
+
+    pub fn recip_row(&self, u: usize) -> &[f64] {
+        &self.recip[u * self.k..(u + 1) * self.k]
     }
 
     /// Exact H[u][w].
@@ -215,18 +223,30 @@ pub fn exact_ratio(p: &Prepared, u: usize, v: usize) -> (Option<Q>, usize) {
     }
 }
 
-/// Float ratios (R̃_uv, R̃_vu) for one unordered pair: max_w fl(h̃_uw / h̃_vw) (∞ where
-/// h̃_vw = 0 < h̃_uw; 0/0 entries are skipped: NaN never wins a comparison).
+/// Float ratios (R̃_uv, R̃_vu) for one unordered pair: max_w fl(h̃_uw · fl(1/h̃_vw)) (∞ where
+/// h̃_vw = 0 < h̃_uw; 0·∞ = NaN entries are skipped: NaN never wins a comparison). Eight
+/// independent maxima so the loop vectorizes.
 #[inline]
-pub fn pair_ratios(a: &[f64], b: &[f64]) -> (f64, f64) {
-    let (mut ra, mut rb) = (0.0f64, 0.0f64);
-    for (x, y) in a.iter().zip(b) {
-        let q1 = x / y;
-        let q2 = y / x;
-        ra = if q1 > ra { q1 } else { ra };
-        rb = if q2 > rb { q2 } else { rb };
+pub fn pair_ratios(a: &[f64], ra: &[f64], b: &[f64], rb: &[f64]) -> (f64, f64) {
+    const L: usize = 8;
+    let (mut ma, mut mb) = ([0.0f64; L], [0.0f64; L]);
+    let n = a.len() / L * L;
+    for i in (0..n).step_by(L) {
+        for j in 0..L {
+            let q1 = a[i + j] * rb[i + j];
+            let q2 = b[i + j] * ra[i + j];
+            ma[j] = if q1 > ma[j] { q1 } else { ma[j] };
+            mb[j] = if q2 > mb[j] { q2 } else { mb[j] };
+        }
     }
-    (ra, rb)
+    for i in n..a.len() {
+        let q1 = a[i] * rb[i];
+        let q2 = b[i] * ra[i];
+        ma[0] = if q1 > ma[0] { q1 } else { ma[0] };
+        mb[0] = if q2 > mb[0] { q2 } else { mb[0] };
+    }
+    let fold = |m: [f64; L]| m.iter().fold(0.0f64, |x, &y| if y > x { y } else { x });
+    (fold(ma), fold(mb))
 }
 
 /// For every ordered pair, R̃_uv (n×n, diagonal 1). Only meaningful for safe rows.
@@ -236,7 +256,7 @@ pub fn float_ratios(p: &Prepared) -> Vec<f64> {
         .into_par_iter()
         .map(|u| {
             ((u + 1)..n)
-                .map(|v| pair_ratios(p.hrow(u), p.hrow(v)))
+                .map(|v| pair_ratios(p.hrow(u), p.recip_row(u), p.hrow(v), p.recip_row(v)))
                 .collect()
         })
         .collect();
@@ -571,35 +591,44 @@ fn absorb_pair(
 // ---------------------------------------------------------------------------------------
 // (ε, δ): the hockey-stick divergence f_uv(t) = Σ_w max(0, H[u][w] − t·H[v][w]).
 
+/// Σ_w max(0, a_w·α − b_w·β) in `f64`, with eight independent partial sums (any
+/// summation order of K non-negative terms has relative error ≤ (K−1)u).
+#[inline]
+fn positive_part_sum(a: &[f64], b: &[f64], alpha: f64, beta: f64) -> f64 {
+    const L: usize = 8;
+    let mut acc = [0.0f64; L];
+    let n = a.len() / L * L;
+    for i in (0..n).step_by(L) {
+        for j in 0..L {
+            let z = a[i + j] * alpha - b[i + j] * beta;
+            acc[j] += if z > 0.0 { z } else { 0.0 };
+        }
+    }
+    for i in n..a.len() {
+        let z = a[i] * alpha - b[i] * beta;
+        acc[0] += if z > 0.0 { z } else { 0.0 };
+    }
+    acc.iter().sum()
+}
+
 /// Float value of f_uv(t) (estimate).
 #[inline]
 pub fn hockey(a: &[f64], b: &[f64], t: f64) -> f64 {
-    let mut s = 0.0;
-    for (x, y) in a.iter().zip(b) {
-        let g = x - t * y;
-        s += if g > 0.0 { g } else { 0.0 };
-    }
-    s
+    positive_part_sum(a, b, 1.0, t)
 }
 
 /// A proven upper bound on f_uv(t) for every t ≥ `t_lo`, from float-safe rows (proof in
-/// `spec/soundness.md`: with A = (1+ρ')(1+8u)↑ and B = t_lo(1−ρ)(1−8u)↓, each computed
+/// `spec/soundness.md` §5: with A = (1+ρ')(1+8u)↑ and B = t_lo(1−ρ)(1−8u)↓, each computed
 /// max(0, fl(fl(ã·A) − fl(b̃·B))) bounds the true term, and a float sum S of K non-negative
 /// terms satisfies Σ ≤ S/(1 − K·u)).
 pub fn hockey_upper(a: &[f64], b: &[f64], t_lo: f64) -> f64 {
-    let rho1 = RHO / (1.0 - RHO);
-    let big_a = FI::point(1.0 + rho1).mul_f64(1.0 + 8.0 * U).hi.max(
-        FI::point(1.0)
-            .add(FI::point(rho1))
-            .mul_f64(1.0 + 8.0 * U)
-            .hi,
-    );
+    let rho1 = FI::point(RHO).div(FI::point(1.0 - RHO)).hi;
+    let big_a = FI::point(1.0)
+        .add(FI::point(rho1))
+        .mul_f64(1.0 + 8.0 * U)
+        .hi;
     let big_b = FI::point(t_lo).mul_f64(1.0 - RHO).mul_f64(1.0 - 8.0 * U).lo;
-    let mut s = 0.0;
-    for (x, y) in a.iter().zip(b) {
-        let z = x * big_a - y * big_b;
-        s += if z > 0.0 { z } else { 0.0 };
-    }
+    let s = positive_part_sum(a, b, big_a, big_b);
     let k = a.len() as f64;
     FI::point(s)
         .div(FI::point(1.0).sub(FI::point(k * U).mul_f64(1.0 + 4.0 * U)))
@@ -817,7 +846,10 @@ pub fn tight_eps_delta(
                 } else {
                     ft.mul(p.dist[i]).exp().lo
                 };
-                if hockey_upper(p.hrow(u), p.hrow(v), t_lo) <= dlo {
+                // Pure privacy at T for this pair (R ≤ e^{Td}) already gives f(e^{Td}) = 0.
+                if ratio_bounds(ratios[i]).hi <= t_lo
+                    || hockey_upper(p.hrow(u), p.hrow(v), t_lo) <= dlo
+                {
                     None
                 } else {
                     Some((u, v))

@@ -268,6 +268,20 @@ bad("packing_center.json", setk(["certificate"], {"lower_bound": {"kind": "packi
 bad("neighbors_eta.json", setk(["neighbors"], {"within": -1}), "neighbors.within: must be > 0")
 bad("huge_exponent.json", setk(["matrix", 0, 0], "1e999999999"), "matrix[0][0]: not an exact number (exponent out of range)")
 
+# Real spaces, written by our own producer (plain and weighted exponential mechanism).
+import subprocess
+MDP = os.path.join(HERE, "../../target/release/mdp")
+real = [("pass/exp_rome100.json", ["--space", "builtin:rome100", "--epsilon", "0.5"]),
+        ("pass/wexp_cities40.json", ["--space", "builtin:cities40", "--epsilon", "4", "--weights",
+                                     os.path.join(HERE, "weights_cities40.json")])]
+wr = random.Random(7)
+with open(os.path.join(HERE, "weights_cities40.json"), "w") as f:
+    json.dump([round(wr.uniform(0.05, 3), 3) for _ in range(40)], f)
+for path, args in real:
+    if os.path.exists(MDP):
+        subprocess.run([MDP, "build", "exponential", *args, "-o", os.path.join(HERE, path)], check=True)
+    manifest.append(dict(file=path, exit=0))
+
 with open(os.path.join(HERE, "manifest.json"), "w") as f:
     json.dump(manifest, f, indent=1)
     f.write("\n")

@@ -272,36 +272,34 @@ pub fn float_ratios(p: &Prepared) -> Vec<f64> {
 }
 
 /// Rigorous bounds [R_lo, R_hi] on the true R_uv from the float ratio of safe rows.
-pub fn ratio_bounds(rt: f64) -> FI {
-    if rt.is_infinite() {
-        return FI::new(f64::INFINITY, f64::INFINITY); // exact: a zero against a positive entry
+/// `None` when R̃ = ∞ (exact: a zero against a positive entry; the exact path decides).
+pub fn ratio_bounds(rt: f64) -> Option<FI> {
+    if !rt.is_finite() {
+        return None;
     }
     let r = FI::point(rt);
-    FI::new(r.mul_f64(1.0 - KAPPA).lo, r.mul_f64(1.0 + KAPPA).hi)
+    Some(FI::new(
+        r.mul_f64(1.0 - KAPPA).lo,
+        r.mul_f64(1.0 + KAPPA).hi,
+    ))
 }
 
-/// e^{ε·d} as a rational enclosure at `prec` bits.
-pub fn exp_eps_d(space: &Space, eps: &Q, u: usize, v: usize, prec: u64) -> Interval {
-    let d = space.enclosure(u, v, prec + 8);
-    let x = d.scale(eps);
-    functions::exp(&x, prec)
-}
-
-/// Decide R ≤ e^{ε d(u,v)} exactly (R = `None` is ∞).
+/// Decide R ≤ e^{ε d(u,v)} exactly (R = `None` is ∞), as ln R ≤ ε·d(u,v): both sides
+/// are enclosed at rising precision (no exponential of a possibly huge ε·d is formed).
 pub fn exact_ratio_vs_bound(p: &Prepared, u: usize, v: usize, r: &Option<Q>, eps: &Q) -> Decision {
     let Some(r) = r else { return Decision::Fails };
+    if *r <= 1u32 {
+        return Decision::Holds; // e^{εd} ≥ 1
+    }
     if p.zero[u * p.n + v] {
-        return if *r <= 1u32 {
-            Decision::Holds
-        } else {
-            Decision::Fails
-        };
+        return Decision::Fails;
     }
     functions::refine(START_PREC, p.max_prec, |prec| {
-        let c = exp_eps_d(p.space, eps, u, v, prec);
-        if *r <= c.lo {
+        let l = functions::ln(&Interval::point(r.clone()), prec)?;
+        let x = p.space.enclosure(u, v, prec).scale(eps);
+        if l.hi <= x.lo {
             Some(Decision::Holds)
-        } else if *r > c.hi {
+        } else if l.lo > x.hi {
             Some(Decision::Fails)
         } else {
             None
@@ -340,10 +338,9 @@ fn filter_pair(p: &Prepared, ratios: &[f64], eps: FI, u: usize, v: usize) -> Dec
     if !(p.safe[u] && p.safe[v]) {
         return Decision::Undecided;
     }
-    let r = ratio_bounds(ratios[u * n + v]);
-    if r.hi.is_infinite() {
+    let Some(r) = ratio_bounds(ratios[u * n + v]) else {
         return Decision::Undecided; // exact path finds the witness
-    }
+    };
     let c = if p.zero[u * n + v] {
         FI::point(1.0)
     } else {
@@ -362,18 +359,19 @@ fn witness(p: &Prepared, u: usize, v: usize, eps: &Q) -> Witness {
     let (_, w) = exact_ratio(p, u, v);
     let lhs = p.h_exact(u, w);
     let hv = p.h_exact(v, w);
-    let c = if p.zero[u * p.n + v] {
-        Interval::point(Q::from(1u32))
+    let rhs = if p.zero[u * p.n + v] {
+        Some(Interval::point(hv))
     } else {
-        exp_eps_d(p.space, eps, u, v, 128)
+        let x = p.space.enclosure(u, v, 136).scale(eps);
+        functions::exp_checked(&x, 128).map(|c| c.scale(&hv))
     };
-    let rhs = c.scale(&hv);
     Witness {
         u,
         v,
         w,
         lhs: (f64_down(&lhs), f64_up(&lhs)),
-        rhs: rhs.to_f64_bounds(),
+        // e^{εd} beyond 2^(2^21): shown as [f64::MAX, ∞]
+        rhs: rhs.map_or((f64::MAX, f64::INFINITY), |r| r.to_f64_bounds()),
     }
 }
 
@@ -847,7 +845,7 @@ pub fn tight_eps_delta(
                     ft.mul(p.dist[i]).exp().lo
                 };
                 // Pure privacy at T for this pair (R ≤ e^{Td}) already gives f(e^{Td}) = 0.
-                if ratio_bounds(ratios[i]).hi <= t_lo
+                if ratio_bounds(ratios[i]).is_some_and(|r| r.hi <= t_lo)
                     || hockey_upper(p.hrow(u), p.hrow(v), t_lo) <= dlo
                 {
                     None

@@ -433,8 +433,10 @@ mod tests {
             prop_assert!(x.neg().contains(&-&a));
             prop_assert!(x.abs().contains(&(&a).abs()));
             prop_assert!(x.sqr().contains(&(&a * &a)));
-            prop_assert!(x.max(&y).contains(if a >= b { &a } else { &b }));
-            prop_assert!(x.min(&y).contains(if a <= b { &a } else { &b }));
+            let mx = if a >= b { &a } else { &b };
+            prop_assert!(x.max(&y).contains(mx));
+            let mn = if a <= b { &a } else { &b };
+            prop_assert!(x.min(&y).contains(mn));
             prop_assert!(x.scale(&b).contains(&(&a * &b)));
             prop_assert!(x.round_outward(k).contains(&a));
             prop_assert!(x.is_subset_of(&x.round_outward(k)));

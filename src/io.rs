@@ -36,6 +36,9 @@ pub struct Limits {
     pub max_bytes: u64,
     /// Largest accepted number of matrix entries n·K (also bounds explicit tables).
     pub max_entries: u64,
+    /// Largest total size, in bits of numerators and denominators, of the exact numbers
+    /// of one matrix (16M entries of `1e-999` would otherwise need 13 GB).
+    pub max_bits: u64,
 }
 
 impl Default for Limits {
@@ -43,6 +46,7 @@ impl Default for Limits {
         Limits {
             max_bytes: 256 << 20,
             max_entries: 16_000_000,
+            max_bits: 1 << 33,
         }
     }
 }
@@ -241,8 +245,12 @@ pub fn number_matrix(
             ),
         ));
     }
-    // Rows are converted in parallel; the first error in row order is reported.
+    // Rows are converted in parallel; the first error in row order is reported. A shared
+    // budget stops conversion once the numbers' total size exceeds `max_bits`.
+    use malachite_base::num::logic::traits::SignificantBits;
     use rayon::prelude::*;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let used = AtomicU64::new(0);
     let rows: Vec<Result<Vec<Q>, InputError>> = a
         .par_iter()
         .enumerate()
@@ -255,7 +263,8 @@ pub fn number_matrix(
                     format!("has {} entries, expected {k}", row.len()),
                 ));
             }
-            row.iter()
+            let out: Vec<Q> = row
+                .iter()
                 .enumerate()
                 .map(|(j, x)| {
                     let ep = || format!("{path}[{i}][{j}]");
@@ -265,7 +274,23 @@ pub fn number_matrix(
                         None => Ok(q),
                     }
                 })
-                .collect()
+                .collect::<Result<_, _>>()?;
+            let bits: u64 = out
+                .iter()
+                .map(|q| {
+                    q.numerator_ref().significant_bits() + q.denominator_ref().significant_bits()
+                })
+                .sum();
+            if used.fetch_add(bits, Ordering::Relaxed) + bits > limits.max_bits {
+                return Err(input_error(
+                    path,
+                    format!(
+                        "exact numbers need more than {} bits in total (--max-bits)",
+                        limits.max_bits
+                    ),
+                ));
+            }
+            Ok(out)
         })
         .collect();
     let mut data = Vec::with_capacity(a.len() * k);

@@ -130,6 +130,7 @@ fn build_exponential(
         &Limits {
             max_bytes: u64::MAX,
             max_entries: u64::MAX,
+            max_bits: u64::MAX,
         },
     )
     .map_err(fail)?;

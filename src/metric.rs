@@ -521,14 +521,14 @@ impl Space {
         v.into_iter().take(r).map(|x| x.1).collect()
     }
 
-    /// Upper bounds on shortest-path lengths from `src` in the graph on the inputs whose
-    /// edges are the pairs `edge(u, v)` says are present, weighted by d. Each value is ≥
-    /// the true shortest-path length (Dijkstra on the upper ends of the enclosures, with
-    /// upward-rounded sums); `f64::INFINITY` marks unreachable inputs.
+    /// Upper bounds on shortest-path lengths from `src` among the inputs, where
+    /// `edge_upper(u, v)` is `Some(w)` with w ≥ d(u, v) for an edge and `None` otherwise.
+    /// Each value is ≥ the true shortest-path length (dense Dijkstra on the upper bounds
+    /// with upward-rounded sums); `f64::INFINITY` marks unreachable inputs.
     pub fn shortest_paths_upper(
         &self,
         src: usize,
-        edge: &dyn Fn(usize, usize) -> bool,
+        edge_upper: &dyn Fn(usize, usize) -> Option<f64>,
     ) -> Vec<f64> {
         let n = self.n_inputs;
         let mut dist = vec![f64::INFINITY; n];
@@ -548,8 +548,11 @@ impl Space {
             }
             done[u] = true;
             for v in 0..n {
-                if !done[v] && v != u && edge(u, v) {
-                    let nd = FI::point(dist[u]).add(FI::point(self.fi(u, v).hi)).hi;
+                if done[v] || v == u {
+                    continue;
+                }
+                if let Some(w) = edge_upper(u, v) {
+                    let nd = FI::point(dist[u]).add(FI::point(w)).hi;
                     if nd < dist[v] {
                         dist[v] = nd;
                     }

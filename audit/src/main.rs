@@ -42,6 +42,9 @@ struct Args {
     /// Largest accepted number of matrix entries n·K.
     #[arg(long, default_value_t = Limits::default().max_entries)]
     max_entries: u64,
+    /// Largest total size in bits of the exact numbers of one matrix.
+    #[arg(long, default_value_t = Limits::default().max_bits)]
+    max_bits: u64,
     /// Largest precision (bits) of the exact fallback before "inconclusive".
     #[arg(long, default_value_t = mdp::privacy::DEFAULT_MAX_PREC)]
     max_precision: u64,
@@ -88,6 +91,7 @@ fn run(args: &Args) -> Result<i32, String> {
     let limits = Limits {
         max_bytes: args.max_bytes,
         max_entries: args.max_entries,
+        max_bits: args.max_bits,
     };
     let bytes = io::read_source(&args.file, &limits).map_err(|e| e.to_string())?;
     let file = io::read_mechanism(&bytes, &limits).map_err(|e| e.to_string())?;

@@ -181,3 +181,30 @@ fn entry_limit_and_bad_flags() {
     assert_eq!(audit(&["/nonexistent/file.json"]).status.code(), Some(2));
     assert_eq!(audit(&[]).status.code(), Some(2));
 }
+
+#[test]
+fn bit_budget_stops_huge_exact_numbers() {
+    let dir = std::env::temp_dir().join(format!("mdp-bits-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join("bits.json");
+    std::fs::write(
+        &p,
+        r#"{"epsilon": 1, "metric": {"kind": "euclidean", "points": [[0], [1]]},
+            "matrix": [["1e-90000", "1"], ["1", "1e-90000"]]}"#,
+    )
+    .unwrap();
+    let out = audit(&["--max-bits", "100000", p.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        e.contains("matrix: exact numbers need more than 100000 bits"),
+        "{e}"
+    );
+    // Within the default budget the same file is audited: a proven failure (the rows
+    // differ by a factor e^{207000} at distance 1).
+    assert_eq!(
+        audit(&["--quiet", p.to_str().unwrap()]).status.code(),
+        Some(1)
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -437,6 +437,36 @@ pub struct EpsEnclosure {
 }
 
 impl EpsEnclosure {
+    /// [0, 0]: no pair seen yet.
+    pub fn zero() -> Self {
+        EpsEnclosure {
+            lo: Q::from(0u32),
+            hi: Some(Q::from(0u32)),
+            pair: None,
+        }
+    }
+    /// +∞, attained by `pair`.
+    pub fn infinite(pair: (usize, usize)) -> Self {
+        EpsEnclosure {
+            lo: Q::from(0u32),
+            hi: None,
+            pair: Some(pair),
+        }
+    }
+    /// Fold in the enclosure `e` of one pair's ε: the max of the lower ends (with its
+    /// pair) and of the upper ends, then the upper end widened to at least
+    /// lo·(1 + [`TARGET_REL_WIDTH`]) so the verification pass has room to prove it.
+    fn absorb(&mut self, e: Interval, pair: (usize, usize)) {
+        if e.lo > self.lo || self.pair.is_none() {
+            self.lo = e.lo.clone().max(self.lo.clone());
+            self.pair = Some(pair);
+        }
+        let hi = self.hi.clone().expect("finite");
+        let want = target_hi(&self.lo).max(e.hi);
+        if want > hi {
+            self.hi = Some(want);
+        }
+    }
     pub fn is_infinite(&self) -> bool {
         self.hi.is_none()
     }
@@ -504,11 +534,7 @@ pub fn tight_pure_eps(p: &Prepared, ratios: &[f64]) -> Result<EpsEnclosure, (usi
         }
     }
     est.sort_by(|a, b| b.0.total_cmp(&a.0));
-    let mut enc = EpsEnclosure {
-        lo: Q::from(0u32),
-        hi: Some(Q::from(0u32)),
-        pair: None,
-    };
+    let mut enc = EpsEnclosure::zero();
     // Candidates: every pair without a finite estimate (up to 64) and the best finite
     // estimates (within 1e-6 of the largest, at most 16). The verification below catches
     // anything the estimates missed, so this choice affects speed only.
@@ -555,34 +581,17 @@ fn absorb_pair(
 ) -> Result<bool, (usize, usize)> {
     let (r, _) = exact_ratio(p, u, v);
     let Some(r) = r else {
-        *enc = EpsEnclosure {
-            lo: Q::from(0u32),
-            hi: None,
-            pair: Some((u, v)),
-        };
+        *enc = EpsEnclosure::infinite((u, v));
         return Ok(true);
     };
     if p.zero[u * p.n + v] {
         if r > 1u32 {
-            *enc = EpsEnclosure {
-                lo: Q::from(0u32),
-                hi: None,
-                pair: Some((u, v)),
-            };
+            *enc = EpsEnclosure::infinite((u, v));
             return Ok(true);
         }
         return Ok(false);
     }
-    let e = eps_of_ratio(p, u, v, &r).ok_or((u, v))?;
-    if e.lo > enc.lo || enc.pair.is_none() {
-        enc.lo = e.lo.clone().max(enc.lo.clone());
-        enc.pair = Some((u, v));
-    }
-    let hi = enc.hi.clone().expect("finite");
-    let want = target_hi(&enc.lo).max(e.hi);
-    if want > hi {
-        enc.hi = Some(want);
-    }
+    enc.absorb(eps_of_ratio(p, u, v, &r).ok_or((u, v))?, (u, v));
     Ok(false)
 }
 
@@ -795,33 +804,12 @@ pub fn tight_eps_delta(
             best_pair = Some((u, v));
         }
     }
-    let mut enc = EpsEnclosure {
-        lo: Q::from(0u32),
-        hi: Some(Q::from(0u32)),
-        pair: None,
-    };
+    let mut enc = EpsEnclosure::zero();
     if let Some((u, v)) = best_pair {
         stats.exact_pairs += 1;
         match exact_pair_eps_delta(p, u, v, delta)? {
-            None => {
-                return Ok((
-                    EpsEnclosure {
-                        lo: Q::from(0u32),
-                        hi: None,
-                        pair: Some((u, v)),
-                    },
-                    stats,
-                ))
-            }
-            Some(e) => {
-                enc.hi = Some(if e.lo > 0u32 {
-                    target_hi(&e.lo).max(e.hi.clone())
-                } else {
-                    e.hi.clone()
-                });
-                enc.lo = e.lo;
-                enc.pair = Some((u, v));
-            }
+            None => return Ok((EpsEnclosure::infinite((u, v)), stats)),
+            Some(e) => enc.absorb(e, (u, v)),
         }
     }
     // Rigorous verification: every pair has ε_uv(δ) ≤ T, i.e. f_uv(e^{T d}) ≤ δ.
@@ -858,25 +846,8 @@ pub fn tight_eps_delta(
     for (u, v) in flagged {
         stats.exact_pairs += 1;
         match exact_pair_eps_delta(p, u, v, delta)? {
-            None => {
-                return Ok((
-                    EpsEnclosure {
-                        lo: Q::from(0u32),
-                        hi: None,
-                        pair: Some((u, v)),
-                    },
-                    stats,
-                ))
-            }
-            Some(e) => {
-                if e.lo > enc.lo {
-                    enc.lo = e.lo.clone();
-                    enc.pair = Some((u, v));
-                }
-                if e.hi > *enc.hi.as_ref().expect("finite") {
-                    enc.hi = Some(e.hi);
-                }
-            }
+            None => return Ok((EpsEnclosure::infinite((u, v)), stats)),
+            Some(e) => enc.absorb(e, (u, v)),
         }
     }
     Ok((enc, stats))

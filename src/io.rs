@@ -301,8 +301,14 @@ pub fn number_matrix(
 }
 
 fn short(q: &Q) -> String {
-    let s = format_rational(q);
-    if s.len() > 30 {
+    use malachite_base::num::logic::traits::SignificantBits;
+    let big = q.numerator_ref().significant_bits() + q.denominator_ref().significant_bits() > 200;
+    let s = if big {
+        String::new()
+    } else {
+        format_rational(q)
+    };
+    if big || s.len() > 30 {
         format!("{:e}", crate::exact::f64_nearest(q))
     } else {
         s

@@ -130,16 +130,18 @@ pub fn format_rational(q: &Q) -> String {
     if *den == 1u32 {
         return q.to_string();
     }
-    // Try a terminating decimal: den = 2^a 5^b.
-    let mut d = den.clone();
+    // Try a terminating decimal: den = 2^a 5^b with a, b ≤ 400 (den < 10^400 < 2^1330;
+    // larger denominators go straight to "p/q", which keeps this linear in the size).
+    use malachite_base::num::logic::traits::SignificantBits;
     let (mut a, mut b) = (0u64, 0u64);
-    while (&d % N::from(2u32)) == 0u32 {
-        d /= N::from(2u32);
-        a += 1;
-    }
-    while (&d % N::from(5u32)) == 0u32 {
-        d /= N::from(5u32);
-        b += 1;
+    let mut d = N::from(0u32);
+    if den.significant_bits() <= 1330 {
+        a = den.trailing_zeros().unwrap_or(0);
+        d = den >> a;
+        while b <= 400 && (&d % N::from(5u32)) == 0u32 {
+            d /= N::from(5u32);
+            b += 1;
+        }
     }
     if d == 1u32 && a.max(b) <= 400 {
         let k = a.max(b);
@@ -231,5 +233,21 @@ mod tests {
         assert_eq!(format_rational(&q(-7, 20)), "-0.35");
         assert_eq!(format_rational(&q(1, 3)), "1/3");
         assert_eq!(format_rational(&q(-1, 3)), "-1/3");
+    }
+}
+
+#[cfg(test)]
+mod regressions {
+    use super::*;
+
+    /// Fuzz finding (parse_number, slow unit "845e-58888"): printing a rational with a huge
+    /// power-of-ten denominator took quadratic time (one bignum division per factor 2);
+    /// now a size check and `trailing_zeros` keep it linear (no timing asserted here).
+    #[test]
+    fn huge_denominators_print_fast() {
+        for s in ["845e-58888", "010e-83990", "-3e-99999"] {
+            let q = parse_rational(s).unwrap();
+            assert_eq!(parse_rational(&format_rational(&q)).unwrap(), q);
+        }
     }
 }

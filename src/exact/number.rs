@@ -93,6 +93,12 @@ pub fn parse_rational(s: &str) -> Result<Q, NumberError> {
     if scale.abs() > MAX_DECIMAL_EXPONENT {
         return Err(err(s, "exponent out of range"));
     }
+    // Fast path (most literals of a mechanism file): mantissa and power of ten in u64.
+    if digits.len() <= 19 && (-19..0).contains(&scale) {
+        let m: u64 = digits.parse().map_err(|_| err(s, "not a decimal"))?;
+        let q = Q::from_unsigneds(m, 10u64.pow(scale.unsigned_abs() as u32));
+        return Ok(if neg { -q } else { q });
+    }
     let m = N::from_str(digits).map_err(|_| err(s, "not a decimal"))?;
     let p = N::from(10u32).pow(scale.unsigned_abs());
     let q = if scale >= 0 {
@@ -248,6 +254,25 @@ mod regressions {
         for s in ["845e-58888", "010e-83990", "-3e-99999"] {
             let q = parse_rational(s).unwrap();
             assert_eq!(parse_rational(&format_rational(&q)).unwrap(), q);
+        }
+    }
+}
+
+#[cfg(test)]
+mod fast_path {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The u64 fast path gives the same rational as the general path: m·10^e computed
+        /// independently with big naturals.
+        #[test]
+        fn decimal_fast_path_is_exact(m in 0u64..u64::MAX, e in -40i64..40, neg: bool) {
+            let lit = format!("{}{m}e{e}", if neg { "-" } else { "" });
+            let ten = N::from(10u32).pow(e.unsigned_abs());
+            let want = if e >= 0 { Q::from(N::from(m) * ten) } else { Q::from_naturals(N::from(m), ten) };
+            let want = if neg { -want } else { want };
+            prop_assert_eq!(parse_rational(&lit).unwrap(), want);
         }
     }
 }

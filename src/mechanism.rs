@@ -3,7 +3,7 @@
 //! matrix M). The auditor works on the exactly row-normalized matrix H (contract:
 //! "Privacy is checked on the row-normalized matrix").
 
-use crate::exact::{f64_nearest, Q};
+use crate::exact::Q;
 
 /// A dense row-major matrix of exact rationals.
 #[derive(Clone, Debug, PartialEq)]
@@ -31,10 +31,6 @@ impl Matrix {
             .into_par_iter()
             .map(|r| self.row(r).iter().sum())
             .collect()
-    }
-    /// Nearest-`f64` copy (for samplers and reports, never for verdicts).
-    pub fn to_f64(&self) -> Vec<f64> {
-        self.data.iter().map(f64_nearest).collect()
     }
 }
 

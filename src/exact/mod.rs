@@ -44,8 +44,3 @@ pub fn f64_nearest(q: &Q) -> f64 {
 pub fn q_from_f64(x: f64) -> Q {
     Q::try_from(x).expect("finite f64")
 }
-
-/// `q` as a small integer if it is one.
-pub fn q_from_u64(x: u64) -> Q {
-    Q::from(x)
-}

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Create benches/.venv and install the benchmark's Python dependencies (idempotent).
+# Create benches/.venv and install the benchmark's Python dependencies (idempotent):
+# qif (libqif), numpy, highspy (HiGHS) from requirements.txt.
 #   bash benches/setup.sh          # from anywhere
 # Needs: python3 (>= 3.9) with venv, network access to PyPI.
 set -euo pipefail
@@ -13,20 +14,25 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 
 # Only talk to PyPI when something is missing (re-runs are fast and offline-safe).
-if ! "$VENV/bin/python" -c 'import qif, numpy' >/dev/null 2>&1; then
-    echo "setup.sh: installing qif and numpy"
+if ! "$VENV/bin/python" -c 'import qif, numpy, highspy' >/dev/null 2>&1; then
+    echo "setup.sh: installing qif, numpy and highspy"
     "$VENV/bin/python" -m pip install --quiet --upgrade pip
     "$VENV/bin/python" -m pip install --quiet -r "$HERE/requirements.txt"
 fi
 
 "$VENV/bin/python" - <<'PY'
-import numpy, qif, sys
-v = getattr(qif, "__version__", None)
-if v is None:
-    try:
-        from importlib.metadata import version
-        v = version("qif")
-    except Exception:
-        v = "?"
-print(f"setup.sh: ok: python {sys.version.split()[0]}, numpy {numpy.__version__}, qif {v}")
+import numpy, qif, highspy, sys
+
+def ver(mod, dist):
+    v = getattr(mod, "__version__", None)
+    if v is None:
+        try:
+            from importlib.metadata import version
+            v = version(dist)
+        except Exception:
+            v = "?"
+    return v
+
+print(f"setup.sh: ok: python {sys.version.split()[0]}, numpy {numpy.__version__}, "
+      f"qif {ver(qif, 'qif')}, highspy {ver(highspy, 'highspy')}")
 PY

@@ -63,8 +63,8 @@ pub struct PackingClaim {
 pub struct Certificate {
     pub claimed_loss: Option<Q>,
     pub packing: Option<PackingClaim>,
-    /// `lower_bound` of kind `lp_dual`: reserved for the LP engine (kept verbatim).
-    pub lp_dual: Option<Value>,
+    /// `lower_bound` of kind `lp_dual` (`spec/lp.md` §5).
+    pub lp_dual: Option<crate::lp::certificate::LpDual>,
     /// `benders`: reserved for the Benders decomposition (kept verbatim).
     pub benders: Option<Value>,
 }
@@ -571,7 +571,7 @@ pub fn mechanism_from_value(v: &Value, limits: &Limits) -> Result<MechanismFile,
     }
     let certificate = match o.get("certificate") {
         None | Some(Value::Null) => Certificate::default(),
-        Some(cv) => certificate_from_value(cv, n)?,
+        Some(cv) => certificate_from_value(cv, n, matrix.cols)?,
     };
     warnings.extend(space.warnings.iter().cloned());
     Ok(MechanismFile {
@@ -640,7 +640,7 @@ fn outputs_from_value(v: &Value, n: usize, limits: &Limits) -> Result<Outputs, I
     }
 }
 
-fn certificate_from_value(v: &Value, n: usize) -> Result<Certificate, InputError> {
+fn certificate_from_value(v: &Value, n: usize, k: usize) -> Result<Certificate, InputError> {
     let o = object(v, "certificate")?;
     let mut c = Certificate::default();
     for (key, val) in o {
@@ -683,7 +683,7 @@ fn certificate_from_value(v: &Value, n: usize) -> Result<Certificate, InputError
                         )?;
                         c.packing = Some(PackingClaim { centers, radius });
                     }
-                    "lp_dual" => c.lp_dual = Some(val.clone()),
+                    "lp_dual" => c.lp_dual = Some(crate::lp::certificate::parse(val, n, k)?),
                     other => {
                         return Err(input_error(
                             format!("{path}.kind"),

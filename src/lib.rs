@@ -12,8 +12,11 @@
 //! * [`privacy`]: pure ε·d privacy, tight ε, (ε,δ) tight ε (Imola et al. eqs. 2, 9, 10);
 //! * [`loss`]: L(M), L_q, expected loss (eqs. 1, 3, 11);
 //! * [`bounds`]: packing lower bounds (Theorem 3, eqs. 7, 8);
+//! * [`lp`]: privacy LPs with directed rounding, a float simplex with lazy rows, exact
+//!   repair and the exactly checked `lp_dual` certificate;
 //! * [`audit`]: the `mdp-audit` checks and report;
-//! * [`mechanisms`]: producers (the exponential and weighted exponential mechanisms);
+//! * [`mechanisms`]: producers (exponential and weighted exponential, OPTMech, PMO,
+//!   SpannerMech);
 //! * [`builtin`]: embedded data sets.
 
 pub mod audit;
@@ -22,6 +25,7 @@ pub mod builtin;
 pub mod exact;
 pub mod io;
 pub mod loss;
+pub mod lp;
 pub mod mechanism;
 pub mod mechanisms;
 pub mod metric;

@@ -11,7 +11,10 @@ use clap::{Parser, Subcommand};
 use mdp::audit::{self, Options, Verdict, EXIT_INPUT};
 use mdp::exact::{parse_rational, Q};
 use mdp::io::{self, Limits};
-use mdp::mechanisms::exponential;
+use mdp::lp::certificate;
+use mdp::lp::mps;
+use mdp::lp::simplex::Round;
+use mdp::mechanisms::{exponential, optimal, spanner};
 use serde_json::json;
 
 #[derive(Parser)]
@@ -44,6 +47,75 @@ enum Cmd {
         #[command(subcommand)]
         mechanism: Mechanism,
     },
+    /// Work with the privacy LPs directly.
+    Lp {
+        #[command(subcommand)]
+        cmd: LpCmd,
+    },
+}
+
+#[derive(Subcommand)]
+enum LpCmd {
+    /// Write a mechanism's full LP (every privacy row) as free MPS, for any solver.
+    Export {
+        #[command(subcommand)]
+        problem: LpProblem,
+    },
+}
+
+#[derive(Subcommand)]
+enum LpProblem {
+    /// OPTMech's LP.
+    Optimal {
+        #[command(flatten)]
+        base: SpaceEps,
+        #[arg(short, long, default_value = "-")]
+        output: String,
+    },
+    /// PMO's LP.
+    Pmo {
+        #[command(flatten)]
+        base: SpaceEps,
+        #[command(flatten)]
+        pmo: PmoArgs,
+        #[arg(short, long, default_value = "-")]
+        output: String,
+    },
+    /// SpannerMech's LP (rows on the greedy (2k−1)-spanner's edges, at ε/(2k−1)).
+    Spanner {
+        #[command(flatten)]
+        base: SpaceEps,
+        #[arg(long, default_value = "2")]
+        k: u32,
+        #[arg(short, long, default_value = "-")]
+        output: String,
+    },
+}
+
+#[derive(clap::Args, Clone)]
+struct SpaceEps {
+    /// Space: `builtin:NAME`, a JSON metric object, or an mdp/1 file.
+    #[arg(long, default_value = mdp::builtin::DEFAULT)]
+    space: String,
+    /// Privacy level ε > 0.
+    #[arg(long)]
+    epsilon: String,
+}
+
+#[derive(clap::Args, Clone)]
+struct PmoArgs {
+    /// Privacy only for pairs with d ≤ η (Qiu's Definition 2.1); default all pairs.
+    #[arg(long)]
+    within: Option<String>,
+    /// JSON array of n prior weights ≥ 0 (default uniform).
+    #[arg(long)]
+    prior: Option<String>,
+    /// JSON n×K cost matrix (default: the distance to the output).
+    #[arg(long)]
+    cost: Option<String>,
+    /// JSON array of input indices that are the outputs (default: all inputs).
+    #[arg(long)]
+    outputs: Option<String>,
 }
 
 #[derive(Subcommand)]
@@ -62,6 +134,42 @@ enum Mechanism {
         /// Output file (`-` for standard output).
         #[arg(short, long, default_value = "-")]
         output: String,
+    },
+    /// OPTMech: the least worst-case loss among ε·d-private mechanisms (Imola et al. §2),
+    /// certified by an exactly checked LP dual.
+    Optimal {
+        #[command(flatten)]
+        base: SpaceEps,
+        /// Output file (`-` for standard output).
+        #[arg(short, long, default_value = "-")]
+        output: String,
+        /// No progress on standard error.
+        #[arg(long)]
+        quiet: bool,
+    },
+    /// PMO: the least expected loss under a prior, privacy for pairs within η (Qiu §2.2).
+    Pmo {
+        #[command(flatten)]
+        base: SpaceEps,
+        #[command(flatten)]
+        pmo: PmoArgs,
+        #[arg(short, long, default_value = "-")]
+        output: String,
+        #[arg(long)]
+        quiet: bool,
+    },
+    /// SpannerMech: OPTMech's rows on a greedy (2k−1)-spanner only, at ε/(2k−1)
+    /// (Imola et al. Appendix A, Theorem 4).
+    Spanner {
+        #[command(flatten)]
+        base: SpaceEps,
+        /// Spanner parameter k ≥ 1 (stretch 2k−1).
+        #[arg(long, default_value = "2")]
+        k: u32,
+        #[arg(short, long, default_value = "-")]
+        output: String,
+        #[arg(long)]
+        quiet: bool,
     },
 }
 
@@ -123,8 +231,13 @@ fn build_exponential(
     };
     let meta = json!({"producer": format!("mdp {}", env!("CARGO_PKG_VERSION")), "mechanism": name, "space": space_spec});
     let doc = io::mechanism_to_value(eps, &space, &matrix, meta);
+    emit(doc, output)
+}
+
+/// Prove a produced document before writing it: it is read back as any peer's file would
+/// be and audited; only a pass is written. Returns the audit report.
+fn emit(doc: serde_json::Value, output: &str) -> Result<audit::Report, String> {
     let text = serde_json::to_string(&doc).expect("serializable");
-    // Prove it before writing it.
     let file = io::read_mechanism(
         text.as_bytes(),
         &Limits {
@@ -144,6 +257,182 @@ fn build_exponential(
         }
     }
     Ok(report)
+}
+
+/// Load the space of an LP mechanism; LP mechanisms need a metric (exit 2 otherwise).
+fn lp_space(spec: &str) -> Result<mdp::metric::Space, String> {
+    let space = io::load_space(spec, &Limits::default()).map_err(fail)?;
+    if let Some((u, v, w)) = space.triangle_violation() {
+        return Err(format!(
+            "--space: not a metric: d({u},{w}) > d({u},{v}) + d({v},{w})"
+        ));
+    }
+    Ok(space)
+}
+
+fn json_file(path: &str, flag: &str) -> Result<serde_json::Value, String> {
+    let bytes = io::read_source(path, &Limits::default()).map_err(|e| format!("{flag}: {e}"))?;
+    io::parse_json(&bytes).map_err(|e| format!("{flag}: {e}"))
+}
+
+fn q_array(v: &serde_json::Value, flag: &str) -> Result<Vec<Q>, String> {
+    let a = v.as_array().ok_or(format!("{flag}: expected a JSON array"))?;
+    a.iter()
+        .enumerate()
+        .map(|(i, x)| io::number(x, &format!("{flag}[{i}]")).map_err(fail))
+        .collect()
+}
+
+/// The PMO parameters from the command line.
+fn pmo_params(a: &PmoArgs) -> Result<(Option<Q>, optimal::PmoParams<'static>), String> {
+    let within = a
+        .within
+        .as_deref()
+        .map(|w| {
+            let q = parse_rational(w).map_err(|e| format!("--within: {e}"))?;
+            if q <= 0u32 {
+                return Err("--within: η must be > 0".to_string());
+            }
+            Ok(q)
+        })
+        .transpose()?;
+    let prior = a
+        .prior
+        .as_deref()
+        .map(|p| q_array(&json_file(p, "--prior")?, "--prior"))
+        .transpose()?;
+    let outputs = a
+        .outputs
+        .as_deref()
+        .map(|p| -> Result<Vec<usize>, String> {
+            let v = json_file(p, "--outputs")?;
+            let arr = v.as_array().ok_or("--outputs: expected a JSON array of indices")?;
+            arr.iter()
+                .enumerate()
+                .map(|(i, x)| {
+                    x.as_u64()
+                        .map(|u| u as usize)
+                        .ok_or(format!("--outputs[{i}]: expected an input index"))
+                })
+                .collect()
+        })
+        .transpose()?;
+    let cost = a
+        .cost
+        .as_deref()
+        .map(|p| -> Result<Vec<Q>, String> {
+            let v = json_file(p, "--cost")?;
+            let rows = v.as_array().ok_or("--cost: expected an n×K JSON array")?;
+            let mut out = vec![];
+            for (i, r) in rows.iter().enumerate() {
+                let r = q_array(r, &format!("--cost[{i}]"))?;
+                if let Some(j) = r.iter().position(|q| *q < 0u32) {
+                    return Err(format!("--cost[{i}][{j}]: costs are ≥ 0"));
+                }
+                out.extend(r);
+            }
+            Ok(out)
+        })
+        .transpose()?;
+    Ok((within, optimal::PmoParams { within: None, prior, cost, outputs }))
+}
+
+fn progress(quiet: bool) -> impl FnMut(&Round) {
+    move |r: &Round| {
+        if !quiet {
+            eprintln!(
+                "lp: round {:>3}: {:>8} rows (+{:>6} violated), objective {:.12}, {:.2} s",
+                r.round, r.rows, r.added, r.objective, r.seconds
+            );
+        }
+    }
+}
+
+/// Write a certified LP mechanism (with its certificate, scope, outputs and loss data) and
+/// print the build summary on standard error.
+#[allow(clippy::too_many_arguments)]
+fn emit_lp(
+    name: &str,
+    space_spec: &str,
+    space: &mdp::metric::Space,
+    eps: &Q,
+    built: &optimal::Built,
+    extra_meta: serde_json::Value,
+    tweak: impl FnOnce(&mut serde_json::Value),
+    output: &str,
+) -> Result<i32, String> {
+    let mut meta = json!({
+        "producer": format!("mdp {}", env!("CARGO_PKG_VERSION")),
+        "mechanism": name,
+        "space": space_spec,
+        "lp": {
+            "objective": built.lp_objective,
+            "rows_total": built.rows_total,
+            "rows_generated": built.rows_generated,
+            "rounds": built.rounds,
+            "uniform_mix": built.t,
+            "seconds_primal": built.seconds_primal,
+            "seconds_dual": built.seconds_dual,
+        }
+    });
+    if let (Some(m), Some(x)) = (meta.as_object_mut(), extra_meta.as_object()) {
+        m.extend(x.clone());
+    }
+    let mut doc = io::mechanism_to_value(eps, space, &built.matrix, meta.clone());
+    if let Some(c) = &built.certificate {
+        doc["certificate"] = json!({"lower_bound": certificate::to_value(c)});
+    }
+    tweak(&mut doc);
+    let report = emit(doc, output)?;
+    let summary = json!({
+        "mechanism": name,
+        "n": space.n(),
+        "verdict": report.verdict,
+        "loss_max": report.loss_max,
+        "expected_loss": report.expected_loss,
+        "certified_lower_bound": built.lower_bound,
+        "lp": meta["lp"],
+    });
+    eprintln!("stats: {summary}");
+    if report.verdict == Verdict::Pass {
+        Ok(0)
+    } else {
+        eprint!(
+            "mdp: the mechanism did not pass its own audit; nothing written\n{}",
+            audit::human(&report)
+        );
+        Ok(1)
+    }
+}
+
+fn build_error(e: optimal::BuildError) -> Result<i32, String> {
+    match e {
+        optimal::BuildError::Input(m) => Err(m),
+        optimal::BuildError::Solver(m) => {
+            eprintln!("mdp: {m}");
+            Ok(EXIT_SOLVER)
+        }
+    }
+}
+
+/// Exit code when the float solver or the repair fails.
+const EXIT_SOLVER: i32 = 4;
+
+fn export(lp: &mdp::lp::model::PrivacyLp, output: &str) -> Result<i32, String> {
+    let mut buf: Vec<u8> = vec![];
+    let rows = mps::write(lp, &mut buf).map_err(|e| e.to_string())?;
+    if output == "-" {
+        use std::io::Write;
+        std::io::stdout().write_all(&buf).map_err(|e| e.to_string())?;
+    } else {
+        std::fs::write(output, buf).map_err(|e| format!("{output}: cannot write: {e}"))?;
+    }
+    eprintln!(
+        "lp export: {} variables, {} privacy rows",
+        lp.n * lp.k() + usize::from(lp.objective == mdp::lp::model::Objective::MaxLoss),
+        rows
+    );
+    Ok(0)
 }
 
 fn run(cli: Cli) -> Result<i32, String> {
@@ -184,8 +473,111 @@ fn run(cli: Cli) -> Result<i32, String> {
                 Ok(1)
             }
         }
+        Cmd::Build {
+            mechanism: Mechanism::Optimal { base, output, quiet },
+        } => {
+            let eps = epsilon(&base.epsilon)?;
+            let space = lp_space(&base.space)?;
+            match optimal::optimal(&space, &eps, MAX_PREC, &mut progress(quiet)) {
+                Ok(b) => emit_lp("optimal", &base.space, &space, &eps, &b, json!({}), |_| {}, &output),
+                Err(e) => build_error(e),
+            }
+        }
+        Cmd::Build {
+            mechanism: Mechanism::Pmo { base, pmo, output, quiet },
+        } => {
+            let eps = epsilon(&base.epsilon)?;
+            let space = lp_space(&base.space)?;
+            let (within, mut params) = pmo_params(&pmo)?;
+            params.within = within.as_ref();
+            let built = match optimal::pmo(&space, &eps, &params, MAX_PREC, &mut progress(quiet)) {
+                Ok(b) => b,
+                Err(e) => return build_error(e),
+            };
+            let n = space.n();
+            let prior = params.prior.clone().unwrap_or_else(|| vec![Q::from(1u32); n]);
+            let tweak = |doc: &mut serde_json::Value| {
+                let mut loss = json!({"prior": prior.iter().map(io::number_value).collect::<Vec<_>>()});
+                if let Some(c) = &params.cost {
+                    let k = c.len() / n;
+                    loss["cost"] = (0..n)
+                        .map(|u| c[u * k..(u + 1) * k].iter().map(io::number_value).collect::<Vec<_>>())
+                        .collect();
+                }
+                doc["loss"] = loss;
+                if let Some(o) = &params.outputs {
+                    doc["outputs"] = json!({"of_inputs": o});
+                }
+                if let Some(w) = &within {
+                    doc["neighbors"] = json!({"within": io::number_value(w)});
+                }
+            };
+            emit_lp("pmo", &base.space, &space, &eps, &built, json!({}), tweak, &output)
+        }
+        Cmd::Build {
+            mechanism: Mechanism::Spanner { base, k, output, quiet },
+        } => {
+            let eps = epsilon(&base.epsilon)?;
+            let space = lp_space(&base.space)?;
+            if k < 1 {
+                return Err("--k: must be ≥ 1".into());
+            }
+            match spanner::spanner_mech(&space, &eps, k, MAX_PREC, &mut progress(quiet)) {
+                Ok((b, edges, stretch)) => emit_lp(
+                    "spanner",
+                    &base.space,
+                    &space,
+                    &eps,
+                    &b,
+                    json!({"k": k, "spanner_edges": edges.len(), "stretch_bound": stretch}),
+                    |_| {},
+                    &output,
+                ),
+                Err(e) => build_error(e),
+            }
+        }
+        Cmd::Lp {
+            cmd: LpCmd::Export { problem },
+        } => match problem {
+            LpProblem::Optimal { base, output } => {
+                let eps = epsilon(&base.epsilon)?;
+                let space = lp_space(&base.space)?;
+                export(&optimal::optimal_lp(&space, &eps, MAX_PREC), &output)
+            }
+            LpProblem::Pmo { base, pmo, output } => {
+                let eps = epsilon(&base.epsilon)?;
+                let space = lp_space(&base.space)?;
+                let (within, mut params) = pmo_params(&pmo)?;
+                params.within = within.as_ref();
+                match optimal::pmo_lp(&space, &eps, &params, MAX_PREC) {
+                    Ok(lp) => export(&lp, &output),
+                    Err(e) => build_error(e),
+                }
+            }
+            LpProblem::Spanner { base, k, output } => {
+                let eps = epsilon(&base.epsilon)?;
+                let space = lp_space(&base.space)?;
+                if k < 1 {
+                    return Err("--k: must be ≥ 1".into());
+                }
+                let (edges, _) = spanner::greedy_spanner(&space, (2 * k - 1) as f64);
+                let lp = mdp::lp::model::PrivacyLp::new(
+                    &space,
+                    eps / Q::from(2 * k - 1),
+                    (0..space.n()).collect(),
+                    mdp::lp::model::Objective::MaxLoss,
+                    None,
+                    mdp::lp::model::PairSet::Edges(&edges),
+                    MAX_PREC,
+                );
+                export(&lp, &output)
+            }
+        },
     }
 }
+
+/// Precision limit (bits) of exact decisions in the LP builders.
+const MAX_PREC: u64 = 4096;
 
 fn main() {
     let code = match run(Cli::parse()) {

@@ -1,3 +1,5 @@
 //! Mechanism families, one module each, named after the papers.
 
 pub mod exponential;
+pub mod optimal;
+pub mod spanner;

@@ -1,0 +1,280 @@
+//! The `lp_dual` certificate: a lower bound on the optimum of a privacy LP, checked in
+//! exact rationals (`spec/lp.md` §5 gives the layout and the proof).
+//!
+//! For any β ≥ 0 with Σβ = 1 (or the file's prior π, for the expected loss) and any
+//! γ ≥ 0 on privacy rows (u, v, k) with (u, v) in the file's scope, weak duality for the
+//! relaxation with constants c_up ≥ e^{ε d} and costs c_dn ≤ c gives
+//!
+//!   every ε·d-private M:  objective(M) ≥ Σ_u α_u,
+//!   α_u = min_k [ w_u c_dn(u,k) + Σ_{(u,v,k)∈γ} γ − Σ_{(v,u,k)∈γ} c_up(v,u) γ ].
+//!
+//! The verifier computes α itself, so **any** tampering with β or γ yields another valid
+//! (possibly weaker) bound; the only claim it checks is `value ≤ Σ α`. A negative γ, a
+//! row outside the scope, u = v, or an index out of range rejects the certificate.
+
+use super::model::exp_eps_d;
+use crate::exact::float::FI;
+use crate::exact::{f64_down, q_from_f64, Q};
+use crate::io::{self, InputError};
+use crate::metric::Space;
+use malachite_base::num::arithmetic::traits::Reciprocal;
+use serde_json::{json, Value};
+use std::cmp::Ordering;
+use std::collections::HashMap;
+
+/// Which optimum the certificate bounds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Bounded {
+    /// max_u L(M, u) (OPTMech).
+    MaxLoss,
+    /// Σ_u π_u L(M, u) / Σ π (PMO).
+    ExpectedLoss,
+}
+
+impl Bounded {
+    pub fn name(self) -> &'static str {
+        match self {
+            Bounded::MaxLoss => "max_loss",
+            Bounded::ExpectedLoss => "expected_loss",
+        }
+    }
+}
+
+/// A parsed `lp_dual` certificate.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LpDual {
+    pub bounded: Bounded,
+    /// The claimed lower bound.
+    pub value: Q,
+    /// β (max loss only): n weights ≥ 0, not all 0 (normalized by their sum).
+    pub beta: Option<Vec<Q>>,
+    /// γ on privacy rows (u, v, k): M[u][k] ≤ c M[v][k].
+    pub gamma: Vec<(usize, usize, usize, Q)>,
+}
+
+fn field<'v>(o: &'v serde_json::Map<String, Value>, key: &str, path: &str) -> Result<&'v Value, InputError> {
+    o.get(key).ok_or_else(|| io::input_error(path, format!("missing field {key:?}")))
+}
+
+fn index(v: &Value, path: &str, limit: usize) -> Result<usize, InputError> {
+    match v.as_u64() {
+        Some(i) if (i as usize) < limit => Ok(i as usize),
+        _ => Err(io::input_error(
+            path,
+            format!("expected an index in 0..{limit}, got {v}"),
+        )),
+    }
+}
+
+/// Parse `certificate.lower_bound` of kind `lp_dual` for an n×K matrix.
+pub fn parse(v: &Value, n: usize, k: usize) -> Result<LpDual, InputError> {
+    let base = "certificate.lower_bound";
+    let o = v
+        .as_object()
+        .ok_or_else(|| io::input_error(base, "expected an object"))?;
+    for key in o.keys() {
+        if !["kind", "objective", "value", "beta", "gamma"].contains(&key.as_str()) {
+            return Err(io::input_error(
+                &format!("{base}.{key}"),
+                "unknown field of an lp_dual certificate",
+            ));
+        }
+    }
+    let bounded = match field(o, "objective", base)?.as_str() {
+        Some("max_loss") => Bounded::MaxLoss,
+        Some("expected_loss") => Bounded::ExpectedLoss,
+        _ => {
+            return Err(io::input_error(
+                &format!("{base}.objective"),
+                "expected \"max_loss\" or \"expected_loss\"",
+            ))
+        }
+    };
+    let value = io::number(field(o, "value", base)?, &format!("{base}.value"))?;
+    let beta = match (bounded, o.get("beta")) {
+        (Bounded::MaxLoss, Some(b)) => {
+            let p = format!("{base}.beta");
+            let a = b
+                .as_array()
+                .ok_or_else(|| io::input_error(&p, "expected an array of n numbers"))?;
+            if a.len() != n {
+                return Err(io::input_error(&p, format!("has {} entries, expected n = {n}", a.len())));
+            }
+            let mut out = Vec::with_capacity(n);
+            for (i, x) in a.iter().enumerate() {
+                let q = io::number(x, &format!("{p}[{i}]"))?;
+                if q < 0u32 {
+                    return Err(io::input_error(&format!("{p}[{i}]"), "negative weight"));
+                }
+                out.push(q);
+            }
+            if out.iter().all(|q| *q == 0u32) {
+                return Err(io::input_error(&p, "all weights are 0"));
+            }
+            Some(out)
+        }
+        (Bounded::MaxLoss, None) => {
+            return Err(io::input_error(base, "max_loss needs field \"beta\""))
+        }
+        (Bounded::ExpectedLoss, Some(_)) => {
+            return Err(io::input_error(
+                &format!("{base}.beta"),
+                "expected_loss uses loss.prior, not beta",
+            ))
+        }
+        (Bounded::ExpectedLoss, None) => None,
+    };
+    let p = format!("{base}.gamma");
+    let g = field(o, "gamma", base)?
+        .as_array()
+        .ok_or_else(|| io::input_error(&p, "expected an array of [u, v, k, value]"))?;
+    let mut gamma = Vec::with_capacity(g.len());
+    for (i, e) in g.iter().enumerate() {
+        let pi = format!("{p}[{i}]");
+        let a = e
+            .as_array()
+            .filter(|a| a.len() == 4)
+            .ok_or_else(|| io::input_error(&pi, "expected [u, v, k, value]"))?;
+        let u = index(&a[0], &format!("{pi}[0]"), n)?;
+        let w = index(&a[1], &format!("{pi}[1]"), n)?;
+        let kk = index(&a[2], &format!("{pi}[2]"), k)?;
+        if u == w {
+            return Err(io::input_error(&pi, "u = v is not a privacy row"));
+        }
+        let x = io::number(&a[3], &format!("{pi}[3]"))?;
+        if x < 0u32 {
+            return Err(io::input_error(&format!("{pi}[3]"), "negative multiplier"));
+        }
+        gamma.push((u, w, kk, x));
+    }
+    Ok(LpDual {
+        bounded,
+        value,
+        beta,
+        gamma,
+    })
+}
+
+/// The JSON form (numbers exact).
+pub fn to_value(c: &LpDual) -> Value {
+    let mut o = json!({
+        "kind": "lp_dual",
+        "objective": c.bounded.name(),
+        "value": io::number_value(&c.value),
+        "gamma": c.gamma.iter().map(|(u, v, k, g)| json!([u, v, k, io::number_value(g)])).collect::<Vec<_>>(),
+    });
+    if let Some(b) = &c.beta {
+        o["beta"] = Value::Array(b.iter().map(io::number_value).collect());
+    }
+    o
+}
+
+/// What the verifier needs from the file: the metric, the claimed ε, the scope, the
+/// outputs' sites (or an explicit cost matrix) and the prior.
+pub struct Problem<'a> {
+    pub space: &'a Space,
+    pub eps: &'a Q,
+    pub within: Option<&'a Q>,
+    /// Site index of each output, for c(u,k) = d(u, site_k).
+    pub sites: Option<&'a [usize]>,
+    /// Explicit n×K costs (row-major), overriding `sites`.
+    pub cost: Option<&'a [Q]>,
+    pub prior: Option<&'a [Q]>,
+    pub max_prec: u64,
+}
+
+/// Why a certificate does not verify (a fail verdict, with this text).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rejected(pub String);
+
+/// Verify exactly; returns the certified bound Σ α_u ≥ the claimed value.
+pub fn verify(c: &LpDual, pb: &Problem, n: usize, k: usize) -> Result<Q, Rejected> {
+    // Objective weights w_u.
+    let w: Vec<Q> = match (c.bounded, &c.beta, pb.prior) {
+        (Bounded::MaxLoss, Some(b), _) => normalized(b),
+        (Bounded::ExpectedLoss, _, Some(p)) => normalized(p),
+        (Bounded::ExpectedLoss, _, None) => {
+            return Err(Rejected("expected_loss bound needs loss.prior in the file".into()))
+        }
+        (Bounded::MaxLoss, None, _) => return Err(Rejected("max_loss bound needs beta".into())),
+    };
+    if pb.cost.is_none() && pb.sites.is_none() {
+        return Err(Rejected("label outputs need loss.cost".into()));
+    }
+    // Costs rounded down: c_dn(u, k) ≤ c(u, k).
+    let cost_dn = |u: usize, kk: usize| -> Q {
+        match (pb.cost, pb.sites) {
+            (Some(c), _) => c[u * k + kk].clone(),
+            (None, Some(s)) => {
+                if pb.space.is_zero(u, s[kk]) {
+                    Q::from(0u32)
+                } else {
+                    q_from_f64(pb.space.fi(u, s[kk]).lo.max(0.0))
+                }
+            }
+            (None, None) => unreachable!("checked above"),
+        }
+    };
+    // Σ over γ per (u, k): + γ for rows (u, ·, k), − c_up γ for rows (·, u, k).
+    let mut adj: HashMap<(usize, usize), Q> = HashMap::new();
+    let mut scope_cache: HashMap<(usize, usize), Q> = HashMap::new();
+    for (i, (u, v, kk, g)) in c.gamma.iter().enumerate() {
+        if *g == 0u32 {
+            continue;
+        }
+        let (u, v, kk) = (*u, *v, *kk);
+        if let Some(eta) = pb.within {
+            if pb.space.cmp_distance(u, v, eta, pb.max_prec) != Some(Ordering::Less)
+                && pb.space.cmp_distance(u, v, eta, pb.max_prec) != Some(Ordering::Equal)
+            {
+                return Err(Rejected(format!(
+                    "gamma[{i}]: pair ({u}, {v}) is not provably within η, so its row is not a constraint of the file's privacy claim"
+                )));
+            }
+        }
+        let cup = match scope_cache.get(&(u, v)) {
+            Some(x) => x.clone(),
+            None => {
+                let fi: FI = exp_eps_d(pb.space, pb.eps, u, v);
+                if !fi.hi.is_finite() {
+                    return Err(Rejected(format!(
+                        "gamma[{i}]: e^(ε·d({u},{v})) overflows; leave this row out"
+                    )));
+                }
+                let x = q_from_f64(fi.hi);
+                scope_cache.insert((u, v), x.clone());
+                x
+            }
+        };
+        *adj.entry((u, kk)).or_insert_with(|| Q::from(0u32)) += g.clone();
+        *adj.entry((v, kk)).or_insert_with(|| Q::from(0u32)) -= cup * g;
+    }
+    let mut total = Q::from(0u32);
+    for u in 0..n {
+        let mut alpha: Option<Q> = None;
+        for kk in 0..k {
+            let mut a = &w[u] * cost_dn(u, kk);
+            if let Some(x) = adj.get(&(u, kk)) {
+                a += x;
+            }
+            if alpha.as_ref().is_none_or(|m| a < *m) {
+                alpha = Some(a);
+            }
+        }
+        total += alpha.unwrap_or_else(|| Q::from(0u32));
+    }
+    if total < c.value {
+        return Err(Rejected(format!(
+            "the certificate proves a bound of {:.17e}, below its claimed value {:.17e}",
+            f64_down(&total),
+            crate::exact::f64_up(&c.value)
+        )));
+    }
+    Ok(total)
+}
+
+fn normalized(x: &[Q]) -> Vec<Q> {
+    let s: Q = x.iter().sum();
+    let r = s.reciprocal();
+    x.iter().map(|q| q * &r).collect()
+}

@@ -1,0 +1,241 @@
+//! The privacy LPs of the papers, assembled with **directed rounding**.
+//!
+//! One model covers the three LP mechanisms:
+//!
+//! * OPTMech (Imola et al. 2022, §2, the LP after eq. (5)): minimize the worst-case loss
+//!   L subject to Σ_k M[u][k] = 1, Σ_k c(u,k) M[u][k] ≤ L and the privacy rows
+//!   M[u][k] ≤ e^{ε d(u,v)} M[v][k] for every ordered pair (u, v) and output k;
+//! * PMO (Bordenabe et al. 2014; Qiu 2024 §2.2, eq. (3)): minimize Σ_u π_u Σ_k c(u,k)
+//!   M[u][k] over N secrets × K outputs with privacy only for pairs with d(u,v) ≤ η;
+//! * SpannerMech (Imola et al. Appendix A): OPTMech's rows restricted to the edges of a
+//!   (2k−1)-spanner, at ε/stretch (Theorem 4).
+//!
+//! Every coefficient is a **dyadic rational stored exactly as an `f64`**: the float solver
+//! sees exactly the rational LP described here, and the exact checker reads the same
+//! numbers. Irrational constants are rounded in the direction that keeps each use sound
+//! (`spec/lp.md` §2):
+//!
+//! * the mechanism's rows use `c_dn ≤ e^{ε d}` (a feasible point is truly private), capped at
+//!   [`C_CAP`] (a smaller constant only tightens the row);
+//! * the relaxation behind a lower bound uses `c_up ≥ e^{ε d}` and costs rounded down;
+//!   rows with `c_up > C_CAP` are left out (dropping rows only weakens the relaxation).
+//!
+//! Rows implied exactly by two others (d(u,z) + d(z,v) = d(u,v), decided in exact
+//! rationals) are pruned: both directions of the argument survive pruning (spec §3).
+
+use crate::exact::float::FI;
+use crate::exact::{f64_down, Q};
+use crate::metric::{ExactDistance, Space};
+use rayon::prelude::*;
+use std::cmp::Ordering;
+
+/// The largest privacy constant given to the float solver (2^20): keeps every row's
+/// coefficients within six orders of magnitude, as microlp asks.
+pub const C_CAP: f64 = 1_048_576.0;
+
+/// What the LP minimizes.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Objective {
+    /// The worst-case loss max_u Σ_k c(u,k) M[u][k] (OPTMech, SpannerMech).
+    MaxLoss,
+    /// The expected loss Σ_u π_u Σ_k c(u,k) M[u][k]; `prior` is normalized to sum 1.
+    Expected { prior: Vec<Q> },
+}
+
+/// A privacy LP: the data every producer, the MPS writer and the dual verifier share.
+pub struct PrivacyLp<'a> {
+    pub space: &'a Space,
+    /// The ε of the privacy rows (ε/stretch for SpannerMech).
+    pub eps: Q,
+    /// Number of inputs (rows of M).
+    pub n: usize,
+    /// Output k is input `outputs[k]` (all inputs for OPTMech; Qiu's O ⊆ R for PMO).
+    pub outputs: Vec<usize>,
+    pub objective: Objective,
+    /// Costs rounded down, n×K (exact dyadics).
+    pub cost_dn: Vec<f64>,
+    /// e^{ε d(u,v)} rounded down and capped at [`C_CAP`] (primal), n×n.
+    pub c_dn: Vec<f64>,
+    /// e^{ε d(u,v)} rounded up (relaxation), n×n; +∞ when it overflows.
+    pub c_up: Vec<f64>,
+    /// The ordered pairs (u, v), u ≠ v, whose rows M[u][k] ≤ c M[v][k] the LP has, after
+    /// scope and pruning.
+    pub pairs: Vec<(usize, usize)>,
+    /// Pairs at distance exactly 0 (their rows must be equal); (u, v) with u < v.
+    pub zero_pairs: Vec<(usize, usize)>,
+}
+
+/// Directed-rounding bounds [lo, hi] on e^{ε d(u,v)} as f64 (rigorous `FI` arithmetic).
+pub fn exp_eps_d(space: &Space, eps: &Q, u: usize, v: usize) -> FI {
+    if space.is_zero(u, v) {
+        return FI::point(1.0);
+    }
+    FI::from_q(eps).mul(space.fi(u, v)).exp()
+}
+
+/// How the pairs of a privacy LP are chosen.
+pub enum PairSet<'b> {
+    /// Every ordered pair of distinct inputs.
+    All,
+    /// Pairs with d(u, v) ≤ η, decided exactly.
+    Within(&'b Q),
+    /// The given undirected edges, both directions (SpannerMech).
+    Edges(&'b [(usize, usize)]),
+}
+
+impl<'a> PrivacyLp<'a> {
+    /// Assemble the LP. `cost`: n×K exact costs, or `None` for c(u,k) = d(u, outputs[k]).
+    /// `max_prec` bounds the exact scope / pruning decisions; an undecidable one keeps the
+    /// row (always sound).
+    pub fn new(
+        space: &'a Space,
+        eps: Q,
+        outputs: Vec<usize>,
+        objective: Objective,
+        cost: Option<&[Q]>,
+        pairs: PairSet,
+        max_prec: u64,
+    ) -> PrivacyLp<'a> {
+        let n = space.n();
+        let k = outputs.len();
+        let cost_dn: Vec<f64> = (0..n)
+            .into_par_iter()
+            .flat_map_iter(|u| {
+                let outputs = &outputs;
+                (0..k).map(move |j| match cost {
+                    Some(c) => f64_down(&c[u * k + j]),
+                    None => {
+                        if space.is_zero(u, outputs[j]) {
+                            0.0
+                        } else {
+                            space.fi(u, outputs[j]).lo.max(0.0)
+                        }
+                    }
+                })
+            })
+            .collect();
+        let cs: Vec<(f64, f64)> = (0..n * n)
+            .into_par_iter()
+            .map(|i| {
+                let (u, v) = (i / n, i % n);
+                if u == v {
+                    return (1.0, 1.0);
+                }
+                let c = exp_eps_d(space, &eps, u, v);
+                (c.lo.clamp(1.0, C_CAP), c.hi)
+            })
+            .collect();
+        let (c_dn, c_up): (Vec<f64>, Vec<f64>) = cs.into_iter().unzip();
+        let mut zero_pairs = vec![];
+        for u in 0..n {
+            for v in u + 1..n {
+                if space.is_zero(u, v) {
+                    zero_pairs.push((u, v));
+                }
+            }
+        }
+        let candidate: Vec<(usize, usize)> = match pairs {
+            PairSet::All => (0..n)
+                .flat_map(|u| (0..n).filter(move |&v| v != u).map(move |v| (u, v)))
+                .collect(),
+            PairSet::Within(eta) => (0..n)
+                .into_par_iter()
+                .flat_map_iter(|u| {
+                    (0..n)
+                        .filter(move |&v| {
+                            v != u
+                                && space.cmp_distance(u, v, eta, max_prec) != Some(Ordering::Greater)
+                        })
+                        .map(move |v| (u, v))
+                })
+                .collect(),
+            PairSet::Edges(edges) => {
+                let mut p: Vec<(usize, usize)> =
+                    edges.iter().flat_map(|&(a, b)| [(a, b), (b, a)]).collect();
+                p.sort_unstable();
+                p.dedup();
+                p
+            }
+        };
+        let pruned = prune_implied(space, &candidate);
+        PrivacyLp {
+            space,
+            eps,
+            n,
+            outputs,
+            objective,
+            cost_dn,
+            c_dn,
+            c_up,
+            pairs: pruned,
+            zero_pairs,
+        }
+    }
+
+    /// Number of outputs K.
+    pub fn k(&self) -> usize {
+        self.outputs.len()
+    }
+
+    /// Objective weight of input u in the primal (1 for max loss; π_u for expected loss).
+    pub fn prior_f64(&self, u: usize) -> f64 {
+        match &self.objective {
+            Objective::MaxLoss => 1.0,
+            Objective::Expected { prior } => crate::exact::f64_nearest(&prior[u]),
+        }
+    }
+}
+
+/// Rational distance, if the metric gives one.
+fn rational(space: &Space, u: usize, v: usize) -> Option<Q> {
+    match space.exact(u, v) {
+        ExactDistance::Rational(q) => Some(q),
+        _ => None,
+    }
+}
+
+/// Drop (u, v) when some z ≠ u, v with (u, z) and (z, v) in the set has
+/// d(u,z) + d(z,v) = d(u,v) exactly (all three distances rational and positive): then
+/// M[u][k] ≤ c(u,z) M[z][k] ≤ c(u,z) c(z,v) M[v][k] ≤ e^{ε d(u,v)} M[v][k] for any
+/// c ≤ e^{εd}, and a relaxation may always lose rows. A float filter picks the
+/// candidates; equality is decided exactly.
+pub fn prune_implied(space: &Space, pairs: &[(usize, usize)]) -> Vec<(usize, usize)> {
+    let n = space.n();
+    let mut present = vec![false; n * n];
+    for &(u, v) in pairs {
+        present[u * n + v] = true;
+    }
+    let approx: Vec<f64> = (0..n * n)
+        .into_par_iter()
+        .map(|i| space.approx(i / n, i % n))
+        .collect();
+    pairs
+        .par_iter()
+        .copied()
+        .filter(|&(u, v)| {
+            let duv = approx[u * n + v];
+            if duv <= 0.0 {
+                return true;
+            }
+            for z in 0..n {
+                if z == u || z == v || !present[u * n + z] || !present[z * n + v] {
+                    continue;
+                }
+                let (a, b) = (approx[u * n + z], approx[z * n + v]);
+                if a <= 0.0 || b <= 0.0 || (a + b - duv).abs() > 1e-9 * duv {
+                    continue;
+                }
+                if let (Some(x), Some(y), Some(w)) = (
+                    rational(space, u, z),
+                    rational(space, z, v),
+                    rational(space, u, v),
+                ) {
+                    if x + y == w {
+                        return false;
+                    }
+                }
+            }
+            true
+        })
+        .collect()
+}

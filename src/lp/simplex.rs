@@ -1,0 +1,275 @@
+//! The floating-point side: microlp's dual simplex on a [`PrivacyLp`], with **lazy
+//! privacy rows** and warm starts, and the dual LP whose solution becomes the `lp_dual`
+//! certificate.
+//!
+//! Floats only *find* candidates here. Nothing this module returns is trusted: the
+//! primal goes through [`super::repair`] and the exact audit, the dual through
+//! [`super::certificate::verify`] (`spec/lp.md` §4–§5).
+//!
+//! Lazy rows (issue 3, item 4): start from every row of each input's `initial_neighbours`
+//! nearest neighbours, solve, separate the rows the float solution violates (per
+//! (u, k) the most violated pair), add them to the warm solver (microlp's dual simplex
+//! re-optimizes from the previous basis), repeat until no row is violated by more than
+//! [`SEPARATION_TOL`].
+
+use super::model::{Objective, PrivacyLp};
+use microlp::{ComparisonOp, OptimizationDirection, Problem, SolveOptions, Variable};
+use rayon::prelude::*;
+use std::time::Instant;
+
+/// A row counts as violated when M[u][k] − c M[v][k] exceeds this.
+pub const SEPARATION_TOL: f64 = 1e-9;
+/// microlp's feasibility tolerance for our solves.
+pub const FEASIBILITY_TOL: f64 = 1e-9;
+
+/// Progress of a lazy solve, reported once per round.
+#[derive(Clone, Debug)]
+pub struct Round {
+    pub round: usize,
+    pub rows: usize,
+    pub added: usize,
+    pub objective: f64,
+    pub seconds: f64,
+}
+
+/// A float primal of a privacy LP.
+#[derive(Clone, Debug)]
+pub struct Primal {
+    /// M, n×K row-major.
+    pub m: Vec<f64>,
+    pub objective: f64,
+    /// The privacy rows (u, v, k) the final LP held.
+    pub rows: Vec<(u32, u32, u32)>,
+    pub rounds: usize,
+    pub seconds: f64,
+}
+
+/// A float dual of a privacy LP (the certificate's content before verification).
+#[derive(Clone, Debug)]
+pub struct Dual {
+    /// β: weights of the loss rows (MaxLoss only).
+    pub beta: Option<Vec<f64>>,
+    /// γ ≥ 0 on privacy rows (u, v, k): nonzero entries only.
+    pub gamma: Vec<(u32, u32, u32, f64)>,
+    pub objective: f64,
+    pub seconds: f64,
+}
+
+/// The LP solver failed (numerical trouble, or the LP is infeasible / unbounded, which
+/// the privacy LPs never are: the uniform mechanism is feasible and costs are ≥ 0).
+#[derive(Debug)]
+pub struct SolveError(pub String);
+
+impl std::fmt::Display for SolveError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "LP solver: {}", self.0)
+    }
+}
+
+fn options() -> SolveOptions {
+    let mut o = SolveOptions::default();
+    o.tolerances.feasibility = FEASIBILITY_TOL;
+    o
+}
+
+fn err(e: impl std::fmt::Display) -> SolveError {
+    SolveError(e.to_string())
+}
+
+/// The rows (u, v, k) for every pair among each input's `r` nearest neighbours in the
+/// LP's pair set.
+fn initial_rows(lp: &PrivacyLp, r: usize) -> Vec<(u32, u32, u32)> {
+    let n = lp.n;
+    let mut by_u: Vec<Vec<usize>> = vec![vec![]; n];
+    for &(u, v) in &lp.pairs {
+        by_u[u].push(v);
+    }
+    let mut rows = vec![];
+    for (u, vs) in by_u.iter_mut().enumerate() {
+        vs.sort_by(|&a, &b| lp.space.approx(u, a).total_cmp(&lp.space.approx(u, b)));
+        for &v in vs.iter().take(r) {
+            for k in 0..lp.k() {
+                rows.push((u as u32, v as u32, k as u32));
+            }
+        }
+    }
+    rows
+}
+
+/// Per (u, k), the pair of the LP whose row the values violate most (by more than
+/// [`SEPARATION_TOL`]) and is not yet present.
+pub fn separate(lp: &PrivacyLp, m: &[f64], present: &std::collections::HashSet<(u32, u32, u32)>) -> Vec<(u32, u32, u32)> {
+    let (n, kk) = (lp.n, lp.k());
+    let mut by_u: Vec<Vec<usize>> = vec![vec![]; n];
+    for &(u, v) in &lp.pairs {
+        by_u[u].push(v);
+    }
+    (0..n)
+        .into_par_iter()
+        .flat_map_iter(|u| {
+            let by_u = &by_u;
+            (0..kk).filter_map(move |k| {
+                let mut best = (SEPARATION_TOL, usize::MAX);
+                for &v in &by_u[u] {
+                    let viol = m[u * kk + k] - lp.c_dn[u * n + v] * m[v * kk + k];
+                    if viol > best.0 && !present.contains(&(u as u32, v as u32, k as u32)) {
+                        best = (viol, v);
+                    }
+                }
+                (best.1 != usize::MAX).then_some((u as u32, best.1 as u32, k as u32))
+            })
+        })
+        .collect()
+}
+
+/// Solve the primal with lazy rows. `progress` is called after every round.
+pub fn solve_primal(
+    lp: &PrivacyLp,
+    initial_neighbours: usize,
+    progress: &mut dyn FnMut(&Round),
+) -> Result<Primal, SolveError> {
+    let start = Instant::now();
+    let (n, kk) = (lp.n, lp.k());
+    let mut p = Problem::new(OptimizationDirection::Minimize);
+    let max_loss = lp.objective == Objective::MaxLoss;
+    let l = max_loss.then(|| p.add_var(1.0, (0.0, f64::INFINITY)));
+    let m: Vec<Variable> = (0..n * kk)
+        .map(|i| {
+            let obj = if max_loss {
+                0.0
+            } else {
+                lp.prior_f64(i / kk) * lp.cost_dn[i]
+            };
+            p.add_var(obj, (0.0, 1.0))
+        })
+        .collect();
+    for u in 0..n {
+        let row: Vec<(Variable, f64)> = (0..kk).map(|k| (m[u * kk + k], 1.0)).collect();
+        p.add_constraint(row, ComparisonOp::Eq, 1.0);
+        if let Some(l) = l {
+            let mut row: Vec<(Variable, f64)> = (0..kk)
+                .filter(|&k| lp.cost_dn[u * kk + k] != 0.0)
+                .map(|k| (m[u * kk + k], lp.cost_dn[u * kk + k]))
+                .collect();
+            row.push((l, -1.0));
+            p.add_constraint(row, ComparisonOp::Le, 0.0);
+        }
+    }
+    let privacy_row = |(u, v, k): (u32, u32, u32)| {
+        let (u, v, k) = (u as usize, v as usize, k as usize);
+        [(m[u * kk + k], 1.0), (m[v * kk + k], -lp.c_dn[u * n + v])]
+    };
+    let mut rows = initial_rows(lp, initial_neighbours);
+    for &r in &rows {
+        p.add_constraint(privacy_row(r), ComparisonOp::Le, 0.0);
+    }
+    let mut present: std::collections::HashSet<(u32, u32, u32)> = rows.iter().copied().collect();
+    let mut sol = p
+        .solve_with(options())
+        .map_err(err)?
+        .into_solution()
+        .map_err(|_| SolveError("interrupted".into()))?;
+    let mut round = 0;
+    loop {
+        let values: Vec<f64> = m.iter().map(|&v| sol.var_value(v)).collect();
+        let new = separate(lp, &values, &present);
+        progress(&Round {
+            round,
+            rows: rows.len(),
+            added: new.len(),
+            objective: sol.objective(),
+            seconds: start.elapsed().as_secs_f64(),
+        });
+        if new.is_empty() {
+            return Ok(Primal {
+                m: values,
+                objective: sol.objective(),
+                rows,
+                rounds: round + 1,
+                seconds: start.elapsed().as_secs_f64(),
+            });
+        }
+        for r in new {
+            sol = sol
+                .add_constraint(privacy_row(r), ComparisonOp::Le, 0.0)
+                .map_err(err)?
+                .into_solution()
+                .map_err(|_| SolveError("interrupted".into()))?;
+            present.insert(r);
+            rows.push(r);
+        }
+        round += 1;
+    }
+}
+
+/// Solve the dual of the relaxation on the given privacy rows (`c_up`, costs rounded
+/// down; rows with c_up > C_CAP left out):
+///
+/// max Σ_u α_u  s.t.  α_u − w_u c(u,k) − Σ_{(u,v,k)} γ + Σ_{(v,u,k)} c_up(v,u) γ ≤ 0  ∀(u,k),
+/// w = β with Σβ = 1, β ≥ 0 (MaxLoss) or w = π (Expected); γ ≥ 0.
+pub fn solve_dual(lp: &PrivacyLp, rows: &[(u32, u32, u32)]) -> Result<Dual, SolveError> {
+    let start = Instant::now();
+    let (n, kk) = (lp.n, lp.k());
+    let max_loss = lp.objective == Objective::MaxLoss;
+    let mut p = Problem::new(OptimizationDirection::Maximize);
+    let alpha: Vec<Variable> = (0..n)
+        .map(|_| p.add_var(1.0, (f64::NEG_INFINITY, f64::INFINITY)))
+        .collect();
+    let beta: Option<Vec<Variable>> =
+        max_loss.then(|| (0..n).map(|_| p.add_var(0.0, (0.0, f64::INFINITY))).collect());
+    let kept: Vec<(u32, u32, u32)> = rows
+        .iter()
+        .copied()
+        .filter(|&(u, v, _)| lp.c_up[u as usize * n + v as usize] <= super::model::C_CAP)
+        .collect();
+    let gamma: Vec<Variable> = kept
+        .iter()
+        .map(|_| p.add_var(0.0, (0.0, f64::INFINITY)))
+        .collect();
+    // Column entries per (u, k).
+    let mut entries: Vec<Vec<(Variable, f64)>> = vec![vec![]; n * kk];
+    for (i, &(u, v, k)) in kept.iter().enumerate() {
+        let (u, v, k) = (u as usize, v as usize, k as usize);
+        entries[u * kk + k].push((gamma[i], -1.0));
+        entries[v * kk + k].push((gamma[i], lp.c_up[u * n + v]));
+    }
+    for u in 0..n {
+        for k in 0..kk {
+            let mut row = std::mem::take(&mut entries[u * kk + k]);
+            row.push((alpha[u], 1.0));
+            let c = lp.cost_dn[u * kk + k];
+            match &beta {
+                Some(b) => {
+                    if c != 0.0 {
+                        row.push((b[u], -c));
+                    }
+                    p.add_constraint(row, ComparisonOp::Le, 0.0);
+                }
+                None => p.add_constraint(row, ComparisonOp::Le, lp.prior_f64(u) * c),
+            }
+        }
+    }
+    if let Some(b) = &beta {
+        let row: Vec<(Variable, f64)> = b.iter().map(|&v| (v, 1.0)).collect();
+        p.add_constraint(row, ComparisonOp::Eq, 1.0);
+    }
+    let sol = p
+        .solve_with(options())
+        .map_err(err)?
+        .into_solution()
+        .map_err(|_| SolveError("interrupted".into()))?;
+    let gamma_values = kept
+        .iter()
+        .zip(&gamma)
+        .filter_map(|(&(u, v, k), &g)| {
+            let x = sol.var_value(g);
+            (x > 0.0).then_some((u, v, k, x))
+        })
+        .collect();
+    Ok(Dual {
+        beta: beta.map(|b| b.iter().map(|&v| sol.var_value(v).max(0.0)).collect()),
+        gamma: gamma_values,
+        objective: sol.objective(),
+        seconds: start.elapsed().as_secs_f64(),
+    })
+}

@@ -63,9 +63,11 @@ pub fn greedy_spanner(space: &Space, t: f64) -> (Vec<(usize, usize)>, Vec<f64>) 
     (edges, dg)
 }
 
-/// A rigorous upper bound on the stretch max d_G(u,v)/d(u,v) over pairs with d > 0
-/// (`None` if some pair is disconnected or a distance-0 pair has no 0-length path).
-pub fn verify_stretch(space: &Space, edges: &[(usize, usize)]) -> Option<f64> {
+/// Prove that the spanner's stretch is ≤ `t`: for every pair, either (u, v) is an edge
+/// (d_G = d), or a path's upward-rounded length is ≤ t × the downward-rounded d(u, v).
+/// Returns the largest proven ratio bound (1 when every pair is an edge), or the first pair
+/// that could not be proven.
+pub fn verify_stretch(space: &Space, edges: &[(usize, usize)], t: f64) -> Result<f64, (usize, usize)> {
     let n = space.n();
     let mut adj = vec![false; n * n];
     for &(u, v) in edges {
@@ -77,23 +79,17 @@ pub fn verify_stretch(space: &Space, edges: &[(usize, usize)]) -> Option<f64> {
     for u in 0..n {
         let dg = space.shortest_paths_upper(u, &edge_upper);
         for v in 0..n {
-            if v == u {
+            if v == u || adj[u * n + v] {
                 continue;
             }
             let d = dist_fi(space, u, v);
-            if d.hi == 0.0 {
-                if dg[v] != 0.0 {
-                    return None;
-                }
-                continue;
-            }
-            if !dg[v].is_finite() || d.lo <= 0.0 {
-                return None;
+            if !(dg[v].is_finite() && d.lo > 0.0 && dg[v] <= mul_down(t, d.lo)) {
+                return Err((u, v));
             }
             worst = worst.max(FI::point(dg[v]).div(FI::point(d.lo)).hi);
         }
     }
-    Some(worst)
+    Ok(worst)
 }
 
 /// SpannerMech with stretch 2k − 1. Returns the mechanism, the edges and the verified
@@ -110,13 +106,9 @@ pub fn spanner_mech(
     }
     let t = (2 * k - 1) as f64;
     let (edges, _) = greedy_spanner(space, t);
-    let stretch = verify_stretch(space, &edges)
-        .ok_or_else(|| BuildError::Solver("spanner stretch could not be verified".into()))?;
-    if stretch > t {
-        return Err(BuildError::Solver(format!(
-            "spanner stretch bound {stretch} exceeds 2k−1 = {t}"
-        )));
-    }
+    let stretch = verify_stretch(space, &edges, t).map_err(|(u, v)| {
+        BuildError::Solver(format!("spanner stretch ≤ {t} not proven at pair ({u}, {v})"))
+    })?;
     let eps_run = eps / Q::from(2 * k - 1);
     let lp = PrivacyLp::new(
         space,

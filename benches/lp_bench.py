@@ -114,9 +114,13 @@ def euclid(P: np.ndarray) -> np.ndarray:
 
 
 def haversine(P: np.ndarray, R: float = EARTH_RADIUS_KM) -> np.ndarray:
-    lat, lon = np.radians(P[:, 0]), np.radians(P[:, 1])
-    dlat = lat[:, None] - lat[None, :]
-    dlon = lon[:, None] - lon[None, :]
+    """Float64 haversine, km. The differences are taken in degrees *before* the conversion
+    to radians: for nearby points that subtraction is exact (Sterbenz), whereas subtracting
+    two converted latitudes of ~0.73 rad leaves an absolute error of ~1e-16 on a Δ of ~1e-4
+    rad, i.e. a relative error of up to ~1e-13 in short distances."""
+    lat = np.radians(P[:, 0])
+    dlat = np.radians(P[:, 0][:, None] - P[:, 0][None, :])
+    dlon = np.radians(P[:, 1][:, None] - P[:, 1][None, :])
     a = np.sin(dlat / 2) ** 2 + np.cos(lat)[:, None] * np.cos(lat)[None, :] * np.sin(dlon / 2) ** 2
     D = 2 * R * np.arcsin(np.sqrt(np.clip(a, 0.0, 1.0)))
     np.fill_diagonal(D, 0.0)
@@ -350,6 +354,17 @@ def read_progress(path: Path) -> dict:
     return out
 
 
+def parse_stats_line(stderr: str) -> dict:
+    """The last `stats: {json}` line that `mdp build optimal|pmo` prints on stderr."""
+    for line in reversed((stderr or "").splitlines()):
+        if line.startswith("stats:"):
+            try:
+                return json.loads(line[len("stats:"):])
+            except Exception:
+                return {}
+    return {}
+
+
 def run_ours_build(args, which: str, space_file: Path, eps: float, out: Path, prog: Path | None) -> dict:
     base = [args.mdp_bin, "build", which, "--space", space_file, "--epsilon", repr(float(eps)), "-o", out]
     res = {"progress_flag": False}
@@ -368,11 +383,20 @@ def run_ours_build(args, which: str, space_file: Path, eps: float, out: Path, pr
                 "stderr": r["stderr"]})
     if r["status"] == "failed":
         res["error"] = first_line(r["stderr"])
+    st = parse_stats_line(r["stderr"])
+    if st:
+        lp = st.get("lp") if isinstance(st.get("lp"), dict) else {}
+        for k in ("rows_generated", "rows_total", "rounds", "seconds_primal", "seconds_dual",
+                  "uniform_mix", "objective"):
+            if k in lp:
+                res["lp_" + k if k == "objective" else k] = lp[k]
+        if "certified_lower_bound" in st:
+            res["stats_lower_bound"] = st["certified_lower_bound"]
     rg = _last_match(ROWS_RES, r["stderr"])
-    if rg is not None:
+    if rg is not None and "rows_generated" not in res:
         res["rows_generated"] = rg
     rt = _last_match(ROWS_TOTAL_RES, r["stderr"])
-    if rt is not None:
+    if rt is not None and "rows_total" not in res:
         res["rows_total"] = rt
     if res["progress_flag"] and prog is not None:
         p = read_progress(prog)
@@ -462,9 +486,12 @@ def bench_optimal(args, space: str, n: int, eps: float, sfile: Path, work: Path)
     row["ours_status"] = ours["status"]
     row["ours_seconds"] = secs(ours)
     row["ours_error"] = ours.get("error", "")
-    row["rows_generated"] = ours.get("rows_generated")
-    row["rows_total"] = ours.get("rows_total")
-    row["ours_stderr_tail"] = " | ".join((ours.get("stderr") or "").strip().splitlines()[-3:])[:400]
+    for k in ("rows_generated", "rows_total", "rounds", "seconds_primal", "seconds_dual",
+              "uniform_mix", "lp_objective"):
+        row[k] = ours.get(k)
+    if ours["status"] != "ok" or row["rows_generated"] is None:
+        row["ours_stderr_tail"] = " | ".join(
+            (ours.get("stderr") or "").strip().splitlines()[-3:])[:400]
     if ours["status"] == "ok":
         a = run_audit(args, out)
         row.update({
@@ -529,6 +556,22 @@ def bench_optimal(args, space: str, n: int, eps: float, sfile: Path, work: Path)
     return row
 
 
+def float_max_rel_violation(C: np.ndarray, D: np.ndarray, eps: float) -> float:
+    """max over u != v, w of C[u][w] / (e^(eps d(u,v)) C[v][w]) − 1, in float64 (≤ 0: no
+    violation at float precision); 0/0 entries are skipped, x/0 with x > 0 gives inf."""
+    n = C.shape[0]
+    E = np.exp(eps * D)
+    worst = -math.inf
+    for u in range(n):
+        B = E[u][:, None] * C  # B[v][w] = e^(eps d(u,v)) C[v][w]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            R = C[u][None, :] / B - 1.0
+        R[u, :] = -math.inf
+        R = np.where(np.isnan(R), -math.inf, R)
+        worst = max(worst, float(R.max()))
+    return worst
+
+
 def mdp1_doc(eps: float, metric: dict, C: np.ndarray, n: int) -> dict:
     return {"format": "mdp/1", "epsilon": float(eps), "metric": metric,
             "matrix": C.tolist(), "loss": {"prior": [1.0] * n},
@@ -545,7 +588,8 @@ def bench_pmo(args, space: str, n: int, eps: float, sfile: Path, metric: dict, D
     row["ours_status"] = ours["status"]
     row["ours_seconds"] = secs(ours)
     row["ours_error"] = ours.get("error", "")
-    row["rows_generated"] = ours.get("rows_generated")
+    for k in ("rows_generated", "rows_total", "rounds", "seconds_primal", "seconds_dual"):
+        row[k] = ours.get(k)
     if ours["status"] == "ok":
         a = run_audit(args, out)
         row["ours_verdict"] = a.get("verdict")
@@ -586,6 +630,7 @@ def bench_pmo(args, space: str, n: int, eps: float, sfile: Path, metric: dict, D
             row["qif_min_entry"] = float(C.min())
             row["qif_row_sum_dev"] = float(np.abs(C.sum(axis=1) - 1).max())
             row["qif_is_private_self"] = q.get("qif_is_private")
+            row["qif_max_rel_violation"] = float_max_rel_violation(C, D, eps)
             qfile = work / f"{tag}_qif_pmo.json"
             write_json(qfile, mdp1_doc(eps, metric, C, n))
             a = run_audit(args, qfile)
@@ -680,7 +725,8 @@ def machine_info(args) -> dict:
 
 GROWTH_CSV = ["space", "n", "eps", "ours_status", "ours_seconds", "ours_verdict", "ours_loss",
               "certified_lower_bound", "certified_gap", "certified_gap_rel", "lp_dual",
-              "audit_seconds", "rows_generated", "rows_total", "export_seconds", "mps_mib",
+              "audit_seconds", "rows_generated", "rows_total", "rounds", "seconds_primal",
+              "seconds_dual", "uniform_mix", "lp_objective", "export_seconds", "mps_mib",
               "lp_rows", "lp_cols",
               "highs_simplex_status", "highs_simplex_seconds", "highs_simplex_solve_seconds",
               "highs_simplex_obj", "highs_simplex_iters", "rel_diff_simplex",
@@ -698,11 +744,14 @@ GROWTH_MD = [("space", "space", None), ("n", "n", "d"), ("eps", "ε", ".4g"),
              ("highs_ipm_seconds", "HiGHS IPM s", ".3f"),
              ("highs_ipm_obj", "HiGHS IPM obj", ".9g"),
              ("ratio_highs_ipm_over_ours", "HiGHS IPM / ours", ".2f"),
-             ("rows_generated", "rows generated", None), ("lp_rows", "LP rows (MPS)", None)]
+             ("rows_generated", "rows generated", None), ("rows_total", "privacy rows", None),
+             ("rounds", "rounds", None), ("seconds_primal", "ours primal s", ".2f"),
+             ("seconds_dual", "ours dual s", ".2f")]
 PMO_CSV = ["space", "n", "eps", "ours_status", "ours_seconds", "ours_verdict", "ours_loss",
            "ours_expected_loss_audit", "ours_expected_loss_float", "certified_lower_bound",
-           "lp_dual", "rows_generated", "qif_status", "qif_seconds", "qif_loss", "qif_verdict",
-           "qif_failed_checks", "qif_is_private_self", "qif_min_entry", "qif_row_sum_dev",
+           "lp_dual", "rows_generated", "rows_total", "rounds", "seconds_primal", "seconds_dual",
+           "qif_status", "qif_seconds", "qif_loss", "qif_verdict",
+           "qif_failed_checks", "qif_is_private_self", "qif_max_rel_violation", "qif_min_entry", "qif_row_sum_dev",
            "qif_expected_loss_audit", "rel_diff_ours_qif", "ratio_qif_over_ours",
            "highs_ipm_seconds", "highs_ipm_obj", "ours_error", "qif_error", "ours_fail_detail",
            "qif_fail_detail"]
@@ -713,9 +762,12 @@ PMO_MD = [("space", "space", None), ("n", "n", "d"), ("eps", "ε", ".4g"),
           ("qif_seconds", "qif s", ".3f"), ("qif_loss", "qif E[loss]", ".9g"),
           ("qif_verdict", "qif output: mdp-audit", None),
           ("qif_is_private_self", "qif is_private", None),
+          ("qif_max_rel_violation", "qif max rel. violation (float)", ".1e"),
           ("rel_diff_ours_qif", "(ours−qif)/qif", ".2e"),
           ("ratio_qif_over_ours", "qif / ours", ".2f"),
-          ("highs_ipm_obj", "HiGHS IPM obj", ".9g")]
+          ("highs_ipm_seconds", "HiGHS IPM s", ".3f"),
+          ("highs_ipm_obj", "HiGHS IPM obj", ".9g"),
+          ("rows_generated", "rows generated", None)]
 
 
 def cell(v, spec):
@@ -809,7 +861,10 @@ def write_reports(args, info, growth, pmo, spaces_desc, notes) -> None:
               "from the same coordinates (numpy), timed around the call only, in a child "
               "process (so the interpreter start and import are not counted). Its matrix is "
               "written as mdp/1 (repr(float), loss.prior uniform) and checked by `mdp-audit`; "
-              "'qif is_private' is libqif's own float check of its output.",
+              "'qif is_private' is libqif's own float check of its output (relative tolerance "
+              "≈ 2.2e-14 on the log ratio); 'qif max rel. violation (float)' = max over u ≠ v, "
+              "w of C[u][w] / (e^(ε·d(u,v))·C[v][w]) − 1 in float64 with numpy's D (> 0: a "
+              "violated constraint at float precision).",
               "- E[loss] = Σ_x π_x Σ_y C[x][y]·d(x,y): ours from mdp-audit's expected_loss "
               "(upper end), qif's in float64 numpy.", ""]
         L += ["## Results", ""]

@@ -8,9 +8,9 @@
 //!
 //! Lazy rows (issue 3, item 4): start from every row of each input's `initial_neighbours`
 //! nearest neighbours, solve, separate the rows the float solution violates (per
-//! (u, k) the most violated pair), add them to the warm solver (microlp's dual simplex
-//! re-optimizes from the previous basis), repeat until no row is violated by more than
-//! [`SEPARATION_TOL`].
+//! (u, k) the [`PER_ENTRY`] most violated pairs), add them (warm: microlp's dual simplex
+//! re-optimizes from the previous basis; or, past [`WARM_LIMIT`] rows, one fresh solve),
+//! repeat until no row is violated by more than [`SEPARATION_TOL`].
 
 use super::model::{Objective, PrivacyLp};
 use microlp::{ComparisonOp, OptimizationDirection, Problem, SolveOptions, Variable};
@@ -96,8 +96,8 @@ fn initial_rows(lp: &PrivacyLp, r: usize) -> Vec<(u32, u32, u32)> {
     rows
 }
 
-/// Per (u, k), the pair of the LP whose row the values violate most (by more than
-/// [`SEPARATION_TOL`]) and is not yet present.
+/// Per (u, k), the [`PER_ENTRY`] pairs of the LP whose rows the values violate most (by
+/// more than [`SEPARATION_TOL`]) and are not yet present.
 pub fn separate(lp: &PrivacyLp, m: &[f64], present: &std::collections::HashSet<(u32, u32, u32)>) -> Vec<(u32, u32, u32)> {
     let (n, kk) = (lp.n, lp.k());
     let mut by_u: Vec<Vec<usize>> = vec![vec![]; n];
@@ -108,19 +108,24 @@ pub fn separate(lp: &PrivacyLp, m: &[f64], present: &std::collections::HashSet<(
         .into_par_iter()
         .flat_map_iter(|u| {
             let by_u = &by_u;
-            (0..kk).filter_map(move |k| {
-                let mut best = (SEPARATION_TOL, usize::MAX);
-                for &v in &by_u[u] {
-                    let viol = m[u * kk + k] - lp.c_dn[u * n + v] * m[v * kk + k];
-                    if viol > best.0 && !present.contains(&(u as u32, v as u32, k as u32)) {
-                        best = (viol, v);
-                    }
-                }
-                (best.1 != usize::MAX).then_some((u as u32, best.1 as u32, k as u32))
+            (0..kk).flat_map(move |k| {
+                let mut viol: Vec<(f64, usize)> = by_u[u]
+                    .iter()
+                    .map(|&v| (m[u * kk + k] - lp.c_dn[u * n + v] * m[v * kk + k], v))
+                    .filter(|&(x, v)| {
+                        x > SEPARATION_TOL && !present.contains(&(u as u32, v as u32, k as u32))
+                    })
+                    .collect();
+                viol.sort_by(|a, b| b.0.total_cmp(&a.0));
+                viol.truncate(PER_ENTRY);
+                viol.into_iter().map(move |(_, v)| (u as u32, v as u32, k as u32))
             })
         })
         .collect()
 }
+
+/// Rows added per (u, k) and round: the most violated ones (measured in spec/lp.md §4).
+pub const PER_ENTRY: usize = 3;
 
 /// Solve the primal with lazy rows. `progress` is called after every round.
 pub fn solve_primal(
@@ -128,7 +133,71 @@ pub fn solve_primal(
     initial_neighbours: usize,
     progress: &mut dyn FnMut(&Round),
 ) -> Result<Primal, SolveError> {
+    solve_primal_from(lp, initial_rows(lp, initial_neighbours), progress)
+}
+
+/// [`solve_primal`] starting from the given rows.
+pub fn solve_primal_from(
+    lp: &PrivacyLp,
+    mut rows: Vec<(u32, u32, u32)>,
+    progress: &mut dyn FnMut(&Round),
+) -> Result<Primal, SolveError> {
     let start = Instant::now();
+    let (mut sol, m) = solve_fresh(lp, &rows)?;
+    let mut present: std::collections::HashSet<(u32, u32, u32)> = rows.iter().copied().collect();
+    let mut round = 0;
+    loop {
+        let values: Vec<f64> = m.iter().map(|&v| sol.var_value(v)).collect();
+        let new = separate(lp, &values, &present);
+        progress(&Round {
+            round,
+            rows: rows.len(),
+            added: new.len(),
+            objective: sol.objective(),
+            seconds: start.elapsed().as_secs_f64(),
+        });
+        if new.is_empty() {
+            return Ok(Primal {
+                m: values,
+                objective: sol.objective(),
+                rows,
+                rounds: round + 1,
+                seconds: start.elapsed().as_secs_f64(),
+            });
+        }
+        present.extend(new.iter().copied());
+        rows.extend(new.iter().copied());
+        if new.len() > WARM_LIMIT {
+            // Many rows: one solve from scratch beats many warm re-optimizations.
+            (sol, _) = solve_fresh(lp, &rows)?;
+        } else {
+            for r in new {
+                sol = sol
+                    .add_constraint(privacy_row(lp, &m, r), ComparisonOp::Le, 0.0)
+                    .map_err(err)?
+                    .into_solution()
+                    .map_err(|_| SolveError("interrupted".into()))?;
+            }
+        }
+        round += 1;
+    }
+}
+
+/// Rounds that add more rows than this re-solve from scratch instead of warm-adding each
+/// row (microlp re-optimizes after every added row; measured in spec/lp.md §4).
+pub const WARM_LIMIT: usize = 64;
+
+fn privacy_row(lp: &PrivacyLp, m: &[Variable], (u, v, k): (u32, u32, u32)) -> [(Variable, f64); 2] {
+    let (n, kk) = (lp.n, lp.k());
+    let (u, v, k) = (u as usize, v as usize, k as usize);
+    [(m[u * kk + k], 1.0), (m[v * kk + k], -lp.c_dn[u * n + v])]
+}
+
+/// Build the primal with the given privacy rows and solve it from scratch.
+fn solve_fresh(
+    lp: &PrivacyLp,
+    rows: &[(u32, u32, u32)],
+) -> Result<(microlp::Solution, Vec<Variable>), SolveError> {
     let (n, kk) = (lp.n, lp.k());
     let mut p = Problem::new(OptimizationDirection::Minimize);
     let max_loss = lp.objective == Objective::MaxLoss;
@@ -155,51 +224,15 @@ pub fn solve_primal(
             p.add_constraint(row, ComparisonOp::Le, 0.0);
         }
     }
-    let privacy_row = |(u, v, k): (u32, u32, u32)| {
-        let (u, v, k) = (u as usize, v as usize, k as usize);
-        [(m[u * kk + k], 1.0), (m[v * kk + k], -lp.c_dn[u * n + v])]
-    };
-    let mut rows = initial_rows(lp, initial_neighbours);
-    for &r in &rows {
-        p.add_constraint(privacy_row(r), ComparisonOp::Le, 0.0);
+    for &r in rows {
+        p.add_constraint(privacy_row(lp, &m, r), ComparisonOp::Le, 0.0);
     }
-    let mut present: std::collections::HashSet<(u32, u32, u32)> = rows.iter().copied().collect();
-    let mut sol = p
+    let sol = p
         .solve_with(options())
         .map_err(err)?
         .into_solution()
         .map_err(|_| SolveError("interrupted".into()))?;
-    let mut round = 0;
-    loop {
-        let values: Vec<f64> = m.iter().map(|&v| sol.var_value(v)).collect();
-        let new = separate(lp, &values, &present);
-        progress(&Round {
-            round,
-            rows: rows.len(),
-            added: new.len(),
-            objective: sol.objective(),
-            seconds: start.elapsed().as_secs_f64(),
-        });
-        if new.is_empty() {
-            return Ok(Primal {
-                m: values,
-                objective: sol.objective(),
-                rows,
-                rounds: round + 1,
-                seconds: start.elapsed().as_secs_f64(),
-            });
-        }
-        for r in new {
-            sol = sol
-                .add_constraint(privacy_row(r), ComparisonOp::Le, 0.0)
-                .map_err(err)?
-                .into_solution()
-                .map_err(|_| SolveError("interrupted".into()))?;
-            present.insert(r);
-            rows.push(r);
-        }
-        round += 1;
-    }
+    Ok((sol, m))
 }
 
 /// Solve the dual of the relaxation on the given privacy rows (`c_up`, costs rounded

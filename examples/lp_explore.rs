@@ -1,3 +1,5 @@
+//! Measurement for spec/lp.md §4: the dual LP on every row, then the primal started from
+//! the dual support. `cargo run --release --example lp_explore -- SPACE EPSILON`.
 use mdp::exact::Q;
 use mdp::io::{load_space, Limits};
 use mdp::lp::simplex;

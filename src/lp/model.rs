@@ -230,7 +230,9 @@ pub fn prune_implied(space: &Space, pairs: &[(usize, usize)]) -> Vec<(usize, usi
                     rational(space, z, v),
                     rational(space, u, v),
                 ) {
-                    if x + y == w {
+                    // Both parts strictly shorter (exactly): the induction on d needs it;
+                    // a duplicate z (d = 0) would let two pairs prune each other.
+                    if x > 0u32 && y > 0u32 && x + y == w {
                         return false;
                     }
                 }

@@ -16,9 +16,9 @@
 //! (`spec/lp.md` §2):
 //!
 //! * the mechanism's rows use `c_dn ≤ e^{ε d}` (a feasible point is truly private), capped at
-//!   [`C_CAP`] (a smaller constant only tightens the row);
+//!   [`C_CAP`] (lower caps from [`CAPS`] if the float solver fails) (a smaller constant only tightens the row);
 //! * the relaxation behind a lower bound uses `c_up ≥ e^{ε d}` and costs rounded down;
-//!   rows with `c_up > C_CAP` are left out (dropping rows only weakens the relaxation).
+//!   rows with `c_up` above the cap are left out (dropping rows only weakens the relaxation).
 //!
 //! Rows implied exactly by two others (d(u,z) + d(z,v) = d(u,v), decided in exact
 //! rationals) are pruned: both directions of the argument survive pruning (spec §3).
@@ -29,9 +29,11 @@ use crate::metric::{ExactDistance, Space};
 use rayon::prelude::*;
 use std::cmp::Ordering;
 
-/// The largest privacy constant given to the float solver (2^20): keeps every row's
+/// The largest privacy constant first given to the float solver (2^19): keeps every row's
 /// coefficients within six orders of magnitude, as microlp asks.
-pub const C_CAP: f64 = 1_048_576.0;
+pub const C_CAP: f64 = 524_288.0;
+/// Caps tried, in order, when the float solver fails numerically (spec/lp.md §2).
+pub const CAPS: [f64; 3] = [C_CAP, 65_536.0, 4_096.0];
 
 /// What the LP minimizes.
 #[derive(Clone, Debug, PartialEq)]
@@ -43,6 +45,7 @@ pub enum Objective {
 }
 
 /// A privacy LP: the data every producer, the MPS writer and the dual verifier share.
+#[derive(Clone)]
 pub struct PrivacyLp<'a> {
     pub space: &'a Space,
     /// The ε of the privacy rows (ε/stretch for SpannerMech).
@@ -54,8 +57,11 @@ pub struct PrivacyLp<'a> {
     pub objective: Objective,
     /// Costs rounded down, n×K (exact dyadics).
     pub cost_dn: Vec<f64>,
-    /// e^{ε d(u,v)} rounded down and capped at [`C_CAP`] (primal), n×n.
+    /// e^{ε d(u,v)} rounded down and capped at `cap` (primal), n×n.
     pub c_dn: Vec<f64>,
+    /// The cap on the float solver's constants ([`CAPS`]); the relaxation leaves out rows
+    /// with c_up above it.
+    pub cap: f64,
     /// e^{ε d(u,v)} rounded up (relaxation), n×n; +∞ when it overflows.
     pub c_up: Vec<f64>,
     /// The ordered pairs (u, v), u ≠ v, whose rows M[u][k] ≤ c M[v][k] the LP has, after
@@ -126,6 +132,7 @@ impl<'a> PrivacyLp<'a> {
             })
             .collect();
         let (c_dn, c_up): (Vec<f64>, Vec<f64>) = cs.into_iter().unzip();
+        let cap = C_CAP;
         let mut zero_pairs = vec![];
         for u in 0..n {
             for v in u + 1..n {
@@ -166,10 +173,26 @@ impl<'a> PrivacyLp<'a> {
             objective,
             cost_dn,
             c_dn,
+            cap,
             c_up,
             pairs: pruned,
             zero_pairs,
         }
+    }
+
+    /// Lower the cap (only tightens the mechanism's rows; spec/lp.md §2).
+    pub fn lower_cap(&mut self, cap: f64) {
+        self.cap = self.cap.min(cap);
+        for c in &mut self.c_dn {
+            *c = c.min(self.cap);
+        }
+    }
+
+    /// A copy with a lower cap.
+    pub fn clone_with_cap(&self, cap: f64) -> PrivacyLp<'a> {
+        let mut c = self.clone();
+        c.lower_cap(cap);
+        c
     }
 
     /// Number of outputs K.

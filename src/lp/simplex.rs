@@ -236,7 +236,7 @@ fn solve_fresh(
 }
 
 /// Solve the dual of the relaxation on the given privacy rows (`c_up`, costs rounded
-/// down; rows with c_up > C_CAP left out):
+/// down; rows with c_up above the LP's cap left out):
 ///
 /// max Σ_u α_u  s.t.  α_u − w_u c(u,k) − Σ_{(u,v,k)} γ + Σ_{(v,u,k)} c_up(v,u) γ ≤ 0  ∀(u,k),
 /// w = β with Σβ = 1, β ≥ 0 (MaxLoss) or w = π (Expected); γ ≥ 0.
@@ -253,18 +253,19 @@ pub fn solve_dual(lp: &PrivacyLp, rows: &[(u32, u32, u32)]) -> Result<Dual, Solv
     let kept: Vec<(u32, u32, u32)> = rows
         .iter()
         .copied()
-        .filter(|&(u, v, _)| lp.c_up[u as usize * n + v as usize] <= super::model::C_CAP)
+        .filter(|&(u, v, _)| lp.c_up[u as usize * n + v as usize] <= lp.cap)
         .collect();
     let gamma: Vec<Variable> = kept
         .iter()
         .map(|_| p.add_var(0.0, (0.0, f64::INFINITY)))
         .collect();
-    // Column entries per (u, k).
+    // Column entries per (u, k). The variable is g = c_up·γ: a bound violation of g within
+    // the solver's tolerance is then not amplified by c_up (up to 2^20) in row (v, k).
     let mut entries: Vec<Vec<(Variable, f64)>> = vec![vec![]; n * kk];
     for (i, &(u, v, k)) in kept.iter().enumerate() {
         let (u, v, k) = (u as usize, v as usize, k as usize);
-        entries[u * kk + k].push((gamma[i], -1.0));
-        entries[v * kk + k].push((gamma[i], lp.c_up[u * n + v]));
+        entries[u * kk + k].push((gamma[i], -1.0 / lp.c_up[u * n + v]));
+        entries[v * kk + k].push((gamma[i], 1.0));
     }
     for u in 0..n {
         for k in 0..kk {
@@ -295,7 +296,7 @@ pub fn solve_dual(lp: &PrivacyLp, rows: &[(u32, u32, u32)]) -> Result<Dual, Solv
         .iter()
         .zip(&gamma)
         .filter_map(|(&(u, v, k), &g)| {
-            let x = sol.var_value(g);
+            let x = sol.var_value(g) / lp.c_up[u as usize * n + v as usize];
             (x > 0.0).then_some((u, v, k, x))
         })
         .collect();

@@ -9,7 +9,7 @@
 
 use crate::exact::{f64_down, q_from_f64, Q};
 use crate::lp::certificate::{self, Bounded, LpDual};
-use crate::lp::model::{Objective, PairSet, PrivacyLp};
+use crate::lp::model::{Objective, PairSet, PrivacyLp, CAPS};
 use crate::lp::repair;
 use crate::lp::simplex::{self, Round};
 use crate::mechanism::Matrix;
@@ -32,6 +32,8 @@ pub struct Built {
     pub rounds: usize,
     /// Uniform-mixing weight of the repair.
     pub t: f64,
+    /// The cap on the privacy constants the float solves used (spec/lp.md §2).
+    pub cap: f64,
     pub seconds_primal: f64,
     pub seconds_dual: f64,
 }
@@ -67,8 +69,23 @@ pub fn certified(
     max_prec: u64,
     progress: &mut dyn FnMut(&Round),
 ) -> Result<Built, BuildError> {
-    let primal = simplex::solve_primal(lp, INITIAL_NEIGHBOURS, progress)
-        .map_err(|e| BuildError::Solver(e.to_string()))?;
+    // On a numerical failure, retry with a lower cap on the constants (spec/lp.md §2).
+    let mut lp_capped;
+    let mut lp = lp;
+    let mut attempt = 0;
+    let primal = loop {
+        match simplex::solve_primal(lp, INITIAL_NEIGHBOURS, progress) {
+            Ok(p) => break p,
+            Err(e) if attempt + 1 < CAPS.len() => {
+                attempt += 1;
+                eprintln!("lp: {e}; retrying with constants capped at {}", CAPS[attempt]);
+                let next = lp.clone_with_cap(CAPS[attempt]);
+                lp_capped = next;
+                lp = &lp_capped;
+            }
+            Err(e) => return Err(BuildError::Solver(e.to_string())),
+        }
+    };
     let rep = repair::repair(lp, &primal.m, claim_eps, claim_within, max_prec).ok_or_else(|| {
         BuildError::Solver("exact repair failed: no uniform mix up to the limit passes the exact check".into())
     })?;
@@ -81,11 +98,24 @@ pub fn certified(
         rows_generated: primal.rows.len(),
         rounds: primal.rounds,
         t: rep.t,
+        cap: lp.cap,
         seconds_primal: primal.seconds,
         seconds_dual: 0.0,
     };
     if dual {
-        let d = simplex::solve_dual(lp, &primal.rows).map_err(|e| BuildError::Solver(e.to_string()))?;
+        let mut d = simplex::solve_dual(lp, &primal.rows);
+        let lower: Vec<f64> = CAPS.iter().copied().filter(|&c| c < lp.cap).collect();
+        for cap in lower {
+            if d.is_ok() {
+                break;
+            }
+            let next = lp.clone_with_cap(cap);
+            lp_capped = next;
+            lp = &lp_capped;
+            d = simplex::solve_dual(lp, &primal.rows);
+        }
+        let d = d.map_err(|e| BuildError::Solver(e.to_string()))?;
+        built.cap = lp.cap;
         built.seconds_dual = d.seconds;
         let (bounded, prior) = match &lp.objective {
             Objective::MaxLoss => (Bounded::MaxLoss, None),

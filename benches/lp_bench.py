@@ -864,7 +864,8 @@ def write_reports(args, info, growth, pmo, spaces_desc, notes) -> None:
               "'qif is_private' is libqif's own float check of its output (relative tolerance "
               "≈ 2.2e-14 on the log ratio); 'qif max rel. violation (float)' = max over u ≠ v, "
               "w of C[u][w] / (e^(ε·d(u,v))·C[v][w]) − 1 in float64 with numpy's D (> 0: a "
-              "violated constraint at float precision).",
+              "violated constraint at float precision; inf: some C[v][w] ≤ 0 < C[u][w], e.g. a "
+              "negative entry).",
               "- E[loss] = Σ_x π_x Σ_y C[x][y]·d(x,y): ours from mdp-audit's expected_loss "
               "(upper end), qif's in float64 numpy.", ""]
         L += ["## Results", ""]

@@ -11,13 +11,33 @@ fn main() {
     let eps = mdp::exact::parse_rational(&a[2]).unwrap();
     let lp = optimal::optimal_lp(&space, &eps, 4096);
     let kk = lp.k();
-    let all: Vec<(u32, u32, u32)> = lp.pairs.iter().flat_map(|&(u, v)| (0..kk).map(move |k| (u as u32, v as u32, k as u32))).collect();
+    let all: Vec<(u32, u32, u32)> = lp
+        .pairs
+        .iter()
+        .flat_map(|&(u, v)| (0..kk).map(move |k| (u as u32, v as u32, k as u32)))
+        .collect();
     let t = Instant::now();
     let d = simplex::solve_dual(&lp, &all).unwrap();
-    eprintln!("dual all {} rows: obj {:.12} support {} in {:.2}s", all.len(), d.objective, d.gamma.len(), t.elapsed().as_secs_f64());
+    eprintln!(
+        "dual all {} rows: obj {:.12} support {} in {:.2}s",
+        all.len(),
+        d.objective,
+        d.gamma.len(),
+        t.elapsed().as_secs_f64()
+    );
     let sup: Vec<(u32, u32, u32)> = d.gamma.iter().map(|g| (g.0, g.1, g.2)).collect();
     let t = Instant::now();
-    let p = simplex::solve_primal_from(&lp, sup, &mut |r| eprintln!("  round {} rows {} added {} obj {:.12} {:.2}s", r.round, r.rows, r.added, r.objective, r.seconds)).unwrap();
-    eprintln!("primal from support: obj {:.12} in {:.2}s", p.objective, t.elapsed().as_secs_f64());
+    let p = simplex::solve_primal_from(&lp, sup, &mut |r| {
+        eprintln!(
+            "  round {} rows {} added {} obj {:.12} {:.2}s",
+            r.round, r.rows, r.added, r.objective, r.seconds
+        )
+    })
+    .unwrap();
+    eprintln!(
+        "primal from support: obj {:.12} in {:.2}s",
+        p.objective,
+        t.elapsed().as_secs_f64()
+    );
     let _ = Q::from(0u32);
 }

@@ -150,11 +150,10 @@ fn lp_dual_check(
     opts: &Options,
 ) -> Check {
     use crate::lp::certificate::{self as cert, Bounded};
-    let cost: Option<Vec<Q>> = file.cost.as_ref().map(|m| {
-        (0..m.rows)
-            .flat_map(|r| m.row(r).iter().cloned())
-            .collect()
-    });
+    let cost: Option<Vec<Q>> = file
+        .cost
+        .as_ref()
+        .map(|m| (0..m.rows).flat_map(|r| m.row(r).iter().cloned()).collect());
     let pb = cert::Problem {
         space,
         eps: &file.epsilon,
@@ -376,7 +375,14 @@ pub fn audit(file: &MechanismFile, opts: &Options) -> Result<Report, InputError>
         ));
     }
     if let Some(c) = &file.certificate.lp_dual {
-        checks.push(lp_dual_check(file, &space, sites.as_deref(), c, losses.as_ref(), opts));
+        checks.push(lp_dual_check(
+            file,
+            &space,
+            sites.as_deref(),
+            c,
+            losses.as_ref(),
+            opts,
+        ));
     }
     if file.certificate.benders.is_some() {
         checks.push(Check {

@@ -92,6 +92,24 @@ enum LpProblem {
     },
 }
 
+/// The float LP solver of the LP mechanisms (spec/lp.md §4).
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+enum SolverArg {
+    /// Clarabel's interior point method (primal and dual in one solve).
+    Ipm,
+    /// microlp's simplex with warm-started lazy rows (vertex solutions).
+    Simplex,
+}
+
+impl From<SolverArg> for optimal::Solver {
+    fn from(s: SolverArg) -> Self {
+        match s {
+            SolverArg::Ipm => optimal::Solver::Ipm,
+            SolverArg::Simplex => optimal::Solver::Simplex,
+        }
+    }
+}
+
 #[derive(clap::Args, Clone)]
 struct SpaceEps {
     /// Space: `builtin:NAME`, a JSON metric object, or an mdp/1 file.
@@ -146,6 +164,9 @@ enum Mechanism {
         /// No progress on standard error.
         #[arg(long)]
         quiet: bool,
+        /// Float LP solver.
+        #[arg(long, value_enum, default_value = "ipm")]
+        solver: SolverArg,
     },
     /// PMO: the least expected loss under a prior, privacy for pairs within η (Qiu §2.2).
     Pmo {
@@ -157,6 +178,8 @@ enum Mechanism {
         output: String,
         #[arg(long)]
         quiet: bool,
+        #[arg(long, value_enum, default_value = "ipm")]
+        solver: SolverArg,
     },
     /// SpannerMech: OPTMech's rows on a greedy (2k−1)-spanner only, at ε/(2k−1)
     /// (Imola et al. Appendix A, Theorem 4).
@@ -170,6 +193,8 @@ enum Mechanism {
         output: String,
         #[arg(long)]
         quiet: bool,
+        #[arg(long, value_enum, default_value = "ipm")]
+        solver: SolverArg,
     },
 }
 
@@ -276,7 +301,9 @@ fn json_file(path: &str, flag: &str) -> Result<serde_json::Value, String> {
 }
 
 fn q_array(v: &serde_json::Value, flag: &str) -> Result<Vec<Q>, String> {
-    let a = v.as_array().ok_or(format!("{flag}: expected a JSON array"))?;
+    let a = v
+        .as_array()
+        .ok_or(format!("{flag}: expected a JSON array"))?;
     a.iter()
         .enumerate()
         .map(|(i, x)| io::number(x, &format!("{flag}[{i}]")).map_err(fail))
@@ -306,7 +333,9 @@ fn pmo_params(a: &PmoArgs) -> Result<(Option<Q>, optimal::PmoParams<'static>), S
         .as_deref()
         .map(|p| -> Result<Vec<usize>, String> {
             let v = json_file(p, "--outputs")?;
-            let arr = v.as_array().ok_or("--outputs: expected a JSON array of indices")?;
+            let arr = v
+                .as_array()
+                .ok_or("--outputs: expected a JSON array of indices")?;
             arr.iter()
                 .enumerate()
                 .map(|(i, x)| {
@@ -334,7 +363,15 @@ fn pmo_params(a: &PmoArgs) -> Result<(Option<Q>, optimal::PmoParams<'static>), S
             Ok(out)
         })
         .transpose()?;
-    Ok((within, optimal::PmoParams { within: None, prior, cost, outputs }))
+    Ok((
+        within,
+        optimal::PmoParams {
+            within: None,
+            prior,
+            cost,
+            outputs,
+        },
+    ))
 }
 
 fn progress(quiet: bool) -> impl FnMut(&Round) {
@@ -423,7 +460,9 @@ fn export(lp: &mdp::lp::model::PrivacyLp, output: &str) -> Result<i32, String> {
     let rows = mps::write(lp, &mut buf).map_err(|e| e.to_string())?;
     if output == "-" {
         use std::io::Write;
-        std::io::stdout().write_all(&buf).map_err(|e| e.to_string())?;
+        std::io::stdout()
+            .write_all(&buf)
+            .map_err(|e| e.to_string())?;
     } else {
         std::fs::write(output, buf).map_err(|e| format!("{output}: cannot write: {e}"))?;
     }
@@ -474,34 +513,72 @@ fn run(cli: Cli) -> Result<i32, String> {
             }
         }
         Cmd::Build {
-            mechanism: Mechanism::Optimal { base, output, quiet },
+            mechanism:
+                Mechanism::Optimal {
+                    base,
+                    output,
+                    quiet,
+                    solver,
+                },
         } => {
             let eps = epsilon(&base.epsilon)?;
             let space = lp_space(&base.space)?;
-            match optimal::optimal(&space, &eps, MAX_PREC, &mut progress(quiet)) {
-                Ok(b) => emit_lp("optimal", &base.space, &space, &eps, &b, json!({}), |_| {}, &output),
+            match optimal::optimal(&space, &eps, solver.into(), MAX_PREC, &mut progress(quiet)) {
+                Ok(b) => emit_lp(
+                    "optimal",
+                    &base.space,
+                    &space,
+                    &eps,
+                    &b,
+                    json!({}),
+                    |_| {},
+                    &output,
+                ),
                 Err(e) => build_error(e),
             }
         }
         Cmd::Build {
-            mechanism: Mechanism::Pmo { base, pmo, output, quiet },
+            mechanism:
+                Mechanism::Pmo {
+                    base,
+                    pmo,
+                    output,
+                    quiet,
+                    solver,
+                },
         } => {
             let eps = epsilon(&base.epsilon)?;
             let space = lp_space(&base.space)?;
             let (within, mut params) = pmo_params(&pmo)?;
             params.within = within.as_ref();
-            let built = match optimal::pmo(&space, &eps, &params, MAX_PREC, &mut progress(quiet)) {
+            let built = match optimal::pmo(
+                &space,
+                &eps,
+                &params,
+                solver.into(),
+                MAX_PREC,
+                &mut progress(quiet),
+            ) {
                 Ok(b) => b,
                 Err(e) => return build_error(e),
             };
             let n = space.n();
-            let prior = params.prior.clone().unwrap_or_else(|| vec![Q::from(1u32); n]);
+            let prior = params
+                .prior
+                .clone()
+                .unwrap_or_else(|| vec![Q::from(1u32); n]);
             let tweak = |doc: &mut serde_json::Value| {
-                let mut loss = json!({"prior": prior.iter().map(io::number_value).collect::<Vec<_>>()});
+                let mut loss =
+                    json!({"prior": prior.iter().map(io::number_value).collect::<Vec<_>>()});
                 if let Some(c) = &params.cost {
                     let k = c.len() / n;
                     loss["cost"] = (0..n)
-                        .map(|u| c[u * k..(u + 1) * k].iter().map(io::number_value).collect::<Vec<_>>())
+                        .map(|u| {
+                            c[u * k..(u + 1) * k]
+                                .iter()
+                                .map(io::number_value)
+                                .collect::<Vec<_>>()
+                        })
                         .collect();
                 }
                 doc["loss"] = loss;
@@ -512,17 +589,40 @@ fn run(cli: Cli) -> Result<i32, String> {
                     doc["neighbors"] = json!({"within": io::number_value(w)});
                 }
             };
-            emit_lp("pmo", &base.space, &space, &eps, &built, json!({}), tweak, &output)
+            emit_lp(
+                "pmo",
+                &base.space,
+                &space,
+                &eps,
+                &built,
+                json!({}),
+                tweak,
+                &output,
+            )
         }
         Cmd::Build {
-            mechanism: Mechanism::Spanner { base, k, output, quiet },
+            mechanism:
+                Mechanism::Spanner {
+                    base,
+                    k,
+                    output,
+                    quiet,
+                    solver,
+                },
         } => {
             let eps = epsilon(&base.epsilon)?;
             let space = lp_space(&base.space)?;
             if k < 1 {
                 return Err("--k: must be ≥ 1".into());
             }
-            match spanner::spanner_mech(&space, &eps, k, MAX_PREC, &mut progress(quiet)) {
+            match spanner::spanner_mech(
+                &space,
+                &eps,
+                k,
+                solver.into(),
+                MAX_PREC,
+                &mut progress(quiet),
+            ) {
                 Ok((b, edges, stretch)) => emit_lp(
                     "spanner",
                     &base.space,

@@ -4,7 +4,10 @@
 use std::process::Command;
 
 fn mdp(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_mdp")).args(args).output().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_mdp"))
+        .args(args)
+        .output()
+        .unwrap();
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -20,7 +23,8 @@ fn tmp(name: &str, text: &str) -> String {
     p.to_string_lossy().into_owned()
 }
 
-const SPACE: &str = r#"{"kind": "euclidean", "points": [[0, 0], [1, 0], [0, 1], [1, 1.5], [2, 0.5], [0.3, 0.2]]}"#;
+const SPACE: &str =
+    r#"{"kind": "euclidean", "points": [[0, 0], [1, 0], [0, 1], [1, 1.5], [2, 0.5], [0.3, 0.2]]}"#;
 
 #[test]
 fn lp_mechanisms_are_written_and_pass_the_audit() {
@@ -31,7 +35,17 @@ fn lp_mechanisms_are_written_and_pass_the_audit() {
         ("spanner", vec!["--k", "2"]),
     ] {
         let out = tmp(&format!("{mech}.json"), "");
-        let mut args = vec!["build", mech, "--space", &space, "--epsilon", "1.5", "-o", &out, "--quiet"];
+        let mut args = vec![
+            "build",
+            mech,
+            "--space",
+            &space,
+            "--epsilon",
+            "1.5",
+            "-o",
+            &out,
+            "--quiet",
+        ];
         args.extend(extra.iter());
         let (code, _, err) = mdp(&args);
         assert_eq!(code, 0, "{mech}: {err}");
@@ -39,7 +53,11 @@ fn lp_mechanisms_are_written_and_pass_the_audit() {
         let file = mdp::io::read_mechanism(text.as_bytes(), &mdp::io::Limits::default()).unwrap();
         let r = mdp::audit::audit(&file, &mdp::audit::Options::default()).unwrap();
         assert_eq!(r.verdict, mdp::audit::Verdict::Pass, "{mech}");
-        assert_eq!(file.certificate.lp_dual.is_some(), mech != "spanner", "{mech}");
+        assert_eq!(
+            file.certificate.lp_dual.is_some(),
+            mech != "spanner",
+            "{mech}"
+        );
         assert!(err.contains("stats: "), "{mech}: {err}");
     }
 }
@@ -48,7 +66,17 @@ fn lp_mechanisms_are_written_and_pass_the_audit() {
 fn lp_export_writes_every_row() {
     let space = tmp("space_export.json", SPACE);
     let out = tmp("lp.mps", "");
-    let (code, _, err) = mdp(&["lp", "export", "optimal", "--space", &space, "--epsilon", "1", "-o", &out]);
+    let (code, _, err) = mdp(&[
+        "lp",
+        "export",
+        "optimal",
+        "--space",
+        &space,
+        "--epsilon",
+        "1",
+        "-o",
+        &out,
+    ]);
     assert_eq!(code, 0, "{err}");
     let text = std::fs::read_to_string(&out).unwrap();
     // 6 points, no collinear triple with rational distances: 30 ordered pairs × 6 outputs.
@@ -68,15 +96,97 @@ fn bad_input_is_one_line_exit_2() {
         r#"{"kind": "explicit", "distances": [[0, 1, 5], [1, 0, 1], [5, 1, 0]]}"#,
     );
     let cases: Vec<(Vec<&str>, &str)> = vec![
-        (vec!["build", "optimal", "--space", &space, "--epsilon", "0"], "--epsilon"),
-        (vec!["build", "optimal", "--space", &space, "--epsilon=-1"], "--epsilon"),
-        (vec!["build", "pmo", "--space", &space, "--epsilon", "1", "--within", "0"], "--within"),
-        (vec!["build", "spanner", "--space", &space, "--epsilon", "1", "--k", "0"], "--k"),
-        (vec!["build", "pmo", "--space", &space, "--epsilon", "1", "--prior", &prior], "--prior"),
-        (vec!["build", "pmo", "--space", &space, "--epsilon", "1", "--cost", &cost], "--cost"),
-        (vec!["build", "pmo", "--space", &space, "--epsilon", "1", "--outputs", &outputs], "--outputs"),
-        (vec!["build", "optimal", "--space", &nonmetric, "--epsilon", "1"], "not a metric"),
-        (vec!["lp", "export", "pmo", "--space", &space, "--epsilon", "1", "--prior", &prior], "--prior"),
+        (
+            vec!["build", "optimal", "--space", &space, "--epsilon", "0"],
+            "--epsilon",
+        ),
+        (
+            vec!["build", "optimal", "--space", &space, "--epsilon=-1"],
+            "--epsilon",
+        ),
+        (
+            vec![
+                "build",
+                "pmo",
+                "--space",
+                &space,
+                "--epsilon",
+                "1",
+                "--within",
+                "0",
+            ],
+            "--within",
+        ),
+        (
+            vec![
+                "build",
+                "spanner",
+                "--space",
+                &space,
+                "--epsilon",
+                "1",
+                "--k",
+                "0",
+            ],
+            "--k",
+        ),
+        (
+            vec![
+                "build",
+                "pmo",
+                "--space",
+                &space,
+                "--epsilon",
+                "1",
+                "--prior",
+                &prior,
+            ],
+            "--prior",
+        ),
+        (
+            vec![
+                "build",
+                "pmo",
+                "--space",
+                &space,
+                "--epsilon",
+                "1",
+                "--cost",
+                &cost,
+            ],
+            "--cost",
+        ),
+        (
+            vec![
+                "build",
+                "pmo",
+                "--space",
+                &space,
+                "--epsilon",
+                "1",
+                "--outputs",
+                &outputs,
+            ],
+            "--outputs",
+        ),
+        (
+            vec!["build", "optimal", "--space", &nonmetric, "--epsilon", "1"],
+            "not a metric",
+        ),
+        (
+            vec![
+                "lp",
+                "export",
+                "pmo",
+                "--space",
+                &space,
+                "--epsilon",
+                "1",
+                "--prior",
+                &prior,
+            ],
+            "--prior",
+        ),
     ];
     for (args, needle) in cases {
         let (code, _, err) = mdp(&args);

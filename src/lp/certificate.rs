@@ -52,8 +52,13 @@ pub struct LpDual {
     pub gamma: Vec<(usize, usize, usize, Q)>,
 }
 
-fn field<'v>(o: &'v serde_json::Map<String, Value>, key: &str, path: &str) -> Result<&'v Value, InputError> {
-    o.get(key).ok_or_else(|| io::input_error(path, format!("missing field {key:?}")))
+fn field<'v>(
+    o: &'v serde_json::Map<String, Value>,
+    key: &str,
+    path: &str,
+) -> Result<&'v Value, InputError> {
+    o.get(key)
+        .ok_or_else(|| io::input_error(path, format!("missing field {key:?}")))
 }
 
 fn index(v: &Value, path: &str, limit: usize) -> Result<usize, InputError> {
@@ -98,7 +103,10 @@ pub fn parse(v: &Value, n: usize, k: usize) -> Result<LpDual, InputError> {
                 .as_array()
                 .ok_or_else(|| io::input_error(&p, "expected an array of n numbers"))?;
             if a.len() != n {
-                return Err(io::input_error(&p, format!("has {} entries, expected n = {n}", a.len())));
+                return Err(io::input_error(
+                    &p,
+                    format!("has {} entries, expected n = {n}", a.len()),
+                ));
             }
             let mut out = Vec::with_capacity(n);
             for (i, x) in a.iter().enumerate() {
@@ -194,7 +202,9 @@ pub fn verify(c: &LpDual, pb: &Problem, n: usize, k: usize) -> Result<Q, Rejecte
         (Bounded::MaxLoss, Some(b), _) => normalized(b),
         (Bounded::ExpectedLoss, _, Some(p)) => normalized(p),
         (Bounded::ExpectedLoss, _, None) => {
-            return Err(Rejected("expected_loss bound needs loss.prior in the file".into()))
+            return Err(Rejected(
+                "expected_loss bound needs loss.prior in the file".into(),
+            ))
         }
         (Bounded::MaxLoss, None, _) => return Err(Rejected("max_loss bound needs beta".into())),
     };

@@ -1,10 +1,11 @@
 //! The LP engine (issue 3): privacy LPs assembled with directed rounding ([`model`]),
-//! a floating-point simplex with lazy rows ([`simplex`], microlp), the exact repair of
-//! its primal ([`repair`]), the exactly checked dual certificate ([`certificate`]) and
+//! floating-point solvers with lazy rows (an interior point method, [`ipm`], Clarabel,
+//! the default; and a simplex, [`simplex`], microlp), the exact repair of their primal ([`repair`]), the exactly checked dual certificate ([`certificate`]) and
 //! MPS export ([`mps`]). Floats find answers; exact rationals prove them
 //! (`spec/lp.md`).
 
 pub mod certificate;
+pub mod ipm;
 pub mod model;
 pub mod mps;
 pub mod repair;

@@ -151,7 +151,8 @@ impl<'a> PrivacyLp<'a> {
                     (0..n)
                         .filter(move |&v| {
                             v != u
-                                && space.cmp_distance(u, v, eta, max_prec) != Some(Ordering::Greater)
+                                && space.cmp_distance(u, v, eta, max_prec)
+                                    != Some(Ordering::Greater)
                         })
                         .map(move |v| (u, v))
                 })

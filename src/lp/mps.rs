@@ -16,7 +16,15 @@ use std::io::Write;
 pub fn write(lp: &PrivacyLp, out: &mut dyn Write) -> std::io::Result<usize> {
     let (n, kk) = (lp.n, lp.k());
     let max_loss = lp.objective == Objective::MaxLoss;
-    writeln!(out, "NAME mdp_{}", if max_loss { "max_loss" } else { "expected_loss" })?;
+    writeln!(
+        out,
+        "NAME mdp_{}",
+        if max_loss {
+            "max_loss"
+        } else {
+            "expected_loss"
+        }
+    )?;
     writeln!(out, "ROWS")?;
     writeln!(out, " N obj")?;
     for u in 0..n {

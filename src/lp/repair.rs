@@ -60,7 +60,9 @@ pub fn repair(
     let in_scope = |u: usize, v: usize| -> bool {
         match within {
             None => true,
-            Some(eta) => space.cmp_distance(u, v, eta, max_prec) != Some(std::cmp::Ordering::Greater),
+            Some(eta) => {
+                space.cmp_distance(u, v, eta, max_prec) != Some(std::cmp::Ordering::Greater)
+            }
         }
     };
     // Largest r needed over all triples (u, v, k) with d(u, v) > 0, rigorously rounded up.
@@ -77,7 +79,9 @@ pub fn repair(
                 let c = exp_eps_d(space, eps, u, v);
                 let denom = c.sub(FI::point(1.0)).lo;
                 for j in 0..k {
-                    let viol = FI::point(h[u * k + j]).sub(c.mul(FI::point(h[v * k + j]))).hi;
+                    let viol = FI::point(h[u * k + j])
+                        .sub(c.mul(FI::point(h[v * k + j])))
+                        .hi;
                     if viol > 0.0 {
                         let need = if denom > 0.0 {
                             FI::point(viol).mul_f64(kf).div(FI::point(denom)).hi

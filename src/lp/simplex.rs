@@ -78,7 +78,7 @@ fn err(e: impl std::fmt::Display) -> SolveError {
 
 /// The rows (u, v, k) for every pair among each input's `r` nearest neighbours in the
 /// LP's pair set.
-fn initial_rows(lp: &PrivacyLp, r: usize) -> Vec<(u32, u32, u32)> {
+pub fn initial_rows(lp: &PrivacyLp, r: usize) -> Vec<(u32, u32, u32)> {
     let n = lp.n;
     let mut by_u: Vec<Vec<usize>> = vec![vec![]; n];
     for &(u, v) in &lp.pairs {
@@ -96,9 +96,14 @@ fn initial_rows(lp: &PrivacyLp, r: usize) -> Vec<(u32, u32, u32)> {
     rows
 }
 
-/// Per (u, k), the [`PER_ENTRY`] pairs of the LP whose rows the values violate most (by
+/// Per (u, k), the `per_entry` pairs of the LP whose rows the values violate most (by
 /// more than [`SEPARATION_TOL`]) and are not yet present.
-pub fn separate(lp: &PrivacyLp, m: &[f64], present: &std::collections::HashSet<(u32, u32, u32)>) -> Vec<(u32, u32, u32)> {
+pub fn separate_top(
+    lp: &PrivacyLp,
+    m: &[f64],
+    present: &std::collections::HashSet<(u32, u32, u32)>,
+    per_entry: usize,
+) -> Vec<(u32, u32, u32)> {
     let (n, kk) = (lp.n, lp.k());
     let mut by_u: Vec<Vec<usize>> = vec![vec![]; n];
     for &(u, v) in &lp.pairs {
@@ -117,8 +122,9 @@ pub fn separate(lp: &PrivacyLp, m: &[f64], present: &std::collections::HashSet<(
                     })
                     .collect();
                 viol.sort_by(|a, b| b.0.total_cmp(&a.0));
-                viol.truncate(PER_ENTRY);
-                viol.into_iter().map(move |(_, v)| (u as u32, v as u32, k as u32))
+                viol.truncate(per_entry);
+                viol.into_iter()
+                    .map(move |(_, v)| (u as u32, v as u32, k as u32))
             })
         })
         .collect()
@@ -148,7 +154,7 @@ pub fn solve_primal_from(
     let mut round = 0;
     loop {
         let values: Vec<f64> = m.iter().map(|&v| sol.var_value(v)).collect();
-        let new = separate(lp, &values, &present);
+        let new = separate_top(lp, &values, &present, PER_ENTRY);
         progress(&Round {
             round,
             rows: rows.len(),
@@ -248,8 +254,11 @@ pub fn solve_dual(lp: &PrivacyLp, rows: &[(u32, u32, u32)]) -> Result<Dual, Solv
     let alpha: Vec<Variable> = (0..n)
         .map(|_| p.add_var(1.0, (f64::NEG_INFINITY, f64::INFINITY)))
         .collect();
-    let beta: Option<Vec<Variable>> =
-        max_loss.then(|| (0..n).map(|_| p.add_var(0.0, (0.0, f64::INFINITY))).collect());
+    let beta: Option<Vec<Variable>> = max_loss.then(|| {
+        (0..n)
+            .map(|_| p.add_var(0.0, (0.0, f64::INFINITY)))
+            .collect()
+    });
     let kept: Vec<(u32, u32, u32)> = rows
         .iter()
         .copied()

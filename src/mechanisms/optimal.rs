@@ -10,13 +10,47 @@
 use crate::exact::{f64_down, q_from_f64, Q};
 use crate::lp::certificate::{self, Bounded, LpDual};
 use crate::lp::model::{Objective, PairSet, PrivacyLp, CAPS};
-use crate::lp::repair;
 use crate::lp::simplex::{self, Round};
+use crate::lp::{ipm, repair};
 use crate::mechanism::Matrix;
 use crate::metric::Space;
 
-/// Initial neighbours per input for the lazy rows.
+/// Initial neighbours per input for the simplex's lazy rows.
 pub const INITIAL_NEIGHBOURS: usize = 2;
+
+/// Largest uniform mix accepted from the interior point solver before falling back to the
+/// simplex (an interior solution is private only to the solver's tolerance).
+pub const MAX_IPM_MIX: f64 = 1e-6;
+
+/// Which float LP solver finds the candidates (spec/lp.md §4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Solver {
+    /// Clarabel's interior point method: primal and dual in one solve (default).
+    Ipm,
+    /// microlp's simplex (vertex solutions; the dual is a second LP solve).
+    Simplex,
+}
+
+/// The float primal and, if asked, the float dual.
+fn solve_float(
+    lp: &PrivacyLp,
+    solver: Solver,
+    dual: bool,
+    progress: &mut dyn FnMut(&Round),
+) -> Result<(simplex::Primal, Option<simplex::Dual>), simplex::SolveError> {
+    match solver {
+        Solver::Ipm => ipm::solve(lp, progress).map(|(p, d)| (p, dual.then_some(d))),
+        Solver::Simplex => {
+            let p = simplex::solve_primal(lp, INITIAL_NEIGHBOURS, progress)?;
+            let d = if dual {
+                Some(simplex::solve_dual(lp, &p.rows)?)
+            } else {
+                None
+            };
+            Ok((p, d))
+        }
+    }
+}
 
 /// A certified LP mechanism and what was measured while building it.
 pub struct Built {
@@ -66,6 +100,7 @@ pub fn certified(
     claim_within: Option<&Q>,
     cost: Option<&[Q]>,
     dual: bool,
+    solver: Solver,
     max_prec: u64,
     progress: &mut dyn FnMut(&Round),
 ) -> Result<Built, BuildError> {
@@ -73,12 +108,15 @@ pub fn certified(
     let mut lp_capped;
     let mut lp = lp;
     let mut attempt = 0;
-    let primal = loop {
-        match simplex::solve_primal(lp, INITIAL_NEIGHBOURS, progress) {
-            Ok(p) => break p,
+    let (primal, dual_sol) = loop {
+        match solve_float(lp, solver, dual, progress) {
+            Ok(x) => break x,
             Err(e) if attempt + 1 < CAPS.len() => {
                 attempt += 1;
-                eprintln!("lp: {e}; retrying with constants capped at {}", CAPS[attempt]);
+                eprintln!(
+                    "lp: {e}; retrying with constants capped at {}",
+                    CAPS[attempt]
+                );
                 let next = lp.clone_with_cap(CAPS[attempt]);
                 lp_capped = next;
                 lp = &lp_capped;
@@ -86,8 +124,29 @@ pub fn certified(
             Err(e) => return Err(BuildError::Solver(e.to_string())),
         }
     };
-    let rep = repair::repair(lp, &primal.m, claim_eps, claim_within, max_prec).ok_or_else(|| {
-        BuildError::Solver("exact repair failed: no uniform mix up to the limit passes the exact check".into())
+    let rep = repair::repair(lp, &primal.m, claim_eps, claim_within, max_prec);
+    if solver == Solver::Ipm && rep.as_ref().is_none_or(|r| r.t > MAX_IPM_MIX) {
+        // An inaccurate interior point (extreme constants near the cap): the simplex's
+        // vertex is exact enough (spec/lp.md §4).
+        eprintln!(
+            "lp: the interior point solution needed a uniform mix of {:.1e}; re-solving with the simplex",
+            rep.as_ref().map_or(1.0, |r| r.t)
+        );
+        return certified(
+            lp,
+            claim_eps,
+            claim_within,
+            cost,
+            dual,
+            Solver::Simplex,
+            max_prec,
+            progress,
+        );
+    }
+    let rep = rep.ok_or_else(|| {
+        BuildError::Solver(
+            "exact repair failed: no uniform mix up to the limit passes the exact check".into(),
+        )
     })?;
     let mut built = Built {
         matrix: rep.matrix,
@@ -102,38 +161,8 @@ pub fn certified(
         seconds_primal: primal.seconds,
         seconds_dual: 0.0,
     };
-    if dual {
-        let mut d = simplex::solve_dual(lp, &primal.rows);
-        let lower: Vec<f64> = CAPS.iter().copied().filter(|&c| c < lp.cap).collect();
-        for cap in lower {
-            if d.is_ok() {
-                break;
-            }
-            let next = lp.clone_with_cap(cap);
-            lp_capped = next;
-            lp = &lp_capped;
-            d = simplex::solve_dual(lp, &primal.rows);
-        }
-        let d = d.map_err(|e| BuildError::Solver(e.to_string()))?;
-        built.cap = lp.cap;
+    if let Some(d) = dual_sol {
         built.seconds_dual = d.seconds;
-        let (bounded, prior) = match &lp.objective {
-            Objective::MaxLoss => (Bounded::MaxLoss, None),
-            Objective::Expected { prior } => (Bounded::ExpectedLoss, Some(prior.as_slice())),
-        };
-        let mut cert = LpDual {
-            bounded,
-            value: Q::from(0u32),
-            beta: d.beta.map(|b| b.iter().map(|&x| q_from_f64(x)).collect()),
-            gamma: d
-                .gamma
-                .iter()
-                .map(|&(u, v, k, g)| (u as usize, v as usize, k as usize, q_from_f64(g)))
-                .collect(),
-        };
-        if cert.beta.as_ref().is_some_and(|b| b.iter().all(|q| *q == 0u32)) {
-            cert.beta = Some(vec![Q::from(1u32); lp.n]);
-        }
         let sites = lp.outputs.clone();
         let pb = certificate::Problem {
             space: lp.space,
@@ -141,17 +170,69 @@ pub fn certified(
             within: claim_within,
             sites: Some(&sites),
             cost,
-            prior,
+            prior: match &lp.objective {
+                Objective::MaxLoss => None,
+                Objective::Expected { prior } => Some(prior.as_slice()),
+            },
             max_prec,
         };
-        cert.value = Q::from(i32::MIN); // placeholder below any bound; replaced by the proof
-        let bound = certificate::verify(&cert, &pb, lp.n, lp.k())
-            .map_err(|e| BuildError::Solver(format!("own certificate rejected: {}", e.0)))?;
+        let (mut cert, mut bound) = prove(lp, &d, &pb)?;
+        // An interior point dual can be inaccurate where constants are extreme: if its
+        // proven bound is visibly below the LP value, the simplex's dual LP on the same rows
+        // is tried too and the better proof kept.
+        let tol = 1e-7 * primal.objective.abs() + 1e-12;
+        if solver == Solver::Ipm && f64_down(&bound) < primal.objective - tol {
+            let t = std::time::Instant::now();
+            if let Ok(d2) = simplex::solve_dual(lp, &primal.rows) {
+                let (c2, b2) = prove(lp, &d2, &pb)?;
+                if b2 > bound {
+                    (cert, bound) = (c2, b2);
+                }
+            }
+            built.seconds_dual += t.elapsed().as_secs_f64();
+        }
         built.lower_bound = Some(f64_down(&bound));
-        cert.value = bound;
         built.certificate = Some(cert);
     }
     Ok(built)
+}
+
+/// Turn a float dual into an `lp_dual` certificate and prove its bound exactly (the
+/// claimed value is the proven one).
+fn prove(
+    lp: &PrivacyLp,
+    d: &simplex::Dual,
+    pb: &certificate::Problem,
+) -> Result<(LpDual, Q), BuildError> {
+    let bounded = match lp.objective {
+        Objective::MaxLoss => Bounded::MaxLoss,
+        Objective::Expected { .. } => Bounded::ExpectedLoss,
+    };
+    let mut cert = LpDual {
+        bounded,
+        // Below any bound; replaced by the proven value.
+        value: Q::from(i32::MIN),
+        beta: d
+            .beta
+            .as_ref()
+            .map(|b| b.iter().map(|&x| q_from_f64(x)).collect()),
+        gamma: d
+            .gamma
+            .iter()
+            .map(|&(u, v, k, g)| (u as usize, v as usize, k as usize, q_from_f64(g)))
+            .collect(),
+    };
+    if cert
+        .beta
+        .as_ref()
+        .is_some_and(|b| b.iter().all(|q| *q == 0u32))
+    {
+        cert.beta = Some(vec![Q::from(1u32); lp.n]);
+    }
+    let bound = certificate::verify(&cert, pb, lp.n, lp.k())
+        .map_err(|e| BuildError::Solver(format!("own certificate rejected: {}", e.0)))?;
+    cert.value = bound.clone();
+    Ok((cert, bound))
 }
 
 /// OPTMech: the mechanism with the least worst-case loss max_u Σ_k M[u][k] d(u,k) among
@@ -159,11 +240,12 @@ pub fn certified(
 pub fn optimal(
     space: &Space,
     eps: &Q,
+    solver: Solver,
     max_prec: u64,
     progress: &mut dyn FnMut(&Round),
 ) -> Result<Built, BuildError> {
     let lp = optimal_lp(space, eps, max_prec);
-    certified(&lp, eps, None, None, true, max_prec, progress)
+    certified(&lp, eps, None, None, true, solver, max_prec, progress)
 }
 
 /// OPTMech's LP.
@@ -201,10 +283,14 @@ pub fn pmo_lp<'a>(
     let n = space.n();
     let outputs = p.outputs.clone().unwrap_or_else(|| (0..n).collect());
     if outputs.is_empty() {
-        return Err(BuildError::Input("--outputs: at least one output is needed".into()));
+        return Err(BuildError::Input(
+            "--outputs: at least one output is needed".into(),
+        ));
     }
     if let Some(&o) = outputs.iter().find(|&&o| o >= n) {
-        return Err(BuildError::Input(format!("--outputs: index {o} is not an input (n = {n})")));
+        return Err(BuildError::Input(format!(
+            "--outputs: index {o} is not an input (n = {n})"
+        )));
     }
     let prior = match &p.prior {
         Some(pr) => {
@@ -215,7 +301,9 @@ pub fn pmo_lp<'a>(
                 )));
             }
             if pr.iter().any(|q| *q < 0u32) || pr.iter().all(|q| *q == 0u32) {
-                return Err(BuildError::Input("--prior: weights must be ≥ 0 and not all 0".into()));
+                return Err(BuildError::Input(
+                    "--prior: weights must be ≥ 0 and not all 0".into(),
+                ));
             }
             let s: Q = pr.iter().sum();
             pr.iter().map(|q| q / &s).collect()
@@ -252,9 +340,19 @@ pub fn pmo(
     space: &Space,
     eps: &Q,
     p: &PmoParams,
+    solver: Solver,
     max_prec: u64,
     progress: &mut dyn FnMut(&Round),
 ) -> Result<Built, BuildError> {
     let lp = pmo_lp(space, eps, p, max_prec)?;
-    certified(&lp, eps, p.within, p.cost.as_deref(), true, max_prec, progress)
+    certified(
+        &lp,
+        eps,
+        p.within,
+        p.cost.as_deref(),
+        true,
+        solver,
+        max_prec,
+        progress,
+    )
 }

@@ -9,7 +9,7 @@
 //! upper ends) and t·d uses the enclosure's lower end, so the stretch bound it leaves is a
 //! proof, re-checked by [`verify_stretch`].
 
-use super::optimal::{certified, BuildError, Built};
+use super::optimal::{certified, BuildError, Built, Solver};
 use crate::exact::float::{add_up, mul_down, FI};
 use crate::exact::Q;
 use crate::lp::model::{Objective, PairSet, PrivacyLp};
@@ -67,7 +67,11 @@ pub fn greedy_spanner(space: &Space, t: f64) -> (Vec<(usize, usize)>, Vec<f64>) 
 /// (d_G = d), or a path's upward-rounded length is ≤ t × the downward-rounded d(u, v).
 /// Returns the largest proven ratio bound (1 when every pair is an edge), or the first pair
 /// that could not be proven.
-pub fn verify_stretch(space: &Space, edges: &[(usize, usize)], t: f64) -> Result<f64, (usize, usize)> {
+pub fn verify_stretch(
+    space: &Space,
+    edges: &[(usize, usize)],
+    t: f64,
+) -> Result<f64, (usize, usize)> {
     let n = space.n();
     let mut adj = vec![false; n * n];
     for &(u, v) in edges {
@@ -98,6 +102,7 @@ pub fn spanner_mech(
     space: &Space,
     eps: &Q,
     k: u32,
+    solver: Solver,
     max_prec: u64,
     progress: &mut dyn FnMut(&Round),
 ) -> Result<(Built, Vec<(usize, usize)>, f64), BuildError> {
@@ -107,7 +112,9 @@ pub fn spanner_mech(
     let t = (2 * k - 1) as f64;
     let (edges, _) = greedy_spanner(space, t);
     let stretch = verify_stretch(space, &edges, t).map_err(|(u, v)| {
-        BuildError::Solver(format!("spanner stretch ≤ {t} not proven at pair ({u}, {v})"))
+        BuildError::Solver(format!(
+            "spanner stretch ≤ {t} not proven at pair ({u}, {v})"
+        ))
     })?;
     let eps_run = eps / Q::from(2 * k - 1);
     let lp = PrivacyLp::new(
@@ -120,6 +127,6 @@ pub fn spanner_mech(
         max_prec,
     );
     // No dual: a bound for the spanner LP is not a bound for ε·d-private mechanisms.
-    let built = certified(&lp, eps, None, None, false, max_prec, progress)?;
+    let built = certified(&lp, eps, None, None, false, solver, max_prec, progress)?;
     Ok((built, edges, stretch))
 }

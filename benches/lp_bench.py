@@ -408,7 +408,7 @@ def run_ours_build(args, which: str, space_file: Path, eps: float, out: Path, pr
 def enc_hi(x):
     """Upper end of an [lo, hi] enclosure (or the number itself)."""
     if isinstance(x, (list, tuple)) and x:
-        return float(x[-1])
+        return None if x[-1] is None else float(x[-1])
     if isinstance(x, (int, float)):
         return float(x)
     return None

@@ -155,3 +155,163 @@ pub fn bound_eq8(p: &Packing, eps: f64) -> FI {
     let m = FI::point(c - 1.0).mul(FI::point(e.lo));
     ratio_bound(&p.radius, m.lo)
 }
+
+/// Candidate packings from the farthest-first traversal (Gonzalez's k-center algorithm),
+/// as Imola et al. §5 generate them ("a k-center algorithm, with k from 1 to the size of
+/// the metric space"): the traversal starts from the two farthest inputs (so k = 2 is the
+/// paper's two-farthest-points packing) and the k-th candidate is its first k centers with
+/// the largest radius keeping the balls over `outputs` disjoint: just below
+/// min_o (second-smallest distance from output o to a center).
+pub struct PackingCandidates {
+    /// Centers in traversal order; candidate k uses the first k.
+    pub order: Vec<usize>,
+    /// `radius_sup[k − 2]`: the supremum of valid radii for the first k centers (float).
+    pub radius_sup: Vec<f64>,
+    /// Upper bounds on the distances between inputs (n×n).
+    dist_hi: Vec<f64>,
+    n: usize,
+}
+
+/// The best packing bound found at one ε.
+pub struct BestPacking {
+    pub packing: Packing,
+    /// Rigorous enclosure of the bound (7).
+    pub bound: FI,
+}
+
+impl PackingCandidates {
+    pub fn new(space: &Space, outputs: &[usize]) -> PackingCandidates {
+        use rayon::prelude::*;
+        let n = space.n();
+        let dist: Vec<FI> = (0..n * n)
+            .into_par_iter()
+            .map(|i| {
+                let (u, v) = (i / n, i % n);
+                if u == v || space.is_zero(u, v) {
+                    FI::point(0.0)
+                } else {
+                    space.fi(u, v)
+                }
+            })
+            .collect();
+        let mid = |u: usize, v: usize| 0.5 * dist[u * n + v].lo + 0.5 * dist[u * n + v].hi;
+        let mut order = vec![];
+        if n >= 2 {
+            let (mut a, mut b, mut best) = (0, 1, -1.0);
+            for u in 0..n {
+                for v in u + 1..n {
+                    if mid(u, v) > best {
+                        (a, b, best) = (u, v, mid(u, v));
+                    }
+                }
+            }
+            order.extend([a, b]);
+            let mut near: Vec<f64> = (0..n).map(|x| mid(a, x).min(mid(b, x))).collect();
+            while order.len() < n {
+                let next = (0..n)
+                    .filter(|x| !order.contains(x))
+                    .max_by(|&x, &y| near[x].total_cmp(&near[y]).then(y.cmp(&x)))
+                    .expect("inputs left");
+                if near[next] <= 0.0 {
+                    break; // only duplicates of centers remain: no disjoint balls
+                }
+                order.push(next);
+                for x in 0..n {
+                    near[x] = near[x].min(mid(next, x));
+                }
+            }
+        }
+        // Smallest and second-smallest distance from each output to the centers so far.
+        let sites: Vec<usize> = outputs.to_vec();
+        let mut first = vec![f64::INFINITY; sites.len()];
+        let mut second = vec![f64::INFINITY; sites.len()];
+        let mut radius_sup = vec![];
+        for (i, &c) in order.iter().enumerate() {
+            for (j, &o) in sites.iter().enumerate() {
+                let d = mid(c, o);
+                if d < first[j] {
+                    second[j] = first[j];
+                    first[j] = d;
+                } else if d < second[j] {
+                    second[j] = d;
+                }
+            }
+            if i >= 1 {
+                radius_sup.push(second.iter().cloned().fold(f64::INFINITY, f64::min));
+            }
+        }
+        PackingCandidates {
+            order,
+            radius_sup,
+            dist_hi: dist.iter().map(|d| d.hi).collect(),
+            n,
+        }
+    }
+
+    /// The float value of bound (7) for the first k centers and radius r at `eps`.
+    fn float_bound(&self, k: usize, r: f64, eps: f64) -> f64 {
+        let n = self.n;
+        let centers = &self.order[..k];
+        (0..n)
+            .map(|w| {
+                let nn: f64 = centers
+                    .iter()
+                    .map(|&s| (-eps * self.dist_hi[w * n + s]).exp())
+                    .sum();
+                r * (1.0 - 1.0 / nn)
+            })
+            .fold(0.0, f64::max)
+    }
+
+    /// The strongest verified bound (7) at `eps` over the candidates (the `TOP` best by
+    /// float value are verified exactly; `None` if no candidate verifies).
+    pub fn best(
+        &self,
+        space: &Space,
+        outputs: &[usize],
+        eps: f64,
+        max_prec: u64,
+    ) -> Option<BestPacking> {
+        const TOP: usize = 3;
+        let mut ranked: Vec<(f64, usize)> = self
+            .radius_sup
+            .iter()
+            .enumerate()
+            .filter(|(_, &r)| r > 0.0 && r.is_finite())
+            .map(|(i, &r)| (self.float_bound(i + 2, r, eps), i + 2))
+            .collect();
+        ranked.sort_by(|a, b| b.0.total_cmp(&a.0));
+        let n = self.n;
+        let dist_upper = |w: usize, s: usize| self.dist_hi[w * n + s];
+        let mut best: Option<BestPacking> = None;
+        for &(_, k) in ranked.iter().take(TOP) {
+            let centers = &self.order[..k];
+            let mut r = self.radius_sup[k - 2] * (1.0 - 1e-9);
+            for _ in 0..4 {
+                match verify_packing(
+                    space,
+                    centers,
+                    &crate::exact::q_from_f64(r),
+                    outputs,
+                    max_prec,
+                ) {
+                    Ok(p) => {
+                        let b = bound_eq7(&p, n, eps, &dist_upper);
+                        if best.as_ref().is_none_or(|x| b.lo > x.bound.lo) {
+                            best = Some(BestPacking {
+                                packing: p,
+                                bound: b,
+                            });
+                        }
+                        break;
+                    }
+                    Err(PackingError::Overlap { .. }) | Err(PackingError::Undecided { .. }) => {
+                        r *= 1.0 - 1e-6;
+                    }
+                    Err(PackingError::DuplicateCenter(_)) => break,
+                }
+            }
+        }
+        best
+    }
+}

@@ -9,12 +9,13 @@
 
 use clap::{Parser, Subcommand};
 use mdp::audit::{self, Options, Verdict, EXIT_INPUT};
+use mdp::bounds::PackingCandidates;
 use mdp::exact::{parse_rational, Q};
 use mdp::io::{self, Limits};
 use mdp::lp::certificate;
 use mdp::lp::mps;
 use mdp::lp::simplex::Round;
-use mdp::mechanisms::{exponential, optimal, spanner};
+use mdp::mechanisms::{constopt, exponential, optimal, spanner};
 use serde_json::json;
 
 #[derive(Parser)]
@@ -51,6 +52,25 @@ enum Cmd {
     Lp {
         #[command(subcommand)]
         cmd: LpCmd,
+    },
+    /// Lower bounds on the loss of every ε·d-private mechanism.
+    Bound {
+        #[command(subcommand)]
+        kind: BoundKind,
+    },
+}
+
+#[derive(Subcommand)]
+enum BoundKind {
+    /// The best packing bound (Imola et al. Theorem 3, eq. 7) over the k-center candidate
+    /// packings, for each ε: one JSON line per ε on standard output, each verified exactly.
+    Packing {
+        /// Space: `builtin:NAME`, a JSON metric object, or an mdp/1 file.
+        #[arg(long, default_value = mdp::builtin::DEFAULT)]
+        space: String,
+        /// Privacy levels ε > 0 (repeat or comma-separate).
+        #[arg(long, value_delimiter = ',', required = true)]
+        epsilon: Vec<String>,
     },
 }
 
@@ -180,6 +200,26 @@ enum Mechanism {
         quiet: bool,
         #[arg(long, value_enum, default_value = "ipm")]
         solver: SolverArg,
+    },
+    /// ConstOPTMech (Imola et al. §3.2, Algorithm 1): the reduced LP at ε/2 with the
+    /// replacement function I_NN,r (or --replacement), normalized; a λ sweep keeps the
+    /// least loss. Written with the best k-center packing lower bound as its certificate.
+    Constopt {
+        #[command(flatten)]
+        base: SpaceEps,
+        /// r of I_NN,r: entries M_uv with v among u's r nearest neighbours are free.
+        #[arg(long, default_value = "10")]
+        r: usize,
+        /// JSON array of n arrays: I(v) for each v (instead of I_NN,r).
+        #[arg(long)]
+        replacement: Option<String>,
+        /// Candidate λ > 0 (repeat or comma-separate); default the paper's {0.001, 0.1, 1}.
+        #[arg(long, value_delimiter = ',', default_values = ["0.001", "0.1", "1"])]
+        lambda: Vec<f64>,
+        #[arg(short, long, default_value = "-")]
+        output: String,
+        #[arg(long)]
+        quiet: bool,
     },
     /// SpannerMech: OPTMech's rows on a greedy (2k−1)-spanner only, at ε/(2k−1)
     /// (Imola et al. Appendix A, Theorem 4).
@@ -399,9 +439,6 @@ fn emit_lp(
     output: &str,
 ) -> Result<i32, String> {
     let mut meta = json!({
-        "producer": format!("mdp {}", env!("CARGO_PKG_VERSION")),
-        "mechanism": name,
-        "space": space_spec,
         "lp": {
             "objective": built.lp_objective,
             "rows_total": built.rows_total,
@@ -415,21 +452,74 @@ fn emit_lp(
     if let (Some(m), Some(x)) = (meta.as_object_mut(), extra_meta.as_object()) {
         m.extend(x.clone());
     }
-    let mut doc = io::mechanism_to_value(eps, space, &built.matrix, meta.clone());
-    if let Some(c) = &built.certificate {
-        doc["certificate"] = json!({"lower_bound": certificate::to_value(c)});
+    let cert = built
+        .certificate
+        .as_ref()
+        .map(|c| json!({"lower_bound": certificate::to_value(c)}));
+    emit_built(
+        Built {
+            name,
+            space_spec,
+            space,
+            eps,
+            matrix: &built.matrix,
+            certificate: cert,
+            lower_bound: built.lower_bound,
+        },
+        meta,
+        tweak,
+        output,
+    )
+}
+
+/// A mechanism ready to be written.
+struct Built<'a> {
+    name: &'a str,
+    space_spec: &'a str,
+    space: &'a mdp::metric::Space,
+    eps: &'a Q,
+    matrix: &'a mdp::mechanism::Matrix,
+    /// The file's `certificate` object.
+    certificate: Option<serde_json::Value>,
+    /// The certified lower bound it carries (for the summary).
+    lower_bound: Option<f64>,
+}
+
+/// Audit and write a built mechanism (nothing is written unless it passes) and print the
+/// `stats:` summary line on standard error; `meta` joins the file's `meta`.
+fn emit_built(
+    b: Built,
+    extra_meta: serde_json::Value,
+    tweak: impl FnOnce(&mut serde_json::Value),
+    output: &str,
+) -> Result<i32, String> {
+    let mut meta = json!({
+        "producer": format!("mdp {}", env!("CARGO_PKG_VERSION")),
+        "mechanism": b.name,
+        "space": b.space_spec,
+    });
+    if let (Some(m), Some(x)) = (meta.as_object_mut(), extra_meta.as_object()) {
+        m.extend(x.clone());
+    }
+    let mut doc = io::mechanism_to_value(b.eps, b.space, b.matrix, meta.clone());
+    if let Some(c) = b.certificate {
+        doc["certificate"] = c;
     }
     tweak(&mut doc);
     let report = emit(doc, output)?;
-    let summary = json!({
-        "mechanism": name,
-        "n": space.n(),
+    let mut summary = json!({
+        "mechanism": b.name,
+        "n": b.space.n(),
         "verdict": report.verdict,
         "loss_max": report.loss_max,
         "expected_loss": report.expected_loss,
-        "certified_lower_bound": built.lower_bound,
-        "lp": meta["lp"],
+        "certified_lower_bound": b.lower_bound,
     });
+    for key in ["lp", "constopt"] {
+        if let Some(v) = meta.get(key) {
+            summary[key] = v.clone();
+        }
+    }
     eprintln!("stats: {summary}");
     if report.verdict == Verdict::Pass {
         Ok(0)
@@ -440,6 +530,125 @@ fn emit_lp(
         );
         Ok(1)
     }
+}
+
+/// The best verified k-center packing bound at `eps` for a square mechanism on `space`,
+/// as a `packing` certificate and the bound's rigorous lower end.
+fn packing_certificate(space: &mdp::metric::Space, eps: &Q) -> Option<(serde_json::Value, f64)> {
+    let outputs: Vec<usize> = (0..space.n()).collect();
+    let cands = PackingCandidates::new(space, &outputs);
+    let best = cands.best(space, &outputs, mdp::exact::f64_up(eps), MAX_PREC)?;
+    Some((
+        json!({"lower_bound": {
+            "kind": "packing",
+            "centers": best.packing.centers,
+            "radius": io::number_value(&best.packing.radius),
+        }}),
+        best.bound.lo,
+    ))
+}
+
+/// `mdp build constopt`.
+fn build_constopt(
+    base: &SpaceEps,
+    r: usize,
+    replacement: Option<&str>,
+    lambda: &[f64],
+    output: &str,
+    quiet: bool,
+) -> Result<i32, String> {
+    let eps = epsilon(&base.epsilon)?;
+    let space = lp_space(&base.space)?;
+    let n = space.n();
+    let repl = match replacement {
+        Some(path) => {
+            let v = json_file(path, "--replacement")?;
+            let sets: Vec<Vec<usize>> = serde_json::from_value(v)
+                .map_err(|_| "--replacement: expected a JSON array of n arrays of input indices")?;
+            constopt::Replacement::from_sets(n, sets).map_err(|e| format!("--replacement: {e}"))?
+        }
+        None => {
+            if r < 1 || r >= n {
+                return Err(format!(
+                    "--r: must be in 1..{} (n = {n})",
+                    n.saturating_sub(1)
+                ));
+            }
+            constopt::Replacement::nearest_neighbours(&space, r)
+        }
+    };
+    let params = constopt::Params {
+        eps: &eps,
+        replacement: &repl,
+        lambdas: lambda,
+        max_prec: MAX_PREC,
+    };
+    let built = match constopt::constopt(&space, &params) {
+        Ok(b) => b,
+        Err(e) if e.starts_with("--") => return Err(e),
+        Err(e) => {
+            eprintln!("mdp: {e}");
+            return Ok(EXIT_SOLVER);
+        }
+    };
+    if !quiet {
+        for t in &built.trials {
+            eprintln!(
+                "constopt: λ = {:<8} LP objective {:.9}, loss {:.9}, {:.2} s",
+                t.lambda, t.lp_objective, t.loss, t.seconds
+            );
+        }
+    }
+    let (cert, lower) = packing_certificate(&space, &eps).unzip();
+    let meta = json!({"constopt": {
+        "r": replacement.is_none().then_some(r),
+        "lambda": built.trials[built.best].lambda,
+        "trials": built.trials,
+        "lp": built.counts,
+        "theorem1_bounds": constopt::theorem1_bounds(n, &repl),
+        "uniform_mix": built.t,
+    }});
+    emit_built(
+        Built {
+            name: "constopt",
+            space_spec: &base.space,
+            space: &space,
+            eps: &eps,
+            matrix: &built.matrix,
+            certificate: cert,
+            lower_bound: lower,
+        },
+        meta,
+        |_| {},
+        output,
+    )
+}
+
+/// `mdp bound packing`: one JSON line per ε.
+fn bound_packing(space_spec: &str, epsilons: &[String]) -> Result<i32, String> {
+    let eps: Vec<Q> = epsilons
+        .iter()
+        .map(|e| epsilon(e))
+        .collect::<Result<_, _>>()?;
+    let space = lp_space(space_spec)?;
+    let outputs: Vec<usize> = (0..space.n()).collect();
+    let cands = PackingCandidates::new(&space, &outputs);
+    for e in &eps {
+        let ef = mdp::exact::f64_up(e);
+        let line = match cands.best(&space, &outputs, ef, MAX_PREC) {
+            Some(b) => json!({
+                "epsilon": ef,
+                "bound": b.bound.lo,
+                "c": b.packing.centers.len(),
+                "radius": mdp::exact::f64_down(&b.packing.radius),
+                "q": b.packing.q.hi,
+                "centers": b.packing.centers,
+            }),
+            None => json!({"epsilon": ef, "bound": 0.0}),
+        };
+        println!("{line}");
+    }
+    Ok(0)
 }
 
 fn build_error(e: optimal::BuildError) -> Result<i32, String> {
@@ -636,6 +845,20 @@ fn run(cli: Cli) -> Result<i32, String> {
                 Err(e) => build_error(e),
             }
         }
+        Cmd::Build {
+            mechanism:
+                Mechanism::Constopt {
+                    base,
+                    r,
+                    replacement,
+                    lambda,
+                    output,
+                    quiet,
+                },
+        } => build_constopt(&base, r, replacement.as_deref(), &lambda, &output, quiet),
+        Cmd::Bound {
+            kind: BoundKind::Packing { space, epsilon },
+        } => bound_packing(&space, &epsilon),
         Cmd::Lp {
             cmd: LpCmd::Export { problem },
         } => match problem {

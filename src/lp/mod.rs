@@ -10,3 +10,4 @@ pub mod model;
 pub mod mps;
 pub mod repair;
 pub mod simplex;
+pub mod sparse;

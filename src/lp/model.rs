@@ -71,6 +71,20 @@ pub struct PrivacyLp<'a> {
     pub zero_pairs: Vec<(usize, usize)>,
 }
 
+/// The pairs u < v of inputs at distance exactly 0 (privacy forces equal rows).
+pub fn zero_pairs(space: &Space) -> Vec<(usize, usize)> {
+    let n = space.n();
+    let mut out = vec![];
+    for u in 0..n {
+        for v in u + 1..n {
+            if space.is_zero(u, v) {
+                out.push((u, v));
+            }
+        }
+    }
+    out
+}
+
 /// Directed-rounding bounds [lo, hi] on e^{ε d(u,v)} as f64 (rigorous `FI` arithmetic).
 pub fn exp_eps_d(space: &Space, eps: &Q, u: usize, v: usize) -> FI {
     if space.is_zero(u, v) {
@@ -133,14 +147,7 @@ impl<'a> PrivacyLp<'a> {
             .collect();
         let (c_dn, c_up): (Vec<f64>, Vec<f64>) = cs.into_iter().unzip();
         let cap = C_CAP;
-        let mut zero_pairs = vec![];
-        for u in 0..n {
-            for v in u + 1..n {
-                if space.is_zero(u, v) {
-                    zero_pairs.push((u, v));
-                }
-            }
-        }
+        let zero_pairs = zero_pairs(space);
         let candidate: Vec<(usize, usize)> = match pairs {
             PairSet::All => (0..n)
                 .flat_map(|u| (0..n).filter(move |&v| v != u).map(move |v| (u, v)))

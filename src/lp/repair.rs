@@ -16,6 +16,7 @@ use super::model::{exp_eps_d, PrivacyLp};
 use crate::exact::float::FI;
 use crate::exact::{q_from_f64, Q, Z};
 use crate::mechanism::Matrix;
+use crate::metric::Space;
 use crate::privacy::{self, Decision, Prepared};
 use malachite_base::num::arithmetic::traits::{Floor, Pow};
 use rayon::prelude::*;
@@ -33,8 +34,9 @@ pub struct Repaired {
     pub t: f64,
 }
 
-/// Repair `m` (n×K floats) into a mechanism the exact check proves private at `eps` on
-/// `scope` (all pairs, or d ≤ η). `None` if even the largest mix fails (never observed).
+/// Repair the float primal `m` (n×K) of `lp` into a mechanism the exact check proves
+/// private at `eps` on `scope` (all pairs, or d ≤ η). `None` if even the largest mix fails
+/// (never observed).
 pub fn repair(
     lp: &PrivacyLp,
     m: &[f64],
@@ -42,8 +44,23 @@ pub fn repair(
     within: Option<&Q>,
     max_prec: u64,
 ) -> Option<Repaired> {
-    let (n, k) = (lp.n, lp.k());
-    let space = lp.space;
+    repair_matrix(lp.space, m, lp.k(), &lp.zero_pairs, eps, within, max_prec)
+}
+
+/// Repair any float matrix `m` (n×`k`, rows need not be normalized) over `space`, whose
+/// pairs at distance 0 are `zero`, into a mechanism proved private at `eps` (steps 1–5
+/// above). Used by every mechanism computed in floats (LP mechanisms, ConstOPTMech).
+pub fn repair_matrix(
+    space: &Space,
+    m: &[f64],
+    k: usize,
+    zero: &[(usize, usize)],
+    eps: &Q,
+    within: Option<&Q>,
+    max_prec: u64,
+) -> Option<Repaired> {
+    let n = space.n();
+    debug_assert_eq!(m.len(), n * k);
     let mut h: Vec<f64> = m.iter().map(|&x| x.max(0.0)).collect();
     for u in 0..n {
         let s: f64 = h[u * k..(u + 1) * k].iter().sum();
@@ -52,7 +69,7 @@ pub fn repair(
         }
     }
     let mut rep: Vec<usize> = (0..n).collect();
-    for &(a, b) in &lp.zero_pairs {
+    for &(a, b) in zero {
         if rep[b] == b {
             rep[b] = rep[a];
         }

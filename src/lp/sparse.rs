@@ -1,0 +1,149 @@
+//! A general sparse LP in floats, min c'x s.t. rows, x ≥ 0, for mechanisms whose LP is not
+//! a [`super::model::PrivacyLp`] (ConstOPTMech's reduced LP, Imola et al. 2022 §3.2).
+//! Solved by Clarabel (the interior point method the privacy LPs use) or, to cross-check
+//! on small instances, by microlp's simplex. The answer is only a candidate: the
+//! mechanism built from it is repaired and proved private exactly (`spec/lp.md` §4).
+
+use super::simplex::SolveError;
+use clarabel::algebra::CscMatrix;
+use clarabel::solver::{
+    DefaultSettingsBuilder, DefaultSolver, IPSolver, NonnegativeConeT, SolverStatus,
+    SupportedConeT, ZeroConeT,
+};
+
+/// The sense of a row a'x ? b.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sense {
+    Le,
+    Ge,
+    Eq,
+}
+
+/// One row: Σ coef·x[var] (sense) rhs.
+#[derive(Clone, Debug)]
+pub struct Row {
+    pub coefs: Vec<(usize, f64)>,
+    pub sense: Sense,
+    pub rhs: f64,
+}
+
+/// min cost'x subject to `rows`, every variable ≥ 0.
+#[derive(Clone, Debug, Default)]
+pub struct SparseLp {
+    pub cost: Vec<f64>,
+    pub rows: Vec<Row>,
+}
+
+/// A float optimum.
+#[derive(Clone, Debug)]
+pub struct Solution {
+    pub x: Vec<f64>,
+    pub objective: f64,
+}
+
+/// Clarabel's gap and feasibility tolerances.
+pub const TOL: f64 = 1e-10;
+
+impl SparseLp {
+    /// A new variable with objective coefficient `c`; returns its index.
+    pub fn var(&mut self, c: f64) -> usize {
+        self.cost.push(c);
+        self.cost.len() - 1
+    }
+
+    pub fn row(&mut self, coefs: Vec<(usize, f64)>, sense: Sense, rhs: f64) {
+        self.rows.push(Row { coefs, sense, rhs });
+    }
+
+    pub fn n_vars(&self) -> usize {
+        self.cost.len()
+    }
+
+    /// Structural non-zeros of the constraint rows (x ≥ 0 bounds not counted).
+    pub fn nnz(&self) -> usize {
+        self.rows.iter().map(|r| r.coefs.len()).sum()
+    }
+
+    /// Solve with Clarabel. Clarabel's form is Ax + s = b, s ∈ {0}^e × R_+^m: equality
+    /// rows go to the zero cone, a'x ≤ b as is, a'x ≥ b as −a'x ≤ −b, and x ≥ 0 as −x ≤ 0.
+    pub fn solve_ipm(&self) -> Result<Solution, SolveError> {
+        let nv = self.n_vars();
+        let (mut ii, mut jj, mut vv, mut b) = (vec![], vec![], vec![], vec![]);
+        let mut push = |row: &Row, sign: f64, at: usize| {
+            for &(j, a) in &row.coefs {
+                ii.push(at);
+                jj.push(j);
+                vv.push(sign * a);
+            }
+            sign * row.rhs
+        };
+        let mut at = 0;
+        for r in self.rows.iter().filter(|r| r.sense == Sense::Eq) {
+            b.push(push(r, 1.0, at));
+            at += 1;
+        }
+        let n_eq = at;
+        for r in self.rows.iter().filter(|r| r.sense != Sense::Eq) {
+            let sign = if r.sense == Sense::Le { 1.0 } else { -1.0 };
+            b.push(push(r, sign, at));
+            at += 1;
+        }
+        for j in 0..nv {
+            ii.push(at);
+            jj.push(j);
+            vv.push(-1.0);
+            b.push(0.0);
+            at += 1;
+        }
+        let a = CscMatrix::new_from_triplets(at, nv, ii, jj, vv);
+        let p = CscMatrix::<f64>::zeros((nv, nv));
+        let cones: [SupportedConeT<f64>; 2] = [ZeroConeT(n_eq), NonnegativeConeT(at - n_eq)];
+        let settings = DefaultSettingsBuilder::default()
+            .verbose(false)
+            .tol_gap_abs(TOL)
+            .tol_gap_rel(TOL)
+            .tol_feas(TOL)
+            .build()
+            .map_err(|e| SolveError(format!("clarabel settings: {e}")))?;
+        let mut solver = DefaultSolver::new(&p, &self.cost, &a, &b, &cones, settings)
+            .map_err(|e| SolveError(format!("clarabel: {e:?}")))?;
+        solver.solve();
+        let s = &solver.solution;
+        match s.status {
+            SolverStatus::Solved | SolverStatus::AlmostSolved => Ok(Solution {
+                x: s.x.clone(),
+                objective: s.obj_val,
+            }),
+            other => Err(SolveError(format!("clarabel: {other:?}"))),
+        }
+    }
+
+    /// Solve with microlp's simplex (small instances; a cross-check of [`Self::solve_ipm`]).
+    pub fn solve_simplex(&self) -> Result<Solution, SolveError> {
+        use microlp::{ComparisonOp, OptimizationDirection, Problem};
+        let mut p = Problem::new(OptimizationDirection::Minimize);
+        let vars: Vec<_> = self
+            .cost
+            .iter()
+            .map(|&c| p.add_var(c, (0.0, f64::INFINITY)))
+            .collect();
+        for r in &self.rows {
+            let expr: Vec<_> = r.coefs.iter().map(|&(j, a)| (vars[j], a)).collect();
+            let op = match r.sense {
+                Sense::Le => ComparisonOp::Le,
+                Sense::Ge => ComparisonOp::Ge,
+                Sense::Eq => ComparisonOp::Eq,
+            };
+            p.add_constraint(expr, op, r.rhs);
+        }
+        let sol = p
+            .solve()
+            .map_err(|e| SolveError(format!("microlp: {e}")))?
+            .into_solution()
+            .map_err(|_| SolveError("microlp: interrupted".into()))?;
+        Ok(Solution {
+            x: vars.iter().map(|&v| sol.var_value(v)).collect(),
+            objective: sol.objective(),
+        })
+    }
+}

@@ -1,0 +1,437 @@
+//! ConstOPTMech (Imola et al. 2022, §3.2, Algorithm 1, Theorems 1 and 2, appendix proof
+//! eqs. (18)–(26)).
+//!
+//! P_CONSTOPTMECH(ε') adds to OPTMech's LP weights Y_v ≥ 0 and the equalities
+//!   M_uv = Y_v e^{−ε' d(u,v)}   for u ∉ I(v)                                   (4)
+//! for a replacement function I, relaxes Σ_v M_uv = 1 to ≥ 1 and penalizes the excess
+//! with λ: L̃(M, w) = Σ_u M_wu d(u, w) + λ Σ_u M_wu (6). Substituting (4) gives the
+//! *reduced* LP built here directly (never the full LP), over k, Y and the free entries
+//! M_uv (u ∈ I(v)):
+//!   (18) Σ_{v: w∈I(v)} M_wv (d(w,v)+λ) + Σ_{v: w∉I(v)} Y_v e^{−ε'd(w,v)} (d(w,v)+λ) ≤ k
+//!        (the paper's (18) drops the λ term of (6); it belongs there);
+//!   (19) M_uv ≥ 0;  (20) Σ_{v: u∈I(v)} M_uv + Σ_{v: u∉I(v)} Y_v e^{−ε'd(u,v)} ≥ 1;
+//!   (22) M_uw ≤ e^{ε'd(u,v)} M_vw for u ≠ v in I(w);
+//!   (25) M_uw ≤ Y_w min_{v∉I(w)} e^{ε'(d(u,v) − d(v,w))} for u ∈ I(w);
+//!   (26) Y_w max_{u∉I(w)} e^{−ε'(d(u,w) + d(u,v))} ≤ M_vw for v ∈ I(w)
+//!        (the paper prints e^{−ε'd(u,w)} ≤ M_vw e^{ε'd(u,v)} with u both inside the max
+//!        and outside it; the correct form, from (24), moves e^{ε'd(u,v)} into the max).
+//! (21) holds for every Y by the triangle inequality and is dropped.
+//!
+//! Algorithm 1 solves at ε' = ε/2 and normalizes the rows: Theorem 2 (normalization at
+//! most doubles ε, as in Proposition 1) makes the result ε·d private. The float optimum is
+//! normalized, repaired ([`crate::lp::repair::repair_matrix`]) and proved private at ε by
+//! the exact checker; the uniform mix the repair needed is reported.
+//!
+//! Counts (`spec/mechanisms.md`): with S₁ = Σ_w |I(w)| and S₂ = Σ_w |I(w)|(|I(w)|−1),
+//! variables 1 + n + S₁; rows (18) n, (20) n, (19) S₁ (bounds), (22) S₂, (25) S₁',
+//! (26) S₁' (S₁' = S₁ without the sets I(w) = W); non-zeros n(n+1) + n² + S₁ + 4S₁' + 2S₂.
+
+use crate::exact::Q;
+use crate::lp::model::zero_pairs;
+use crate::lp::repair;
+use crate::lp::sparse::{Sense, SparseLp};
+use crate::mechanism::Matrix;
+use crate::metric::Space;
+
+/// A replacement function: `sets[v]` = I(v), the inputs u whose entry M_uv is left to the
+/// LP; every other entry of column v follows the weighted exponential mechanism (4).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Replacement {
+    pub sets: Vec<Vec<usize>>,
+}
+
+impl Replacement {
+    /// I_NN,r (5): u ∈ I(v) iff v is one of the r nearest neighbours of u other than u
+    /// itself (ties by index). Then Σ_v |I(v)| = n·r exactly, and r = n − 1 frees every
+    /// off-diagonal entry (the diagonal M_vv = Y_v is then free through Y_v): the full LP.
+    pub fn nearest_neighbours(space: &Space, r: usize) -> Replacement {
+        let n = space.n();
+        let mut sets = vec![vec![]; n];
+        for u in 0..n {
+            for v in space.nearest_neighbours(u, r) {
+                sets[v].push(u);
+            }
+        }
+        for s in &mut sets {
+            s.sort_unstable();
+        }
+        Replacement { sets }
+    }
+
+    /// S₁ = Σ_w |I(w)|.
+    pub fn s1(&self) -> usize {
+        self.sets.iter().map(Vec::len).sum()
+    }
+
+    /// Σ |I(w)| over the w with I(w) ≠ W: the rows of (25) and of (26) (for I(w) = W the
+    /// min and max run over nothing and the rows vanish).
+    pub fn s1_proper(&self) -> usize {
+        let n = self.sets.len();
+        self.sets.iter().map(Vec::len).filter(|&l| l < n).sum()
+    }
+
+    /// A user-given I: `sets[v]` lists inputs < n without repeats.
+    pub fn from_sets(n: usize, mut sets: Vec<Vec<usize>>) -> Result<Replacement, String> {
+        if sets.len() != n {
+            return Err(format!("replacement: {} sets for {n} inputs", sets.len()));
+        }
+        for (v, s) in sets.iter_mut().enumerate() {
+            s.sort_unstable();
+            if let Some(&u) = s.iter().find(|&&u| u >= n) {
+                return Err(format!("replacement[{v}]: input {u} out of range 0..{n}"));
+            }
+            if s.windows(2).any(|w| w[0] == w[1]) {
+                return Err(format!("replacement[{v}]: an input is listed twice"));
+            }
+        }
+        Ok(Replacement { sets })
+    }
+
+    /// S₂ = Σ_w |I(w)|(|I(w)| − 1): the ordered pairs u ≠ v of (22).
+    pub fn s2(&self) -> usize {
+        self.sets
+            .iter()
+            .map(|s| s.len() * s.len().saturating_sub(1))
+            .sum()
+    }
+}
+
+/// Sizes of an LP, in the paper's terms (the bounds (19) counted as rows).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Counts {
+    pub variables: usize,
+    pub rows: usize,
+    pub nonzeros: usize,
+}
+
+/// The exact sizes of the reduced LP for `repl` on n inputs (module doc).
+pub fn reduced_counts(n: usize, repl: &Replacement) -> Counts {
+    let (s1, s1p, s2) = (repl.s1(), repl.s1_proper(), repl.s2());
+    Counts {
+        variables: 1 + n + s1,
+        rows: 2 * n + s1 + s2 + 2 * s1p,
+        nonzeros: n * (n + 1) + n * n + s1 + 4 * s1p + 2 * s2,
+    }
+}
+
+/// Theorem 1's stated bounds: n + 1 + Σ|I| variables, 2n + Σ(2|I|² + 3|I|) rows,
+/// 2n² + Σ(2|I|² + 5|I|) non-zeros. The proof counts (22) as Σ|I|² rows, the statement
+/// as Σ2|I|²; the true count is Σ|I|(|I|−1) ([`reduced_counts`]), so the proof's figure
+/// is the tighter valid bound and the statement's is twice it.
+pub fn theorem1_bounds(n: usize, repl: &Replacement) -> Counts {
+    let s1 = repl.s1();
+    let sq: usize = repl.sets.iter().map(|s| s.len() * s.len()).sum();
+    Counts {
+        variables: n + 1 + s1,
+        rows: 2 * n + 2 * sq + 3 * s1,
+        nonzeros: 2 * n * n + 2 * sq + 5 * s1,
+    }
+}
+
+/// Corollary 1's bounds for I_NN,r: nr + n + 1 variables, n²r + 3nr + 2n rows,
+/// 2n² + 5nr + 2n²r non-zeros.
+pub fn corollary1_bounds(n: usize, r: usize) -> Counts {
+    Counts {
+        variables: n * r + n + 1,
+        rows: n * n * r + 3 * n * r + 2 * n,
+        nonzeros: 2 * n * n + 5 * n * r + 2 * n * n * r,
+    }
+}
+
+/// The reduced LP and where its variables are.
+pub struct ReducedLp {
+    pub lp: SparseLp,
+    /// Index of Y_v.
+    pub y: Vec<usize>,
+    /// `free[v]` = [(u, index of M_uv)] for u ∈ I(v).
+    pub free: Vec<Vec<(usize, usize)>>,
+    /// e^{−ε' d(u,v)} (n×n, float, nearest).
+    pub decay: Vec<f64>,
+    /// d(u, v) (n×n, float).
+    pub d: Vec<f64>,
+    pub counts: Counts,
+}
+
+/// The float constants of the LPs, from one rigorous enclosure of each distance (a
+/// haversine enclosure costs ~100 interval operations, so it is computed once).
+struct Table {
+    /// d(u, v) (midpoint; 0 for duplicates).
+    d: Vec<f64>,
+    /// e^{ε'd(u,v)} rounded down: the privacy factors, so a feasible point is private up
+    /// to the solver's tolerance.
+    c: Vec<f64>,
+    /// e^{−ε'd(u,v)} (nearest): the weighted exponential entries (4).
+    decay: Vec<f64>,
+}
+
+impl Table {
+    fn new(space: &Space, eps: &Q) -> Table {
+        use rayon::prelude::*;
+        let n = space.n();
+        let e = crate::exact::float::FI::from_q(eps);
+        let cols: Vec<(f64, f64, f64)> = (0..n * n)
+            .into_par_iter()
+            .map(|i| {
+                let (u, v) = (i / n, i % n);
+                if u == v || space.is_zero(u, v) {
+                    return (0.0, 1.0, 1.0);
+                }
+                let dfi = space.fi(u, v);
+                let x = e.mul(dfi).exp();
+                (
+                    0.5 * dfi.lo + 0.5 * dfi.hi,
+                    x.lo,
+                    1.0 / (0.5 * x.lo + 0.5 * x.hi),
+                )
+            })
+            .collect();
+        let mut t = Table {
+            d: Vec::with_capacity(n * n),
+            c: Vec::with_capacity(n * n),
+            decay: Vec::with_capacity(n * n),
+        };
+        for (d, c, decay) in cols {
+            t.d.push(d);
+            t.c.push(c);
+            t.decay.push(decay);
+        }
+        t
+    }
+}
+
+/// Build P_CONSTOPTMECH,red(ε') for `repl` and λ (module doc, (18)–(26)).
+pub fn reduced_lp(space: &Space, eps_lp: &Q, repl: &Replacement, lambda: f64) -> ReducedLp {
+    let n = space.n();
+    let t = Table::new(space, eps_lp);
+    let (d, c, decay) = (t.d, t.c, t.decay);
+    let mut lp = SparseLp::default();
+    let k = lp.var(1.0);
+    let y: Vec<usize> = (0..n).map(|_| lp.var(0.0)).collect();
+    let free: Vec<Vec<(usize, usize)>> = repl
+        .sets
+        .iter()
+        .map(|s| s.iter().map(|&u| (u, lp.var(0.0))).collect())
+        .collect();
+    // entry(u, v): Some(index of M_uv) if u ∈ I(v).
+    let mut entry = vec![None; n * n];
+    for (v, s) in free.iter().enumerate() {
+        for &(u, j) in s {
+            entry[u * n + v] = Some(j);
+        }
+    }
+    // (18) and (20).
+    for w in 0..n {
+        let mut loss = vec![(k, -1.0)];
+        let mut mass = vec![];
+        for v in 0..n {
+            let dl = d[w * n + v] + lambda;
+            match entry[w * n + v] {
+                Some(j) => {
+                    loss.push((j, dl));
+                    mass.push((j, 1.0));
+                }
+                None => {
+                    let e = decay[w * n + v];
+                    loss.push((y[v], e * dl));
+                    mass.push((y[v], e));
+                }
+            }
+        }
+        lp.row(loss, Sense::Le, 0.0);
+        lp.row(mass, Sense::Ge, 1.0);
+    }
+    for (w, set) in free.iter().enumerate() {
+        let outside: Vec<usize> = (0..n).filter(|&x| entry[x * n + w].is_none()).collect();
+        // (22), scaled by 1/c: M_uw/c − M_vw ≤ 0.
+        for &(u, ju) in set {
+            for &(v, jv) in set {
+                if u != v {
+                    lp.row(vec![(ju, 1.0 / c[u * n + v]), (jv, -1.0)], Sense::Le, 0.0);
+                }
+            }
+        }
+        if outside.is_empty() {
+            continue; // I(w) = W: the min in (25) and the max in (26) run over nothing.
+        }
+        // (25): M_uw ≤ a Y_w, a = min_{v∉I(w)} e^{ε'd(u,v)} e^{−ε'd(v,w)}; scaled by 1/max(a, 1).
+        for &(u, ju) in set {
+            let a = outside
+                .iter()
+                .map(|&v| c[u * n + v] * decay[v * n + w])
+                .fold(f64::INFINITY, f64::min);
+            let s = a.max(1.0);
+            lp.row(vec![(ju, 1.0 / s), (y[w], -a / s)], Sense::Le, 0.0);
+        }
+        // (26): b Y_w ≤ M_vw, b = max_{u∉I(w)} e^{−ε'd(u,w)} / e^{ε'd(u,v)} ≤ 1.
+        for &(v, jv) in set {
+            let b = outside
+                .iter()
+                .map(|&u| decay[u * n + w] / c[u * n + v])
+                .fold(0.0, f64::max);
+            lp.row(vec![(y[w], b), (jv, -1.0)], Sense::Le, 0.0);
+        }
+    }
+    let counts = reduced_counts(n, repl);
+    debug_assert_eq!(counts.variables, lp.n_vars());
+    debug_assert_eq!(counts.rows, lp.rows.len() + repl.s1());
+    debug_assert_eq!(counts.nonzeros, lp.nnz() + repl.s1());
+    ReducedLp {
+        lp,
+        y,
+        free,
+        decay,
+        d,
+        counts,
+    }
+}
+
+/// The full P_CONSTOPTMECH(ε') of §3.2 (every M_uv a variable, every privacy row (2), the
+/// equalities (4)): used only to check that the reduced LP has the same optimum (IMO-T1).
+pub fn full_lp(space: &Space, eps_lp: &Q, repl: &Replacement, lambda: f64) -> SparseLp {
+    let n = space.n();
+    let mut lp = SparseLp::default();
+    let k = lp.var(1.0);
+    let y: Vec<usize> = (0..n).map(|_| lp.var(0.0)).collect();
+    let m: Vec<usize> = (0..n * n).map(|_| lp.var(0.0)).collect();
+    let t = Table::new(space, eps_lp);
+    for w in 0..n {
+        let mut loss: Vec<(usize, f64)> = (0..n)
+            .map(|u| (m[w * n + u], t.d[w * n + u] + lambda))
+            .collect();
+        loss.push((k, -1.0));
+        lp.row(loss, Sense::Le, 0.0);
+        lp.row(
+            (0..n).map(|u| (m[w * n + u], 1.0)).collect(),
+            Sense::Ge,
+            1.0,
+        );
+    }
+    for u in 0..n {
+        for v in 0..n {
+            if u == v {
+                continue;
+            }
+            let c = t.c[u * n + v];
+            for w in 0..n {
+                lp.row(
+                    vec![(m[u * n + w], 1.0 / c), (m[v * n + w], -1.0)],
+                    Sense::Le,
+                    0.0,
+                );
+            }
+        }
+    }
+    for (v, set) in repl.sets.iter().enumerate() {
+        for u in (0..n).filter(|u| !set.contains(u)) {
+            let decay = t.decay[u * n + v];
+            lp.row(vec![(m[u * n + v], 1.0), (y[v], -decay)], Sense::Eq, 0.0);
+        }
+    }
+    lp
+}
+
+/// The unnormalized M (n×n floats) of a solution of the reduced LP.
+pub fn expand(red: &ReducedLp, x: &[f64]) -> Vec<f64> {
+    let n = red.y.len();
+    let mut m: Vec<f64> = (0..n * n).map(|i| x[red.y[i % n]] * red.decay[i]).collect();
+    for (v, set) in red.free.iter().enumerate() {
+        for &(u, j) in set {
+            m[u * n + v] = x[j].max(0.0);
+        }
+    }
+    m
+}
+
+/// Worst-case loss max_w Σ_v H_wv d(w, v) of the row-normalized `m` with distances `d`
+/// (float, for the λ sweep's choice; the written file's loss is computed exactly by the
+/// audit).
+pub fn float_max_loss(d: &[f64], m: &[f64]) -> f64 {
+    let n = (m.len() as f64).sqrt() as usize;
+    (0..n)
+        .map(|w| {
+            let row = &m[w * n..(w + 1) * n];
+            let s: f64 = row.iter().sum();
+            row.iter()
+                .zip(&d[w * n..])
+                .map(|(&x, &dd)| x * dd)
+                .sum::<f64>()
+                / s
+        })
+        .fold(0.0, f64::max)
+}
+
+/// Parameters of Algorithm 1 with a λ sweep.
+pub struct Params<'a> {
+    pub eps: &'a Q,
+    pub replacement: &'a Replacement,
+    /// Candidate λ > 0; the one whose normalized mechanism has the least loss is kept.
+    pub lambdas: &'a [f64],
+    pub max_prec: u64,
+}
+
+/// One λ of the sweep.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Trial {
+    pub lambda: f64,
+    pub lp_objective: f64,
+    /// The float worst-case loss of the normalized matrix.
+    pub loss: f64,
+    pub seconds: f64,
+}
+
+/// The certified ConstOPTMech and how it was found.
+pub struct Built {
+    pub matrix: Matrix,
+    pub counts: Counts,
+    pub trials: Vec<Trial>,
+    pub best: usize,
+    /// Uniform mix of the exact repair.
+    pub t: f64,
+}
+
+/// Algorithm 1 with a λ sweep: solve P_CONSTOPTMECH,red(ε/2) for each λ, normalize, keep
+/// the least loss, repair and prove it ε·d private exactly.
+pub fn constopt(space: &Space, p: &Params) -> Result<Built, String> {
+    let n = space.n();
+    if p.replacement.sets.len() != n {
+        return Err(format!(
+            "replacement: {} sets for {n} inputs",
+            p.replacement.sets.len()
+        ));
+    }
+    if p.lambdas.is_empty() || p.lambdas.iter().any(|&l| !(l > 0.0 && l.is_finite())) {
+        return Err("--lambda: every λ must be a finite number > 0".into());
+    }
+    let eps_lp = p.eps / Q::from(2u32);
+    let mut best: Option<(Vec<f64>, usize)> = None;
+    let mut trials = vec![];
+    let mut counts = None;
+    for &lambda in p.lambdas {
+        let t0 = std::time::Instant::now();
+        let red = reduced_lp(space, &eps_lp, p.replacement, lambda);
+        let sol = red.lp.solve_ipm().map_err(|e| e.to_string())?;
+        let m = expand(&red, &sol.x);
+        let loss = float_max_loss(&red.d, &m);
+        counts = Some(red.counts);
+        trials.push(Trial {
+            lambda,
+            lp_objective: sol.objective,
+            loss,
+            seconds: t0.elapsed().as_secs_f64(),
+        });
+        if best.as_ref().is_none_or(|(_, b)| loss < trials[*b].loss) {
+            best = Some((m, trials.len() - 1));
+        }
+    }
+    let (m, best) = best.expect("at least one λ");
+    let zero = zero_pairs(space);
+    let rep = repair::repair_matrix(space, &m, n, &zero, p.eps, None, p.max_prec)
+        .ok_or("exact repair failed: no uniform mix up to the limit passes the exact check")?;
+    Ok(Built {
+        matrix: rep.matrix,
+        counts: counts.expect("at least one λ"),
+        trials,
+        best,
+        t: rep.t,
+    })
+}

@@ -1,12 +1,207 @@
-//! The mechanism suite's statements (spec/theorems.md): IMO-L1 (the black-hole space).
+//! The mechanism suite's statements (spec/theorems.md): IMO-L1 (the black-hole space),
+//! TEM-L41, TEM-T41, TEM-T42, TEM-L42 (Carvalho et al.) and TEM-MADLIB.
 
 mod common;
 
-use common::{audit_matrix, q};
+use common::{arb_eps, arb_space, audit_matrix, q};
 use mdp::audit::Verdict;
-use mdp::exact::{f64_down, Q};
+use mdp::exact::{f64_down, f64_nearest, q_from_f64, Q};
 use mdp::mechanisms::exponential::weighted_exponential;
+use mdp::mechanisms::madlib::{normal_quantile, Madlib};
+use mdp::mechanisms::tem::{self, TemSampler};
+use mdp::metric::{MetricKind, Space};
+use proptest::prelude::*;
+use rand::SeedableRng;
+use rand_chacha::ChaCha20Rng;
 use serde_json::json;
+
+const PREC: u64 = 4096;
+
+/// γ ∈ [0, 4].
+fn arb_gamma() -> impl Strategy<Value = Q> {
+    (0i64..400).prop_map(|x| q(x, 100))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, .. ProptestConfig::default() })]
+
+    /// TEM-L41: the truncated score −min(d, γ) has sensitivity ≤ d(w, w'), exactly, on
+    /// Manhattan and Chebyshev spaces (rational distances).
+    #[test]
+    fn tem_l41_truncated_score_sensitivity(space in arb_space(2, 8), gamma in arb_gamma()) {
+        prop_assume!(space.kind() != MetricKind::Euclidean);
+        let n = space.n();
+        let d = |a: usize, b: usize| match space.exact(a, b) {
+            mdp::metric::ExactDistance::Rational(x) => x,
+            _ => unreachable!(),
+        };
+        for i in 0..n {
+            for w in 0..n {
+                for w2 in 0..n {
+                    let diff = tem::truncated_score(&d(i, w), &gamma) - tem::truncated_score(&d(i, w2), &gamma);
+                    let abs = if diff < 0u32 { -diff } else { diff };
+                    prop_assert!(abs <= d(w, w2));
+                }
+            }
+        }
+    }
+
+    /// TEM-T41: Algorithm 2's exact matrix passes the exact audit at ε for any metric and γ.
+    #[test]
+    fn tem_t41_matrix_is_private(space in arb_space(2, 9), eps in arb_eps(), gamma in arb_gamma()) {
+        let lists = tem::within_gamma(&space, &gamma, PREC).unwrap();
+        let m = tem::tem_matrix(&space, &eps, &lists, &gamma);
+        let r = audit_matrix(&space, &eps, &m, json!({}));
+        prop_assert_eq!(r.verdict, Verdict::Pass, "{:?}", r.checks);
+    }
+
+    /// TEM-T42: with Theorem 4.2's γ for β, every row puts mass ≥ 1 − β within γ (exact sum
+    /// of the matrix's rationals over the exactly decided ball).
+    #[test]
+    fn tem_t42_utility_guarantee(space in arb_space(2, 9), eps in arb_eps(), b in 1u32..500) {
+        let beta = b as f64 / 1000.0;
+        let n = space.n();
+        let gamma = tem::gamma_for_beta(&eps, n, beta).unwrap();
+        let lists = tem::within_gamma(&space, &gamma, PREC).unwrap();
+        let m = tem::tem_matrix(&space, &eps, &lists, &gamma);
+        let need = Q::from(1u32) - q_from_f64(beta);
+        for (w, l) in lists.iter().enumerate() {
+            let mass: Q = l.iter().map(|&y| m.get(w, y).clone()).sum();
+            let total: Q = m.row(w).iter().sum();
+            prop_assert!(mass >= &need * total, "row {w}");
+        }
+    }
+}
+
+/// TEM-T42 is tight: on a space where every other point lies beyond γ (the proof's worst
+/// case), the mass within γ is 1 − β up to the rounding of γ.
+#[test]
+fn tem_t42_worst_case_is_tight() {
+    let n = 50;
+    let eps = q(1, 1);
+    let beta = 0.01;
+    let gamma = tem::gamma_for_beta(&eps, n, beta).unwrap();
+    // n points pairwise 2γ apart: a simplex-like explicit metric.
+    let g2 = &gamma * Q::from(2u32);
+    let rows = (0..n)
+        .map(|i| {
+            (0..n)
+                .map(|j| if i == j { Q::from(0u32) } else { g2.clone() })
+                .collect()
+        })
+        .collect();
+    let space = Space::from_table(rows).unwrap();
+    let lists = tem::within_gamma(&space, &gamma, PREC).unwrap();
+    let m = tem::tem_matrix(&space, &eps, &lists, &gamma);
+    for w in 0..n {
+        let p = f64_nearest(m.get(w, w));
+        assert!(p >= 1.0 - beta && p <= 1.0 - beta + 1e-9, "row {w}: {p}");
+    }
+}
+
+/// Pearson's χ² statistic of `counts` against probabilities `p` (cells with expected count
+/// < 5 pooled) and the Wilson–Hilferty critical value at false-alarm rate `alpha`.
+fn chi_square(counts: &[u64], p: &[f64], alpha: f64) -> (f64, f64) {
+    let total: u64 = counts.iter().sum();
+    let (mut stat, mut cells, mut pool_o, mut pool_e) = (0.0, 0usize, 0.0, 0.0);
+    for (&c, &pi) in counts.iter().zip(p) {
+        let e = pi * total as f64;
+        if e < 5.0 {
+            pool_o += c as f64;
+            pool_e += e;
+        } else {
+            stat += (c as f64 - e).powi(2) / e;
+            cells += 1;
+        }
+    }
+    if pool_e > 0.0 {
+        stat += (pool_o - pool_e).powi(2) / pool_e.max(1e-300);
+        cells += 1;
+    }
+    let df = (cells.max(2) - 1) as f64;
+    let z = normal_quantile(1.0 - alpha);
+    let crit = df * (1.0 - 2.0 / (9.0 * df) + z * (2.0 / (9.0 * df)).sqrt()).powi(3);
+    (stat, crit)
+}
+
+/// TEM-L42: Algorithm 3's sampler (Gumbel noise, aggregated ⊥) has Algorithm 2's output
+/// distribution: a seeded χ² goodness-of-fit test per input against the exact matrix, at a
+/// false-alarm rate of 1e-6 per input (Bonferroni: ≤ 1e-6·n·cases over the whole test). A
+/// sampler that drops the ln|L̄| term of ⊥ (or uses scale 1/ε) fails it.
+#[test]
+fn tem_l42_sampler_matches_matrix() {
+    let (space, _) = mdp::builtin::space("cities40").unwrap().unwrap();
+    let mut rng = ChaCha20Rng::seed_from_u64(42);
+    for (eps, gamma) in [(q(2, 1), q(1, 1)), (q(6, 1), q(12, 10)), (q(1, 2), q(5, 1))] {
+        let lists = tem::within_gamma(&space, &gamma, PREC).unwrap();
+        let m = tem::tem_matrix(&space, &eps, &lists, &gamma);
+        let s = TemSampler::new(&space, &eps, &lists, &gamma);
+        for w in 0..space.n() {
+            let p: Vec<f64> = m.row(w).iter().map(f64_nearest).collect();
+            let mut counts = vec![0u64; space.n()];
+            for _ in 0..20_000 {
+                counts[s.sample(w, &mut rng)] += 1;
+            }
+            let (stat, crit) = chi_square(&counts, &p, 1e-6);
+            assert!(stat <= crit, "ε={eps} γ={gamma} w={w}: χ² {stat} > {crit}");
+        }
+    }
+}
+
+/// TEM-MADLIB (Theorem 3.1, statistical): Madlib's sampler is ε·d private for the Euclidean
+/// metric. On a 1-d vocabulary, for every pair (u, v) and output y, a one-sided test of
+/// p_u(y) > e^{εd(u,v)} p_v(y) (Wilson bounds, Bonferroni over all triples, false-alarm rate
+/// 1e-6) must not reject; the same test run against a sampler with twice the privacy loss
+/// (noise ∝ exp(−2ε‖z‖)) must reject (the power check).
+#[test]
+fn tem_madlib_sampler_is_private() {
+    let pts: Vec<Vec<Q>> = [0i64, 1, 2, 4, 7].iter().map(|&x| vec![q(x, 2)]).collect();
+    let space = Space::from_points(MetricKind::Euclidean, pts, None).unwrap();
+    let n = space.n();
+    let eps = q(1, 1);
+    let k = 200_000usize;
+    let violations = |claimed_eps: f64, sampler_eps: &Q, seed: u64| -> usize {
+        let m = Madlib::new(&space, sampler_eps).unwrap();
+        let mut rng = ChaCha20Rng::seed_from_u64(seed);
+        let freq: Vec<Vec<f64>> = (0..n)
+            .map(|w| {
+                let mut c = vec![0.0; n];
+                for _ in 0..k {
+                    c[m.sample(w, &mut rng)] += 1.0;
+                }
+                c
+            })
+            .collect();
+        let z = normal_quantile(1.0 - 1e-6 / (n * n * n) as f64);
+        // Wilson score interval for a binomial proportion.
+        let wilson = |c: f64, lower: bool| {
+            let kf = k as f64;
+            let p = c / kf;
+            let centre = p + z * z / (2.0 * kf);
+            let half = z * (p * (1.0 - p) / kf + z * z / (4.0 * kf * kf)).sqrt();
+            let den = 1.0 + z * z / kf;
+            if lower {
+                (centre - half) / den
+            } else {
+                (centre + half) / den
+            }
+        };
+        let mut bad = 0;
+        for u in 0..n {
+            for v in 0..n {
+                for y in 0..n {
+                    let c = (claimed_eps * space.approx(u, v)).exp();
+                    if wilson(freq[u][y], true) > c * wilson(freq[v][y], false) {
+                        bad += 1;
+                    }
+                }
+            }
+        }
+        bad
+    };
+    assert_eq!(violations(1.0, &eps, 7), 0);
+    assert!(violations(1.0, &q(2, 1), 8) > 0, "the test has no power");
+}
 
 /// IMO-L1 (Imola et al. Lemma 1, black-hole space: d(w1, wi) = 1, d(wi, wj) = δ' for
 /// i, j ≥ 2; our `builtin:blackhole:N:DELTA` has δ' = DELTA/2), Y = (1, 1/(n−1), …),

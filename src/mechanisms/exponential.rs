@@ -25,16 +25,28 @@ pub fn weighted_exponential(space: &Space, eps: &Q, weights: Option<&[Q]>) -> Ma
         Some(w) => w.iter().map(|y| f64_nearest(y).ln()).collect(),
         None => vec![0.0; n],
     };
-    let mut data = Vec::with_capacity(n * n);
-    for i in 0..n {
-        let logits: Vec<f64> = (0..n)
-            .map(|j| logy[j] - e * space.approx(i, j) / 2.0)
-            .collect();
+    softmax_rows(n, n, |i, j| logy[j] - e * space.approx(i, j) / 2.0)
+}
+
+/// The rows × cols matrix whose row i is the softmax of `logit(i, ·)` (log-sum-exp in
+/// `f64`, each entry the exact rational [`exp_as_rational`] of its float; a logit of −∞
+/// gives an exact 0). Shared by the exponential mechanisms and TEM; the result is proved
+/// private by the auditor, not trusted.
+pub fn softmax_rows(rows: usize, cols: usize, logit: impl Fn(usize, usize) -> f64) -> Matrix {
+    let mut data = Vec::with_capacity(rows * cols);
+    for i in 0..rows {
+        let logits: Vec<f64> = (0..cols).map(|j| logit(i, j)).collect();
         let mx = logits.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
         let ln_z = logits.iter().map(|l| (l - mx).exp()).sum::<f64>().ln() + mx;
-        data.extend(logits.iter().map(|l| exp_as_rational(l - ln_z)));
+        data.extend(logits.iter().map(|&l| {
+            if l == f64::NEG_INFINITY {
+                Q::from(0u32)
+            } else {
+                exp_as_rational(l - ln_z)
+            }
+        }));
     }
-    Matrix::new(n, n, data)
+    Matrix::new(rows, cols, data)
 }
 
 /// A rational close to e^l (relative error ~|l|·2^-52), also far below the `f64` range:

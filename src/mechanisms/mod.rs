@@ -2,5 +2,7 @@
 
 pub mod constopt;
 pub mod exponential;
+pub mod madlib;
 pub mod optimal;
 pub mod spanner;
+pub mod tem;

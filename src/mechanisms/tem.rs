@@ -1,0 +1,172 @@
+//! TEM, the metric truncated exponential mechanism (Carvalho et al., Algorithms 2 and 3,
+//! Lemma 4.1, Theorems 4.1 and 4.2, Lemma 4.2).
+//!
+//! For input w, L(w) = {y : d(w, y) ≤ γ} keep the score −d(w, y); the rest, L̄(w), are
+//! aggregated into ⊥ with score −γ + 2 ln|L̄(w)|/ε; the exponential mechanism (Gumbel noise
+//! of scale 2/ε) picks an element of L(w) ∪ {⊥}, and ⊥ is resolved uniformly in L̄(w).
+//! Hence (the proof of Lemma 4.2):
+//!
+//!   Pr[TEM(w) = y] = e^{−ε·d̃(w,y)/2} / Σ_z e^{−ε·d̃(w,z)/2},   d̃ = min(d, γ),
+//!
+//! the exponential mechanism on the truncated metric d̃ (a metric, ≤ d). The score
+//! −d̃(·, y) has sensitivity ≤ d (Lemma 4.1: min(·, γ) is 1-Lipschitz), so TEM is ε·d private
+//! (Theorem 4.1). [`tem_matrix`] writes that matrix (proved private by the auditor);
+//! [`TemSampler`] is Algorithm 3 (precomputed L(w), Gumbel noise, aggregated ⊥).
+//!
+//! Membership d(w, y) ≤ γ is decided exactly (γ is a rational).
+
+use super::exponential::softmax_rows;
+use crate::exact::{f64_nearest, Q};
+use crate::mechanism::Matrix;
+use crate::metric::Space;
+use rand::Rng;
+use std::cmp::Ordering;
+
+/// Theorem 4.2: γ = (2/ε) ln((1−β)(|W|−1)/β) makes Pr[d(w, TEM(w)) ≤ γ] ≥ 1 − β for every
+/// w. Returned rounded up (relative 1e-12), as a rational: a larger γ keeps the guarantee.
+/// `None` when β ∉ (0, 1); 0 when the logarithm is ≤ 0 (γ = 0 already suffices).
+pub fn gamma_for_beta(eps: &Q, n: usize, beta: f64) -> Option<Q> {
+    if !(beta > 0.0 && beta < 1.0) {
+        return None;
+    }
+    let x = (1.0 - beta) * (n as f64 - 1.0) / beta;
+    let g = if x <= 1.0 {
+        0.0
+    } else {
+        2.0 / f64_nearest(eps) * x.ln()
+    };
+    Some(crate::exact::q_from_f64(
+        g * (1.0 + 1e-12) + f64::MIN_POSITIVE,
+    ))
+}
+
+/// The truncated score f(w, y) = −min(d(w, y), γ) of Lemma 4.1, for exact rational
+/// distances (the Lipschitz property is tested on it).
+pub fn truncated_score(d: &Q, gamma: &Q) -> Q {
+    -(if d <= gamma { d.clone() } else { gamma.clone() })
+}
+
+/// L(w) for every w: the inputs y with d(w, y) ≤ γ, decided exactly. `Err((w, y))` when a
+/// comparison is undecided at `max_prec` (d(w, y) transcendental and = γ to 2^-max_prec).
+pub fn within_gamma(
+    space: &Space,
+    gamma: &Q,
+    max_prec: u64,
+) -> Result<Vec<Vec<usize>>, (usize, usize)> {
+    let n = space.n();
+    (0..n)
+        .map(|w| {
+            let mut l = vec![];
+            for y in 0..n {
+                let inside = w == y
+                    || space.is_zero(w, y)
+                    || match space.cmp_distance(w, y, gamma, max_prec) {
+                        Some(o) => o != Ordering::Greater,
+                        None => return Err((w, y)),
+                    };
+                if inside {
+                    l.push(y);
+                }
+            }
+            Ok(l)
+        })
+        .collect()
+}
+
+/// Algorithm 2's transition matrix (the formula in the module doc).
+pub fn tem_matrix(space: &Space, eps: &Q, lists: &[Vec<usize>], gamma: &Q) -> Matrix {
+    let n = space.n();
+    let e = f64_nearest(eps);
+    let g = f64_nearest(gamma);
+    let mut inside = vec![false; n * n];
+    for (w, l) in lists.iter().enumerate() {
+        for &y in l {
+            inside[w * n + y] = true;
+        }
+    }
+    softmax_rows(n, n, |w, y| {
+        let d = if inside[w * n + y] {
+            if w == y {
+                0.0
+            } else {
+                space.approx(w, y).min(g)
+            }
+        } else {
+            g
+        };
+        -e * d / 2.0
+    })
+}
+
+/// Algorithm 3: scores precomputed per input, one Gumbel draw per element of L(w) ∪ {⊥}.
+pub struct TemSampler {
+    /// (y, ε/2 · score) for y ∈ L(w).
+    lists: Vec<Vec<(usize, f64)>>,
+    /// L̄(w) and the ⊥ logit ε/2·(−γ + 2 ln|L̄(w)|/ε) = −εγ/2 + ln|L̄(w)| (none if empty).
+    outside: Vec<(Vec<usize>, Option<f64>)>,
+}
+
+impl TemSampler {
+    pub fn new(space: &Space, eps: &Q, lists: &[Vec<usize>], gamma: &Q) -> TemSampler {
+        let n = space.n();
+        let e = f64_nearest(eps);
+        let g = f64_nearest(gamma);
+        let mut out = TemSampler {
+            lists: vec![],
+            outside: vec![],
+        };
+        for (w, l) in lists.iter().enumerate() {
+            out.lists.push(
+                l.iter()
+                    .map(|&y| {
+                        (
+                            y,
+                            if y == w {
+                                0.0
+                            } else {
+                                -e / 2.0 * space.approx(w, y)
+                            },
+                        )
+                    })
+                    .collect(),
+            );
+            let mut bar = vec![];
+            let mut it = l.iter().peekable();
+            for y in 0..n {
+                if it.peek() == Some(&&y) {
+                    it.next();
+                } else {
+                    bar.push(y);
+                }
+            }
+            let logit = (!bar.is_empty()).then(|| -e * g / 2.0 + (bar.len() as f64).ln());
+            out.outside.push((bar, logit));
+        }
+        out
+    }
+
+    /// One draw of TEM(w) (Gumbel-max: argmax of logit + G, G = −ln(−ln U)).
+    pub fn sample<R: Rng>(&self, w: usize, rng: &mut R) -> usize {
+        let gumbel = |rng: &mut R| -> f64 {
+            let u: f64 = rng.gen::<f64>();
+            -(-(u.max(f64::MIN_POSITIVE)).ln()).ln()
+        };
+        let mut best = (f64::NEG_INFINITY, None);
+        for &(y, l) in &self.lists[w] {
+            let s = l + gumbel(rng);
+            if s > best.0 {
+                best = (s, Some(y));
+            }
+        }
+        let (bar, bot) = &self.outside[w];
+        if let Some(l) = bot {
+            if l + gumbel(rng) > best.0 {
+                best = (f64::INFINITY, None);
+            }
+        }
+        match best.1 {
+            Some(y) => y,
+            None => bar[rng.gen_range(0..bar.len())],
+        }
+    }
+}

@@ -16,13 +16,18 @@
 //!   repair and the exactly checked `lp_dual` certificate;
 //! * [`audit`]: the `mdp-audit` checks and report;
 //! * [`mechanisms`]: producers (exponential and weighted exponential, OPTMech, PMO,
-//!   SpannerMech);
+//!   SpannerMech, ConstOPTMech, TEM, Madlib);
+//! * [`calibrate`]: a mechanism's parameter for a target (ε,δ) tight epsilon;
+//! * [`privatize`]: applying a mechanism to records (seeded, streaming samplers);
+//! * [`experiment`]: the papers' experiments (CSV and SVG);
 //! * [`builtin`]: embedded data sets.
 
 pub mod audit;
 pub mod bounds;
 pub mod builtin;
+pub mod calibrate;
 pub mod exact;
+pub mod experiment;
 pub mod io;
 pub mod loss;
 pub mod lp;
@@ -30,3 +35,4 @@ pub mod mechanism;
 pub mod mechanisms;
 pub mod metric;
 pub mod privacy;
+pub mod privatize;

@@ -18,6 +18,8 @@ use mdp::lp::simplex::Round;
 use mdp::mechanisms::{constopt, exponential, optimal, spanner};
 use serde_json::json;
 
+mod suite;
+
 #[derive(Parser)]
 #[command(
     name = "mdp",
@@ -53,10 +55,44 @@ enum Cmd {
         #[command(subcommand)]
         cmd: LpCmd,
     },
+    /// Monte Carlo estimate of a sampler's matrix and loss (not a certificate).
+    Estimate {
+        #[command(subcommand)]
+        sampler: EstimateKind,
+    },
+    /// Apply a mechanism to records: one input (index or label) per line in, one sampled
+    /// output per line out; seeded and streaming.
+    Privatize(suite::PrivatizeArgs),
+    /// Find a mechanism's parameter giving a target (ε,δ) tight epsilon, and write it.
+    Calibrate(suite::CalibrateArgs),
+    /// The papers' experiments, written as CSV and SVG.
+    Experiment {
+        #[command(subcommand)]
+        kind: suite::ExperimentKind,
+    },
     /// Lower bounds on the loss of every ε·d-private mechanism.
     Bound {
         #[command(subcommand)]
         kind: BoundKind,
+    },
+}
+
+#[derive(Subcommand)]
+enum EstimateKind {
+    /// Madlib (Feyisetan et al.): Laplace-type noise on the embedding, nearest point.
+    Madlib {
+        #[command(flatten)]
+        base: SpaceEps,
+        /// Draws per input.
+        #[arg(long, default_value = "1000")]
+        samples: usize,
+        #[arg(long, default_value = "1")]
+        seed: u64,
+        /// Confidence of the loss intervals (Bonferroni over the inputs).
+        #[arg(long, default_value = "0.95")]
+        confidence: f64,
+        #[arg(short, long, default_value = "-")]
+        output: String,
     },
 }
 
@@ -221,6 +257,20 @@ enum Mechanism {
         #[arg(long)]
         quiet: bool,
     },
+    /// TEM (Carvalho et al., Algorithm 2): the exponential mechanism on min(d, γ); γ from
+    /// Theorem 4.2 for --beta, or given with --gamma.
+    Tem {
+        #[command(flatten)]
+        base: SpaceEps,
+        /// β of Theorem 4.2: output within γ with probability ≥ 1 − β.
+        #[arg(long, default_value = "0.001")]
+        beta: f64,
+        /// The truncation threshold γ ≥ 0 (instead of --beta).
+        #[arg(long)]
+        gamma: Option<String>,
+        #[arg(short, long, default_value = "-")]
+        output: String,
+    },
     /// SpannerMech: OPTMech's rows on a greedy (2k−1)-spanner only, at ε/(2k−1)
     /// (Imola et al. Appendix A, Theorem 4).
     Spanner {
@@ -242,7 +292,7 @@ fn fail(msg: impl std::fmt::Display) -> String {
     msg.to_string()
 }
 
-fn epsilon(s: &str) -> Result<Q, String> {
+pub(crate) fn epsilon(s: &str) -> Result<Q, String> {
     let q = parse_rational(s).map_err(|e| format!("--epsilon: {e}"))?;
     if q <= 0u32 {
         return Err("--epsilon: must be > 0".into());
@@ -301,7 +351,7 @@ fn build_exponential(
 
 /// Prove a produced document before writing it: it is read back as any peer's file would
 /// be and audited; only a pass is written. Returns the audit report.
-fn emit(doc: serde_json::Value, output: &str) -> Result<audit::Report, String> {
+pub(crate) fn emit(doc: serde_json::Value, output: &str) -> Result<audit::Report, String> {
     let text = serde_json::to_string(&doc).expect("serializable");
     let file = io::read_mechanism(
         text.as_bytes(),
@@ -325,7 +375,7 @@ fn emit(doc: serde_json::Value, output: &str) -> Result<audit::Report, String> {
 }
 
 /// Load the space of an LP mechanism; LP mechanisms need a metric (exit 2 otherwise).
-fn lp_space(spec: &str) -> Result<mdp::metric::Space, String> {
+pub(crate) fn lp_space(spec: &str) -> Result<mdp::metric::Space, String> {
     let space = io::load_space(spec, &Limits::default()).map_err(fail)?;
     if let Some((u, v, w)) = space.triangle_violation() {
         return Err(format!(
@@ -515,7 +565,7 @@ fn emit_built(
         "expected_loss": report.expected_loss,
         "certified_lower_bound": b.lower_bound,
     });
-    for key in ["lp", "constopt"] {
+    for key in ["lp", "constopt", "tem"] {
         if let Some(v) = meta.get(key) {
             summary[key] = v.clone();
         }
@@ -624,6 +674,43 @@ fn build_constopt(
     )
 }
 
+/// `mdp build tem`.
+fn build_tem(base: &SpaceEps, beta: f64, gamma: Option<&str>, output: &str) -> Result<i32, String> {
+    let eps = epsilon(&base.epsilon)?;
+    let space = lp_space(&base.space)?;
+    let gamma = match gamma {
+        Some(g) => {
+            let q = parse_rational(g).map_err(|e| format!("--gamma: {e}"))?;
+            if q < 0u32 {
+                return Err("--gamma: must be ≥ 0".into());
+            }
+            q
+        }
+        None => mdp::mechanisms::tem::gamma_for_beta(&eps, space.n(), beta)
+            .ok_or("--beta: must be in (0, 1)")?,
+    };
+    let lists = mdp::mechanisms::tem::within_gamma(&space, &gamma, MAX_PREC)
+        .map_err(|(u, v)| format!("--gamma: d({u},{v}) ≤ γ cannot be decided"))?;
+    let matrix = mdp::mechanisms::tem::tem_matrix(&space, &eps, &lists, &gamma);
+    let meta = json!({"tem": {"gamma": io::number_value(&gamma), "beta": beta,
+        "mean_list_size": lists.iter().map(Vec::len).sum::<usize>() as f64 / space.n() as f64}});
+    let (cert, lower) = packing_certificate(&space, &eps).unzip();
+    emit_built(
+        Built {
+            name: "tem",
+            space_spec: &base.space,
+            space: &space,
+            eps: &eps,
+            matrix: &matrix,
+            certificate: cert,
+            lower_bound: lower,
+        },
+        meta,
+        |_| {},
+        output,
+    )
+}
+
 /// `mdp bound packing`: one JSON line per ε.
 fn bound_packing(space_spec: &str, epsilons: &[String]) -> Result<i32, String> {
     let eps: Vec<Q> = epsilons
@@ -662,7 +749,7 @@ fn build_error(e: optimal::BuildError) -> Result<i32, String> {
 }
 
 /// Exit code when the float solver or the repair fails.
-const EXIT_SOLVER: i32 = 4;
+pub(crate) const EXIT_SOLVER: i32 = 4;
 
 fn export(lp: &mdp::lp::model::PrivacyLp, output: &str) -> Result<i32, String> {
     let mut buf: Vec<u8> = vec![];
@@ -859,6 +946,35 @@ fn run(cli: Cli) -> Result<i32, String> {
         Cmd::Bound {
             kind: BoundKind::Packing { space, epsilon },
         } => bound_packing(&space, &epsilon),
+        Cmd::Build {
+            mechanism:
+                Mechanism::Tem {
+                    base,
+                    beta,
+                    gamma,
+                    output,
+                },
+        } => build_tem(&base, beta, gamma.as_deref(), &output),
+        Cmd::Estimate {
+            sampler:
+                EstimateKind::Madlib {
+                    base,
+                    samples,
+                    seed,
+                    confidence,
+                    output,
+                },
+        } => suite::estimate_madlib(
+            &base.space,
+            &epsilon(&base.epsilon)?,
+            samples,
+            seed,
+            confidence,
+            &output,
+        ),
+        Cmd::Privatize(a) => suite::privatize(&a),
+        Cmd::Calibrate(a) => suite::calibrate(&a),
+        Cmd::Experiment { kind } => suite::experiment(&kind),
         Cmd::Lp {
             cmd: LpCmd::Export { problem },
         } => match problem {
@@ -900,7 +1016,7 @@ fn run(cli: Cli) -> Result<i32, String> {
 }
 
 /// Precision limit (bits) of exact decisions in the LP builders.
-const MAX_PREC: u64 = 4096;
+pub(crate) const MAX_PREC: u64 = 4096;
 
 fn main() {
     let code = match run(Cli::parse()) {

@@ -1,0 +1,639 @@
+//! The experiments of Imola et al. 2022 §5 (`mdp experiment …`), written as CSV and SVG:
+//!
+//! * utility: L_q (q = 0.95, eq. 11) versus ε_tight (δ = 0.001, eq. 10) for EXPMECH,
+//!   ConstOPTMech, SpannerMech, OPTMech, TEM and Madlib, each calibrated to every target
+//!   ε_tight ([`crate::calibrate`]), with the packing lower bound (Theorem 3 at ε = the
+//!   target) and the uniform mechanism's L_q;
+//! * scalability: time and LP non-zeros versus n;
+//! * ablation: L_q, rows and time of ConstOPTMech over r and λ (Table 3).
+//!
+//! Every certified mechanism is audited (its verdict is a CSV column); Madlib's matrix is a
+//! Monte Carlo estimate and its rows say so.
+
+use crate::audit::{self, Options, Verdict};
+use crate::bounds::PackingCandidates;
+use crate::calibrate::{calibrate, eps_tight, Calibrated};
+use crate::exact::{f64_up, q_from_f64, Q};
+use crate::io::{Certificate, MechanismFile};
+use crate::mechanism::{Matrix, Outputs};
+use crate::mechanisms::constopt::{self, Replacement};
+use crate::mechanisms::madlib::Madlib;
+use crate::mechanisms::optimal::{self, Solver};
+use crate::mechanisms::{exponential, spanner, tem};
+use crate::metric::Space;
+use rand::SeedableRng;
+use std::time::Instant;
+
+/// Precision limit of the exact decisions.
+const PREC: u64 = 4096;
+
+/// A mechanism family with one privacy parameter (its claimed ε, or Madlib's noise ε).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Family {
+    Exponential,
+    ConstOpt { r: usize, lambdas: Vec<f64> },
+    Spanner { k: u32 },
+    Optimal,
+    Tem { beta: f64 },
+    Madlib { samples: usize, seed: u64 },
+}
+
+impl Family {
+    pub fn name(&self) -> String {
+        match self {
+            Family::Exponential => "EXPMECH".into(),
+            Family::ConstOpt { r, lambdas } if lambdas.len() == 1 => {
+                format!("ConstOPTMech(r={r},λ={})", lambdas[0])
+            }
+            Family::ConstOpt { r, .. } => format!("ConstOPTMech(r={r})"),
+            Family::Spanner { k } => format!("SpannerMech(k={k})"),
+            Family::Optimal => "OPTMech".into(),
+            Family::Tem { beta } => format!("TEM(β={beta})"),
+            Family::Madlib { .. } => "Madlib (estimate)".into(),
+        }
+    }
+
+    /// Whether the matrix is proved (false: a Monte Carlo estimate).
+    pub fn certified(&self) -> bool {
+        !matches!(self, Family::Madlib { .. })
+    }
+}
+
+/// A built mechanism and what building it measured.
+pub struct Instance {
+    pub matrix: Matrix,
+    pub seconds: f64,
+    /// LP size (non-zeros, rows) when the family solves an LP.
+    pub lp: Option<(usize, usize)>,
+}
+
+/// Build `family` at parameter `p` on `space`.
+pub fn build(space: &Space, family: &Family, p: f64) -> Result<Instance, String> {
+    let eps = q_from_f64(p);
+    let t = Instant::now();
+    let mut lp = None;
+    let matrix = match family {
+        Family::Exponential => exponential::exponential(space, &eps),
+        Family::ConstOpt { r, lambdas } => {
+            let repl = Replacement::nearest_neighbours(space, *r);
+            let b = constopt::constopt(
+                space,
+                &constopt::Params {
+                    eps: &eps,
+                    replacement: &repl,
+                    lambdas,
+                    max_prec: PREC,
+                },
+            )?;
+            lp = Some((b.counts.nonzeros, b.counts.rows));
+            b.matrix
+        }
+        Family::Spanner { k } => {
+            let (b, _, _) = spanner::spanner_mech(space, &eps, *k, Solver::Ipm, PREC, &mut |_| {})
+                .map_err(|e| e.to_string())?;
+            lp = Some((0, b.rows_generated));
+            b.matrix
+        }
+        Family::Optimal => {
+            let b = optimal::optimal(space, &eps, Solver::Ipm, PREC, &mut |_| {})
+                .map_err(|e| e.to_string())?;
+            lp = Some((0, b.rows_generated));
+            b.matrix
+        }
+        Family::Tem { beta } => {
+            let gamma =
+                tem::gamma_for_beta(&eps, space.n(), *beta).ok_or("--beta: must be in (0, 1)")?;
+            let lists = tem::within_gamma(space, &gamma, PREC)
+                .map_err(|(u, v)| format!("tem: d({u},{v}) ≤ γ undecided"))?;
+            tem::tem_matrix(space, &eps, &lists, &gamma)
+        }
+        Family::Madlib { samples, seed } => {
+            let m = Madlib::new(space, &eps)?;
+            let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(*seed);
+            let n = space.n();
+            let mut data = vec![Q::from(0u32); n * n];
+            let mut counts = vec![0u64; n];
+            for w in 0..n {
+                counts.iter_mut().for_each(|c| *c = 0);
+                for _ in 0..*samples {
+                    counts[m.sample(w, &mut rng)] += 1;
+                }
+                for y in 0..n {
+                    data[w * n + y] = Q::from_unsigneds(counts[y], *samples as u64);
+                }
+            }
+            Matrix::new(n, n, data)
+        }
+    };
+    Ok(Instance {
+        matrix,
+        seconds: t.elapsed().as_secs_f64(),
+        lp,
+    })
+}
+
+/// The audit of `matrix` at claimed ε = `p` (δ, q as given): verdict, L_q upper end, L.
+pub fn measure(
+    space: &Space,
+    matrix: &Matrix,
+    p: f64,
+    delta: &Q,
+    quantile: &Q,
+) -> Result<(Verdict, f64, f64), String> {
+    let file = MechanismFile {
+        epsilon: q_from_f64(p),
+        space: space.clone(),
+        matrix: matrix.clone(),
+        outputs: Outputs::Inputs,
+        within: None,
+        delta: delta.clone(),
+        quantile: quantile.clone(),
+        cost: None,
+        prior: None,
+        certificate: Certificate::default(),
+        meta: None,
+        warnings: vec![],
+    };
+    let r = audit::audit(&file, &Options::default()).map_err(|e| e.to_string())?;
+    let lq = r.loss_quantile.map_or(f64::NAN, |x| x[1]);
+    let l = r.loss_max.map_or(f64::NAN, |x| x[1]);
+    Ok((r.verdict, lq, l))
+}
+
+/// Calibrate `family` to ε_tight = `target` at δ (relative tolerance 1e-3; p from 1e-3·target
+/// to 1e3·target, starting at `p0`).
+pub fn calibrated(
+    space: &Space,
+    family: &Family,
+    target: f64,
+    delta: &Q,
+    p0: f64,
+) -> Result<(Calibrated, Instance), String> {
+    let mut last: Option<(f64, Instance)> = None;
+    let c = calibrate(target, 1e-3, p0, 1e-3 * target, 1e3 * target, |p| {
+        let inst = build(space, family, p)?;
+        let e = eps_tight(space, &inst.matrix, delta, PREC)?;
+        let v = 0.5 * (e[0] + e[1]);
+        last = Some((p, inst));
+        Ok(v)
+    })
+    .map_err(|e| e.to_string())?;
+    let inst = match last {
+        Some((p, inst)) if p == c.param => inst,
+        _ => build(space, family, c.param)?,
+    };
+    Ok((c, inst))
+}
+
+/// One row of the utility experiment.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct UtilityRow {
+    pub mechanism: String,
+    pub target_eps_tight: f64,
+    pub param: f64,
+    pub eps_tight: f64,
+    pub loss_q: f64,
+    pub loss_max: f64,
+    pub verdict: String,
+    pub seconds: f64,
+}
+
+/// The uniform mechanism's L_q (ε_tight = 0): the q-quantile over inputs of the mean
+/// distance to a uniformly random output (float; a reference line).
+pub fn uniform_loss_q(space: &Space, q: f64) -> f64 {
+    let n = space.n();
+    let mut v: Vec<f64> = (0..n)
+        .map(|w| {
+            (0..n)
+                .filter(|&y| y != w)
+                .map(|y| space.approx(w, y))
+                .sum::<f64>()
+                / n as f64
+        })
+        .collect();
+    v.sort_by(f64::total_cmp);
+    v[((q * n as f64).ceil() as usize).clamp(1, n) - 1]
+}
+
+/// The best verified k-center packing bound at each ε (Theorem 3, eq. 7; 0 if none).
+pub fn packing_bounds(space: &Space, eps: &[f64]) -> Vec<f64> {
+    let outputs: Vec<usize> = (0..space.n()).collect();
+    let cands = PackingCandidates::new(space, &outputs);
+    eps.iter()
+        .map(|&e| {
+            cands
+                .best(space, &outputs, f64_up(&q_from_f64(e)), PREC)
+                .map_or(0.0, |b| b.bound.lo)
+        })
+        .collect()
+}
+
+/// A multi-series line chart as a standalone SVG (linear x, linear or log y).
+pub fn svg_chart(
+    title: &str,
+    xlabel: &str,
+    ylabel: &str,
+    series: &[(String, Vec<(f64, f64)>)],
+    log_y: bool,
+) -> String {
+    const W: f64 = 720.0;
+    const H: f64 = 440.0;
+    const L: f64 = 70.0;
+    const R: f64 = 220.0;
+    const T: f64 = 40.0;
+    const B: f64 = 50.0;
+    let pts = series
+        .iter()
+        .flat_map(|(_, p)| p.iter())
+        .filter(|(x, y)| x.is_finite() && y.is_finite() && (!log_y || *y > 0.0));
+    let (mut x0, mut x1, mut y0, mut y1) = (
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+    );
+    for &(x, y) in pts {
+        let y = if log_y { y.log10() } else { y };
+        x0 = x0.min(x);
+        x1 = x1.max(x);
+        y0 = y0.min(y);
+        y1 = y1.max(y);
+    }
+    if !x0.is_finite() {
+        (x0, x1, y0, y1) = (0.0, 1.0, 0.0, 1.0);
+    }
+    if !log_y {
+        y0 = y0.min(0.0);
+    }
+    if x1 <= x0 {
+        x1 = x0 + 1.0;
+    }
+    if y1 <= y0 {
+        y1 = y0 + 1.0;
+    }
+    let sx = |x: f64| L + (x - x0) / (x1 - x0) * (W - L - R);
+    let sy = |y: f64| {
+        let y = if log_y { y.log10() } else { y };
+        H - B - (y - y0) / (y1 - y0) * (H - T - B)
+    };
+    let colors = [
+        "#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf", "#7f7f7f",
+        "#e377c2",
+    ];
+    let mut s = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{W}\" height=\"{H}\" font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n<text x=\"{}\" y=\"22\" text-anchor=\"middle\" font-size=\"14\">{}</text>\n",
+        (W - R + L) / 2.0,
+        xml(title)
+    );
+    s += &format!(
+        "<line x1=\"{L}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"black\"/>\n<line x1=\"{L}\" y1=\"{T}\" x2=\"{L}\" y2=\"{}\" stroke=\"black\"/>\n",
+        H - B, W - R, H - B, H - B
+    );
+    for i in 0..=5 {
+        let fx = x0 + (x1 - x0) * i as f64 / 5.0;
+        let fy = y0 + (y1 - y0) * i as f64 / 5.0;
+        let ylab = if log_y { 10f64.powf(fy) } else { fy };
+        let py = H - B - (fy - y0) / (y1 - y0) * (H - T - B);
+        s += &format!(
+            "<text x=\"{:.1}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n<text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>\n<line x1=\"{L}\" y1=\"{py:.1}\" x2=\"{}\" y2=\"{py:.1}\" stroke=\"#eee\"/>\n",
+            sx(fx), H - B + 16.0, num(fx), L - 6.0, py + 4.0, num(ylab), W - R
+        );
+    }
+    s += &format!(
+        "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n<text x=\"16\" y=\"{}\" text-anchor=\"middle\" transform=\"rotate(-90 16 {})\">{}</text>\n",
+        (W - R + L) / 2.0, H - 12.0, xml(xlabel), (H - B + T) / 2.0, (H - B + T) / 2.0, xml(ylabel)
+    );
+    for (i, (name, p)) in series.iter().enumerate() {
+        let c = colors[i % colors.len()];
+        let mut p: Vec<(f64, f64)> = p
+            .iter()
+            .copied()
+            .filter(|(x, y)| x.is_finite() && y.is_finite() && (!log_y || *y > 0.0))
+            .collect();
+        p.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let path: Vec<String> = p
+            .iter()
+            .map(|&(x, y)| format!("{:.1},{:.1}", sx(x), sy(y)))
+            .collect();
+        if !path.is_empty() {
+            s += &format!(
+                "<polyline fill=\"none\" stroke=\"{c}\" stroke-width=\"2\" points=\"{}\"/>\n",
+                path.join(" ")
+            );
+            for &(x, y) in &p {
+                s += &format!(
+                    "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"3\" fill=\"{c}\"/>\n",
+                    sx(x),
+                    sy(y)
+                );
+            }
+        }
+        let ly = T + 18.0 * i as f64;
+        s += &format!(
+            "<line x1=\"{}\" y1=\"{ly}\" x2=\"{}\" y2=\"{ly}\" stroke=\"{c}\" stroke-width=\"2\"/><text x=\"{}\" y=\"{}\">{}</text>\n",
+            W - R + 10.0, W - R + 30.0, W - R + 36.0, ly + 4.0, xml(name)
+        );
+    }
+    s + "</svg>\n"
+}
+
+fn num(x: f64) -> String {
+    if x != 0.0 && (x.abs() >= 1e4 || x.abs() < 1e-2) {
+        format!("{x:.1e}")
+    } else {
+        format!("{:.3}", x)
+            .trim_end_matches('0')
+            .trim_end_matches('.')
+            .to_string()
+    }
+}
+
+fn xml(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+/// Write `rows` as CSV (header from the first row's field names).
+pub fn write_csv<T: serde::Serialize>(path: &std::path::Path, rows: &[T]) -> Result<(), String> {
+    let mut out = String::new();
+    for (i, r) in rows.iter().enumerate() {
+        let v = serde_json::to_value(r).map_err(|e| e.to_string())?;
+        let obj = v.as_object().ok_or("a CSV row must be an object")?;
+        if i == 0 {
+            out += &obj.keys().cloned().collect::<Vec<_>>().join(",");
+            out.push('\n');
+        }
+        let cells: Vec<String> = obj
+            .values()
+            .map(|x| match x {
+                serde_json::Value::String(s) => format!("\"{}\"", s.replace('"', "\"\"")),
+                other => other.to_string(),
+            })
+            .collect();
+        out += &cells.join(",");
+        out.push('\n');
+    }
+    std::fs::write(path, out).map_err(|e| format!("{}: cannot write: {e}", path.display()))
+}
+
+/// The utility experiment on one space: every family calibrated to every target; the CSV
+/// rows (a family that fails at a target gets a row with its error as the verdict), plus
+/// rows for the packing lower bound and the uniform mechanism.
+pub fn utility(
+    space: &Space,
+    families: &[Family],
+    targets: &[f64],
+    delta: &Q,
+    quantile: f64,
+    progress: &mut dyn FnMut(&UtilityRow),
+) -> Vec<UtilityRow> {
+    let qq = q_from_f64(quantile);
+    let mut rows = vec![];
+    for f in families {
+        let mut p0 = targets.first().copied().unwrap_or(1.0);
+        for &t in targets {
+            let start = Instant::now();
+            let row = match calibrated(space, f, t, delta, p0).and_then(|(c, inst)| {
+                let (verdict, lq, l) = if f.certified() {
+                    measure(space, &inst.matrix, c.param, delta, &qq)?
+                } else {
+                    let (_, lq, l) = measure(space, &inst.matrix, c.param, delta, &qq)?;
+                    (Verdict::Inconclusive, lq, l)
+                };
+                Ok(UtilityRow {
+                    mechanism: f.name(),
+                    target_eps_tight: t,
+                    param: c.param,
+                    eps_tight: c.eps_tight,
+                    loss_q: lq,
+                    loss_max: l,
+                    verdict: if f.certified() {
+                        format!("{verdict:?}").to_lowercase()
+                    } else {
+                        "estimate".into()
+                    },
+                    seconds: start.elapsed().as_secs_f64(),
+                })
+            }) {
+                Ok(r) => {
+                    p0 = r.param * 1.5;
+                    r
+                }
+                Err(e) => UtilityRow {
+                    mechanism: f.name(),
+                    target_eps_tight: t,
+                    param: f64::NAN,
+                    eps_tight: f64::NAN,
+                    loss_q: f64::NAN,
+                    loss_max: f64::NAN,
+                    verdict: format!("error: {e}"),
+                    seconds: start.elapsed().as_secs_f64(),
+                },
+            };
+            progress(&row);
+            rows.push(row);
+        }
+    }
+    let bounds = packing_bounds(space, targets);
+    let uni = uniform_loss_q(space, quantile);
+    for (&t, &b) in targets.iter().zip(&bounds) {
+        for (name, v) in [
+            ("lower bound (Theorem 3, L at ε = target)", b),
+            ("uniform", uni),
+        ] {
+            rows.push(UtilityRow {
+                mechanism: name.into(),
+                target_eps_tight: t,
+                param: t,
+                eps_tight: if name == "uniform" { 0.0 } else { t },
+                loss_q: v,
+                loss_max: v,
+                verdict: "reference".into(),
+                seconds: 0.0,
+            });
+        }
+    }
+    rows
+}
+
+/// The utility chart: L_q versus ε_tight per mechanism (certified rows that passed, and
+/// estimates), with the reference lines against the target.
+pub fn utility_svg(title: &str, rows: &[UtilityRow]) -> String {
+    let mut names: Vec<String> = vec![];
+    for r in rows {
+        if !names.contains(&r.mechanism) {
+            names.push(r.mechanism.clone());
+        }
+    }
+    let series: Vec<(String, Vec<(f64, f64)>)> = names
+        .into_iter()
+        .map(|n| {
+            let p = rows
+                .iter()
+                .filter(|r| r.mechanism == n && !r.verdict.starts_with("error"))
+                .map(|r| {
+                    (
+                        if r.verdict == "reference" {
+                            r.target_eps_tight
+                        } else {
+                            r.eps_tight
+                        },
+                        r.loss_q,
+                    )
+                })
+                .collect();
+            (n, p)
+        })
+        .collect();
+    svg_chart(
+        title,
+        "ε_tight (δ = 0.001)",
+        "L_q (q = 0.95)",
+        &series,
+        false,
+    )
+}
+
+/// One row of the scalability experiment.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct ScaleRow {
+    pub mechanism: String,
+    pub n: usize,
+    pub param: f64,
+    pub eps_tight: f64,
+    pub seconds: f64,
+    pub lp_nonzeros: Option<usize>,
+    pub lp_rows: Option<usize>,
+    pub verdict: String,
+}
+
+/// Scalability: each family at a fixed parameter on the first n points of `space` for every
+/// n (time, LP size, the achieved ε_tight, the audit's verdict). A family is dropped for the
+/// larger n once one build takes more than `budget` seconds.
+pub fn scalability(
+    space_of: &dyn Fn(usize) -> Result<Space, String>,
+    families: &[(Family, f64)],
+    sizes: &[usize],
+    delta: &Q,
+    budget: f64,
+    progress: &mut dyn FnMut(&ScaleRow),
+) -> Result<Vec<ScaleRow>, String> {
+    let mut rows = vec![];
+    for (f, p) in families {
+        for &n in sizes {
+            let space = space_of(n)?;
+            let row = match build(&space, f, *p) {
+                Ok(inst) => {
+                    let e = eps_tight(&space, &inst.matrix, delta, PREC)
+                        .map(|e| 0.5 * (e[0] + e[1]))
+                        .unwrap_or(f64::NAN);
+                    let verdict = measure(&space, &inst.matrix, *p, delta, &q_from_f64(0.95))
+                        .map(|v| format!("{:?}", v.0).to_lowercase())
+                        .unwrap_or_else(|e| e);
+                    ScaleRow {
+                        mechanism: f.name(),
+                        n,
+                        param: *p,
+                        eps_tight: e,
+                        seconds: inst.seconds,
+                        lp_nonzeros: inst.lp.map(|x| x.0).filter(|&x| x > 0),
+                        lp_rows: inst.lp.map(|x| x.1),
+                        verdict,
+                    }
+                }
+                Err(e) => ScaleRow {
+                    mechanism: f.name(),
+                    n,
+                    param: *p,
+                    eps_tight: f64::NAN,
+                    seconds: f64::NAN,
+                    lp_nonzeros: None,
+                    lp_rows: None,
+                    verdict: format!("error: {e}"),
+                },
+            };
+            let over = !(row.seconds <= budget);
+            progress(&row);
+            rows.push(row);
+            if over {
+                break;
+            }
+        }
+    }
+    Ok(rows)
+}
+
+/// One row of the ablation (Imola et al. Table 3).
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct AblationRow {
+    pub r: usize,
+    pub lambda: f64,
+    pub param: f64,
+    pub eps_tight: f64,
+    pub loss_q: f64,
+    pub lp_rows: usize,
+    pub lp_nonzeros: usize,
+    pub seconds: f64,
+    pub verdict: String,
+}
+
+/// Table 3: ConstOPTMech at ε_tight = `target` for r ∈ `rs` at λ = `lambda_fixed`, and for
+/// λ ∈ `lambdas` at r = `r_fixed`.
+pub fn ablation(
+    space: &Space,
+    target: f64,
+    rs: &[usize],
+    lambda_fixed: f64,
+    lambdas: &[f64],
+    r_fixed: usize,
+    delta: &Q,
+    progress: &mut dyn FnMut(&AblationRow),
+) -> Vec<AblationRow> {
+    let configs: Vec<(usize, f64)> = rs
+        .iter()
+        .map(|&r| (r, lambda_fixed))
+        .chain(lambdas.iter().map(|&l| (r_fixed, l)))
+        .collect();
+    let mut rows = vec![];
+    for (r, lambda) in configs {
+        let f = Family::ConstOpt {
+            r,
+            lambdas: vec![lambda],
+        };
+        let row = match calibrated(space, &f, target, delta, target).and_then(|(c, inst)| {
+            let t = Instant::now();
+            let rebuilt = build(space, &f, c.param)?;
+            let seconds = t.elapsed().as_secs_f64();
+            let (v, lq, _) = measure(space, &inst.matrix, c.param, delta, &q_from_f64(0.95))?;
+            let (nnz, lp_rows) = rebuilt.lp.unwrap_or((0, 0));
+            Ok(AblationRow {
+                r,
+                lambda,
+                param: c.param,
+                eps_tight: c.eps_tight,
+                loss_q: lq,
+                lp_rows,
+                lp_nonzeros: nnz,
+                seconds,
+                verdict: format!("{v:?}").to_lowercase(),
+            })
+        }) {
+            Ok(r) => r,
+            Err(e) => AblationRow {
+                r,
+                lambda,
+                param: f64::NAN,
+                eps_tight: f64::NAN,
+                loss_q: f64::NAN,
+                lp_rows: 0,
+                lp_nonzeros: 0,
+                seconds: f64::NAN,
+                verdict: format!("error: {e}"),
+            },
+        };
+        progress(&row);
+        rows.push(row);
+    }
+    rows
+}

@@ -1,0 +1,552 @@
+//! The `mdp` binary's commands of the mechanism suite: `privatize`, `estimate madlib`,
+//! `calibrate` and `experiment` (part of the binary, declared in `main.rs`; the work is
+//! done by the library's [`mdp::privatize`], [`mdp::calibrate`] and [`mdp::experiment`]).
+
+use crate::{emit, epsilon, lp_space, MAX_PREC};
+use mdp::audit::Verdict;
+use mdp::exact::{f64_nearest, parse_rational, q_from_f64, Q};
+use mdp::experiment::{self, Family};
+use mdp::io::{self, Limits};
+use mdp::mechanisms::{madlib, tem};
+use mdp::privatize::{self, Sampler};
+use rand::SeedableRng;
+use rand_chacha::ChaCha20Rng;
+use serde_json::json;
+use std::path::PathBuf;
+
+#[derive(clap::Args)]
+pub struct PrivatizeArgs {
+    /// An mdp/1 mechanism file (it must pass the audit first).
+    #[arg(long, conflicts_with = "sampler")]
+    mechanism: Option<String>,
+    /// Or a sampler without a matrix: TEM's Algorithm 3 or Madlib (needs --space, --epsilon).
+    #[arg(long, value_enum)]
+    sampler: Option<SamplerArg>,
+    #[arg(long, default_value = mdp::builtin::DEFAULT)]
+    space: String,
+    #[arg(long)]
+    epsilon: Option<String>,
+    /// TEM's β (Theorem 4.2).
+    #[arg(long, default_value = "0.001")]
+    beta: f64,
+    /// Input labels, one per line (n lines): records may then name inputs by label, and
+    /// outputs are written as labels. Built-in spaces bring their own.
+    #[arg(long)]
+    labels: Option<String>,
+    #[arg(long, default_value = "0")]
+    seed: u64,
+    /// Records (one per line); `-` for standard input.
+    #[arg(long, default_value = "-")]
+    input: String,
+    #[arg(short, long, default_value = "-")]
+    output: String,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy)]
+pub enum SamplerArg {
+    Tem,
+    Madlib,
+}
+
+fn labels_for(
+    space_spec: &str,
+    labels: Option<&str>,
+    n: usize,
+) -> Result<Option<Vec<String>>, String> {
+    let l = match labels {
+        Some(path) => {
+            let text =
+                std::fs::read_to_string(path).map_err(|e| format!("--labels: {path}: {e}"))?;
+            text.lines()
+                .map(str::to_string)
+                .filter(|s| !s.is_empty())
+                .collect()
+        }
+        None => match space_spec
+            .strip_prefix("builtin:")
+            .and_then(mdp::builtin::space)
+        {
+            Some(Ok((_, l))) => l,
+            _ => return Ok(None),
+        },
+    };
+    if l.len() != n {
+        return Err(format!("--labels: {} labels for {n} inputs", l.len()));
+    }
+    Ok(Some(l))
+}
+
+pub fn privatize(a: &PrivatizeArgs) -> Result<i32, String> {
+    let (mut sampler, n, spec) = match (&a.mechanism, a.sampler) {
+        (Some(path), _) => {
+            let bytes = io::read_source(path, &Limits::default())
+                .map_err(|e| format!("--mechanism: {e}"))?;
+            let file = io::read_mechanism(&bytes, &Limits::default()).map_err(|e| e.to_string())?;
+            let report = mdp::audit::audit(&file, &mdp::audit::Options::default())
+                .map_err(|e| e.to_string())?;
+            if report.verdict != Verdict::Pass {
+                eprintln!(
+                    "mdp: {path} does not pass mdp-audit ({:?}); refusing to sample from it",
+                    report.verdict
+                );
+                return Ok(1);
+            }
+            let n = file.matrix.rows;
+            (Sampler::from_matrix(file.matrix), n, None)
+        }
+        (None, Some(kind)) => {
+            let eps = epsilon(
+                a.epsilon
+                    .as_deref()
+                    .ok_or("--epsilon: required with --sampler")?,
+            )?;
+            let space = lp_space(&a.space)?;
+            let n = space.n();
+            let s = match kind {
+                SamplerArg::Tem => {
+                    let gamma =
+                        tem::gamma_for_beta(&eps, n, a.beta).ok_or("--beta: must be in (0, 1)")?;
+                    let lists = tem::within_gamma(&space, &gamma, MAX_PREC)
+                        .map_err(|(u, v)| format!("--beta: d({u},{v}) ≤ γ cannot be decided"))?;
+                    Sampler::Tem(tem::TemSampler::new(&space, &eps, &lists, &gamma))
+                }
+                SamplerArg::Madlib => Sampler::Madlib(madlib::Madlib::new(&space, &eps)?),
+            };
+            (s, n, Some(a.space.as_str()))
+        }
+        (None, None) => return Err("--mechanism or --sampler: one is required".into()),
+    };
+    let labels = labels_for(spec.unwrap_or(""), a.labels.as_deref(), n)?;
+    let input: Box<dyn std::io::BufRead> = if a.input == "-" {
+        Box::new(std::io::stdin().lock())
+    } else {
+        Box::new(std::io::BufReader::new(
+            std::fs::File::open(&a.input).map_err(|e| format!("--input: {}: {e}", a.input))?,
+        ))
+    };
+    let output: Box<dyn std::io::Write> = if a.output == "-" {
+        Box::new(std::io::BufWriter::new(std::io::stdout().lock()))
+    } else {
+        Box::new(std::io::BufWriter::new(
+            std::fs::File::create(&a.output).map_err(|e| format!("--output: {}: {e}", a.output))?,
+        ))
+    };
+    let mut rng = ChaCha20Rng::seed_from_u64(a.seed);
+    let l = labels.as_deref();
+    privatize::privatize(&mut sampler, n, l, l, input, output, &mut rng)
+        .map(|count| {
+            eprintln!("privatize: {count} records");
+            0
+        })
+        .map_err(|e| format!("--input line {}: {}", e.line, e.message))
+}
+
+pub fn estimate_madlib(
+    space_spec: &str,
+    eps: &Q,
+    samples: usize,
+    seed: u64,
+    confidence: f64,
+    output: &str,
+) -> Result<i32, String> {
+    if samples < 2 {
+        return Err("--samples: must be ≥ 2".into());
+    }
+    if !(confidence > 0.0 && confidence < 1.0) {
+        return Err("--confidence: must be in (0, 1)".into());
+    }
+    let space = lp_space(space_spec)?;
+    let m = madlib::Madlib::new(&space, eps)?;
+    let mut rng = ChaCha20Rng::seed_from_u64(seed);
+    let est = madlib::estimate(&space, samples, confidence, &mut rng, |w, r| m.sample(w, r));
+    eprintln!(
+        "madlib: {} (worst-case loss ≈ {:.6}, {:.0}% interval [{:.6}, {:.6}])",
+        est.note,
+        est.loss_max.0,
+        100.0 * confidence,
+        est.loss_max.1[0],
+        est.loss_max.1[1]
+    );
+    let text = serde_json::to_string(&json!({"mechanism": "madlib", "epsilon": f64_nearest(eps), "space": space_spec, "estimate": est}))
+        .map_err(|e| e.to_string())?;
+    write_text(output, &text)?;
+    Ok(0)
+}
+
+fn write_text(output: &str, text: &str) -> Result<(), String> {
+    if output == "-" {
+        println!("{text}");
+        Ok(())
+    } else {
+        std::fs::write(output, format!("{text}\n"))
+            .map_err(|e| format!("{output}: cannot write: {e}"))
+    }
+}
+
+#[derive(clap::Args)]
+pub struct CalibrateArgs {
+    /// Mechanism family.
+    #[arg(value_enum)]
+    mechanism: FamilyArg,
+    #[arg(long, default_value = mdp::builtin::DEFAULT)]
+    space: String,
+    /// The target (ε,δ) tight epsilon.
+    #[arg(long)]
+    target: f64,
+    #[arg(long, default_value = "0.001")]
+    delta: String,
+    #[command(flatten)]
+    fam: FamilyParams,
+    /// Where to write the calibrated mechanism (not for madlib).
+    #[arg(short, long, default_value = "-")]
+    output: String,
+}
+
+#[derive(clap::Args, Clone)]
+pub struct FamilyParams {
+    /// ConstOPTMech's r.
+    #[arg(long, default_value = "10")]
+    r: usize,
+    /// ConstOPTMech's λ candidates.
+    #[arg(long, value_delimiter = ',', default_values = ["0.001", "0.1", "1"])]
+    lambda: Vec<f64>,
+    /// SpannerMech's k.
+    #[arg(long, default_value = "2")]
+    k: u32,
+    /// TEM's β.
+    #[arg(long, default_value = "0.001")]
+    beta: f64,
+    /// Madlib's draws per input (its matrix is estimated).
+    #[arg(long, default_value = "2000")]
+    samples: usize,
+    #[arg(long, default_value = "1")]
+    seed: u64,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, PartialEq, Debug)]
+pub enum FamilyArg {
+    Exponential,
+    Constopt,
+    Spanner,
+    Optimal,
+    Tem,
+    Madlib,
+}
+
+fn family(f: FamilyArg, p: &FamilyParams, n: usize) -> Result<Family, String> {
+    Ok(match f {
+        FamilyArg::Exponential => Family::Exponential,
+        FamilyArg::Constopt => {
+            if p.r < 1 || p.r >= n {
+                return Err(format!(
+                    "--r: must be in 1..{} (n = {n})",
+                    n.saturating_sub(1)
+                ));
+            }
+            if p.lambda.iter().any(|&l| !(l > 0.0 && l.is_finite())) {
+                return Err("--lambda: every λ must be a finite number > 0".into());
+            }
+            Family::ConstOpt {
+                r: p.r,
+                lambdas: p.lambda.clone(),
+            }
+        }
+        FamilyArg::Spanner => {
+            if p.k < 1 {
+                return Err("--k: must be ≥ 1".into());
+            }
+            Family::Spanner { k: p.k }
+        }
+        FamilyArg::Optimal => Family::Optimal,
+        FamilyArg::Tem => {
+            if !(p.beta > 0.0 && p.beta < 1.0) {
+                return Err("--beta: must be in (0, 1)".into());
+            }
+            Family::Tem { beta: p.beta }
+        }
+        FamilyArg::Madlib => Family::Madlib {
+            samples: p.samples.max(2),
+            seed: p.seed,
+        },
+    })
+}
+
+fn delta_arg(s: &str) -> Result<Q, String> {
+    let d = parse_rational(s).map_err(|e| format!("--delta: {e}"))?;
+    if d < 0u32 || d >= 1u32 {
+        return Err("--delta: must be in [0, 1)".into());
+    }
+    Ok(d)
+}
+
+pub fn calibrate(a: &CalibrateArgs) -> Result<i32, String> {
+    if !(a.target > 0.0 && a.target.is_finite()) {
+        return Err("--target: must be a finite ε_tight > 0".into());
+    }
+    let delta = delta_arg(&a.delta)?;
+    let space = lp_space(&a.space)?;
+    let f = family(a.mechanism, &a.fam, space.n())?;
+    let (c, inst) = match experiment::calibrated(&space, &f, a.target, &delta, a.target) {
+        Ok(x) => x,
+        Err(e) if e.starts_with("--") => return Err(e),
+        Err(e) => {
+            eprintln!("mdp: {e}");
+            return Ok(crate::EXIT_SOLVER);
+        }
+    };
+    eprintln!(
+        "calibrate: {}",
+        json!({"mechanism": f.name(), "target": a.target, "calibrated": c, "certified": f.certified()})
+    );
+    if !f.certified() {
+        eprintln!("calibrate: Madlib's ε_tight is measured on a Monte Carlo estimate of its matrix: NOT a certificate");
+        println!(
+            "{}",
+            json!({"mechanism": f.name(), "noise_epsilon": c.param, "eps_tight_estimate": c.eps_tight})
+        );
+        return Ok(0);
+    }
+    let meta = json!({"producer": format!("mdp {}", env!("CARGO_PKG_VERSION")), "mechanism": f.name(), "space": a.space,
+        "calibration": {"target_eps_tight": a.target, "delta": f64_nearest(&delta), "eps_tight": c.eps_tight, "evaluations": c.evaluations}});
+    let mut doc = io::mechanism_to_value(&q_from_f64(c.param), &space, &inst.matrix, meta);
+    doc["delta"] = io::number_value(&delta);
+    let report = emit(doc, &a.output)?;
+    Ok(if report.verdict == Verdict::Pass {
+        0
+    } else {
+        1
+    })
+}
+
+#[derive(clap::Subcommand)]
+pub enum ExperimentKind {
+    /// L_q versus ε_tight for every mechanism, calibrated (Imola et al. Figures 1–2).
+    Utility {
+        #[arg(long)]
+        space: String,
+        /// A name for the output files.
+        #[arg(long)]
+        name: String,
+        #[arg(long, value_delimiter = ',', default_values = ["0.5", "1", "2", "4", "8"])]
+        targets: Vec<f64>,
+        #[arg(long, value_delimiter = ',', value_enum,
+              default_values = ["exponential", "constopt", "spanner", "optimal", "tem"])]
+        mechanisms: Vec<FamilyArg>,
+        #[command(flatten)]
+        fam: FamilyParams,
+        #[arg(long, default_value = "experiments")]
+        out_dir: PathBuf,
+    },
+    /// Time and LP size versus n at a fixed parameter (Table 2).
+    Scalability {
+        /// A JSON metric with points; the first n points are used for each n.
+        #[arg(long)]
+        space: String,
+        #[arg(long)]
+        name: String,
+        #[arg(long, value_delimiter = ',', default_values = ["50", "100", "200", "300", "400"])]
+        sizes: Vec<usize>,
+        /// The ε_tight each family is calibrated to at the smallest n (its parameter is then
+        /// kept for every n).
+        #[arg(long, default_value = "2")]
+        target: f64,
+        #[arg(long, value_delimiter = ',', value_enum, default_values = ["constopt", "spanner", "optimal"])]
+        mechanisms: Vec<FamilyArg>,
+        /// ConstOPTMech's r values (one family each).
+        #[arg(long, value_delimiter = ',', default_values = ["5", "10"])]
+        rs: Vec<usize>,
+        /// Seconds after which a family is not run at larger n.
+        #[arg(long, default_value = "300")]
+        budget: f64,
+        #[arg(long, default_value = "experiments")]
+        out_dir: PathBuf,
+    },
+    /// ConstOPTMech over r and λ at a fixed ε_tight (Table 3).
+    Ablation {
+        #[arg(long)]
+        space: String,
+        #[arg(long)]
+        name: String,
+        #[arg(long, default_value = "2")]
+        target: f64,
+        #[arg(long, value_delimiter = ',', default_values = ["1", "3", "5", "7", "9"])]
+        rs: Vec<usize>,
+        #[arg(long, value_delimiter = ',', default_values = ["0.1", "1", "10", "50", "250"])]
+        lambdas: Vec<f64>,
+        #[arg(long, default_value = "experiments")]
+        out_dir: PathBuf,
+    },
+}
+
+fn prepare(dir: &std::path::Path) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("--out-dir: {}: {e}", dir.display()))
+}
+
+pub fn experiment(kind: &ExperimentKind) -> Result<i32, String> {
+    let delta = Q::from_unsigneds(1u32, 1000u32);
+    match kind {
+        ExperimentKind::Utility {
+            space,
+            name,
+            targets,
+            mechanisms,
+            fam,
+            out_dir,
+        } => {
+            if targets.iter().any(|&t| !(t > 0.0)) {
+                return Err("--targets: every ε_tight must be > 0".into());
+            }
+            prepare(out_dir)?;
+            let s = lp_space(space)?;
+            let fams: Vec<Family> = mechanisms
+                .iter()
+                .map(|&m| family(m, fam, s.n()))
+                .collect::<Result<_, _>>()?;
+            let rows = experiment::utility(&s, &fams, targets, &delta, 0.95, &mut |r| {
+                eprintln!(
+                    "utility: {} target {} → ε_tight {:.4} (param {:.4}), L_q {:.6}, {}, {:.1} s",
+                    r.mechanism,
+                    r.target_eps_tight,
+                    r.eps_tight,
+                    r.param,
+                    r.loss_q,
+                    r.verdict,
+                    r.seconds
+                )
+            });
+            experiment::write_csv(&out_dir.join(format!("utility_{name}.csv")), &rows)?;
+            let svg =
+                experiment::utility_svg(&format!("L_q vs ε_tight: {name} (n = {})", s.n()), &rows);
+            std::fs::write(out_dir.join(format!("utility_{name}.svg")), svg)
+                .map_err(|e| e.to_string())?;
+        }
+        ExperimentKind::Scalability {
+            space,
+            name,
+            sizes,
+            target,
+            mechanisms,
+            rs,
+            budget,
+            out_dir,
+        } => {
+            prepare(out_dir)?;
+            let full = lp_space(space)?;
+            let space_of = |n: usize| -> Result<mdp::metric::Space, String> {
+                if n > full.n() || full.points().is_empty() {
+                    return Err(format!(
+                        "--sizes: {n} needs a points space with ≥ {n} points"
+                    ));
+                }
+                mdp::metric::Space::from_points(
+                    full.kind(),
+                    full.points()[..n].to_vec(),
+                    Some(full.radius().clone()),
+                )
+                .map_err(|e| e.message)
+            };
+            let n0 = *sizes.iter().min().ok_or("--sizes: empty")?;
+            let s0 = space_of(n0)?;
+            let mut fams = vec![];
+            for &m in mechanisms {
+                let list: Vec<Family> = if m == FamilyArg::Constopt {
+                    rs.iter()
+                        .map(|&r| Family::ConstOpt {
+                            r,
+                            lambdas: vec![0.001, 0.1, 1.0],
+                        })
+                        .collect()
+                } else {
+                    vec![family(
+                        m,
+                        &FamilyParams {
+                            r: 10,
+                            lambda: vec![0.001, 0.1, 1.0],
+                            k: 2,
+                            beta: 0.001,
+                            samples: 2000,
+                            seed: 1,
+                        },
+                        n0,
+                    )?]
+                };
+                for f in list {
+                    let (c, _) = experiment::calibrated(&s0, &f, *target, &delta, *target)?;
+                    eprintln!(
+                        "scalability: {} calibrated at n = {n0}: parameter {:.6} (ε_tight {:.4})",
+                        f.name(),
+                        c.param,
+                        c.eps_tight
+                    );
+                    fams.push((f, c.param));
+                }
+            }
+            let rows =
+                experiment::scalability(&space_of, &fams, sizes, &delta, *budget, &mut |r| {
+                    eprintln!(
+                        "scalability: {} n = {}: {:.2} s, nnz {:?}, rows {:?}, ε_tight {:.4}, {}",
+                        r.mechanism,
+                        r.n,
+                        r.seconds,
+                        r.lp_nonzeros,
+                        r.lp_rows,
+                        r.eps_tight,
+                        r.verdict
+                    )
+                })?;
+            experiment::write_csv(&out_dir.join(format!("scalability_{name}.csv")), &rows)?;
+            let mut names: Vec<String> = vec![];
+            for r in &rows {
+                if !names.contains(&r.mechanism) {
+                    names.push(r.mechanism.clone());
+                }
+            }
+            let series: Vec<(String, Vec<(f64, f64)>)> = names
+                .iter()
+                .map(|m| {
+                    (
+                        m.clone(),
+                        rows.iter()
+                            .filter(|r| &r.mechanism == m)
+                            .map(|r| (r.n as f64, r.seconds))
+                            .collect(),
+                    )
+                })
+                .collect();
+            let svg = experiment::svg_chart(
+                &format!("Time vs n: {name}"),
+                "n",
+                "seconds (log)",
+                &series,
+                true,
+            );
+            std::fs::write(out_dir.join(format!("scalability_{name}.svg")), svg)
+                .map_err(|e| e.to_string())?;
+        }
+        ExperimentKind::Ablation {
+            space,
+            name,
+            target,
+            rs,
+            lambdas,
+            out_dir,
+        } => {
+            prepare(out_dir)?;
+            let s = lp_space(space)?;
+            if rs.iter().any(|&r| r < 1 || r >= s.n()) {
+                return Err(format!("--rs: every r must be in 1..{}", s.n() - 1));
+            }
+            if lambdas.iter().any(|&l| !(l > 0.0)) {
+                return Err("--lambdas: every λ must be > 0".into());
+            }
+            let rows = experiment::ablation(&s, *target, rs, 50.0, lambdas, 5, &delta, &mut |r| {
+                eprintln!(
+                    "ablation: r = {} λ = {}: L_q {:.6}, rows {}, {:.2} s, {}",
+                    r.r, r.lambda, r.loss_q, r.lp_rows, r.seconds, r.verdict
+                )
+            });
+            experiment::write_csv(&out_dir.join(format!("ablation_{name}.csv")), &rows)?;
+        }
+    }
+    Ok(0)
+}

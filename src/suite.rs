@@ -30,7 +30,8 @@ pub struct PrivatizeArgs {
     #[arg(long, default_value = "0.001")]
     beta: f64,
     /// Input labels, one per line (n lines): records may then name inputs by label, and
-    /// outputs are written as labels. Built-in spaces bring their own.
+    /// outputs are written as labels. Built-in spaces bring their own (also a mechanism
+    /// file whose `meta.space` names one).
     #[arg(long)]
     labels: Option<String>,
     #[arg(long, default_value = "0")]
@@ -92,7 +93,14 @@ pub fn privatize(a: &PrivatizeArgs) -> Result<i32, String> {
                 return Ok(1);
             }
             let n = file.matrix.rows;
-            (Sampler::from_matrix(file.matrix), n, None)
+            // Our producers record the space they were built on; a built-in one brings labels.
+            let spec = file
+                .meta
+                .as_ref()
+                .and_then(|m| m.get("space"))
+                .and_then(|s| s.as_str())
+                .map(str::to_string);
+            (Sampler::from_matrix(file.matrix), n, spec)
         }
         (None, Some(kind)) => {
             let eps = epsilon(
@@ -112,11 +120,11 @@ pub fn privatize(a: &PrivatizeArgs) -> Result<i32, String> {
                 }
                 SamplerArg::Madlib => Sampler::Madlib(madlib::Madlib::new(&space, &eps)?),
             };
-            (s, n, Some(a.space.as_str()))
+            (s, n, Some(a.space.clone()))
         }
         (None, None) => return Err("--mechanism or --sampler: one is required".into()),
     };
-    let labels = labels_for(spec.unwrap_or(""), a.labels.as_deref(), n)?;
+    let labels = labels_for(spec.as_deref().unwrap_or(""), a.labels.as_deref(), n)?;
     let input: Box<dyn std::io::BufRead> = if a.input == "-" {
         Box::new(std::io::stdin().lock())
     } else {

@@ -1,0 +1,313 @@
+//! The mechanism suite's commands: `build constopt|tem`, `bound packing`, `calibrate`,
+//! `privatize`, `estimate madlib`, `experiment`: files pass the audit (with their packing
+//! certificate), bad input is one line on standard error with exit 2.
+
+use std::process::{Command, Stdio};
+
+fn mdp_in(args: &[&str], stdin: &str) -> (i32, String, String) {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mdp"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn mdp(args: &[&str]) -> (i32, String, String) {
+    mdp_in(args, "")
+}
+
+fn tmp(name: &str) -> String {
+    let dir = std::env::temp_dir().join(format!("mdp-cli-suite-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name).to_string_lossy().into_owned()
+}
+
+fn audit(path: &str) -> mdp::audit::Report {
+    let text = std::fs::read_to_string(path).unwrap();
+    let file = mdp::io::read_mechanism(text.as_bytes(), &mdp::io::Limits::default()).unwrap();
+    mdp::audit::audit(&file, &mdp::audit::Options::default()).unwrap()
+}
+
+#[test]
+fn constopt_and_tem_are_written_with_a_packing_certificate() {
+    for (mech, extra) in [
+        ("constopt", vec!["--r", "3"]),
+        ("tem", vec!["--beta", "0.01"]),
+    ] {
+        let out = tmp(&format!("{mech}.json"));
+        let mut args = vec![
+            "build",
+            mech,
+            "--space",
+            "builtin:cities40",
+            "--epsilon",
+            "3",
+            "-o",
+            &out,
+        ];
+        args.extend(extra.iter());
+        let (code, _, err) = mdp(&args);
+        assert_eq!(code, 0, "{mech}: {err}");
+        assert!(err.contains("stats: "), "{mech}: {err}");
+        let r = audit(&out);
+        assert_eq!(r.verdict, mdp::audit::Verdict::Pass, "{mech}");
+        let packing = r
+            .checks
+            .iter()
+            .find(|c| c.name == "packing")
+            .expect("packing check");
+        assert_eq!(packing.verdict, mdp::audit::Verdict::Pass);
+    }
+}
+
+#[test]
+fn calibrate_reaches_the_target_and_privatize_samples_it() {
+    let out = tmp("cal.json");
+    let (code, _, err) = mdp(&[
+        "calibrate",
+        "exponential",
+        "--space",
+        "builtin:cities40",
+        "--target",
+        "2",
+        "-o",
+        &out,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let r = audit(&out);
+    assert_eq!(r.verdict, mdp::audit::Verdict::Pass);
+    let [lo, hi] = r.epsilon_delta_tight;
+    let mid = 0.5 * (lo.unwrap() + hi.unwrap());
+    assert!((mid - 2.0).abs() <= 2e-3, "ε_tight {mid}");
+    // Same seed, same output; labels in, labels out.
+    let records = "Akron\n3\nAlaska\n";
+    let a = mdp_in(&["privatize", "--mechanism", &out, "--seed", "5"], records);
+    let b = mdp_in(&["privatize", "--mechanism", &out, "--seed", "5"], records);
+    assert_eq!(a.0, 0, "{}", a.2);
+    assert_eq!(a.1.lines().count(), 3);
+    assert_eq!(a.1, b.1);
+    let labels = mdp_in(
+        &[
+            "privatize",
+            "--sampler",
+            "tem",
+            "--space",
+            "builtin:cities40",
+            "--epsilon",
+            "3",
+        ],
+        records,
+    );
+    assert_eq!(labels.0, 0, "{}", labels.2);
+    assert!(
+        labels.1.lines().all(|l| l.parse::<usize>().is_err()),
+        "labels expected: {}",
+        labels.1
+    );
+}
+
+#[test]
+fn estimate_madlib_says_it_is_an_estimate() {
+    let (code, out, err) = mdp(&[
+        "estimate",
+        "madlib",
+        "--space",
+        "builtin:cities40",
+        "--epsilon",
+        "10",
+        "--samples",
+        "50",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("NOT a certificate"));
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["estimate"]["matrix"].as_array().unwrap().len(), 40);
+}
+
+#[test]
+fn bound_packing_prints_one_line_per_epsilon() {
+    let (code, out, err) = mdp(&[
+        "bound",
+        "packing",
+        "--space",
+        "builtin:rome100",
+        "--epsilon",
+        "0.1,1,10",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let b: Vec<f64> = out
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["bound"]
+                .as_f64()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(b.len(), 3);
+    assert!(b[0] >= b[1] && b[1] >= b[2], "(7) decreases with ε: {b:?}");
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_2() {
+    let cases: Vec<(Vec<&str>, &str, &str)> = vec![
+        (
+            vec![
+                "build",
+                "constopt",
+                "--space",
+                "builtin:cities40",
+                "--epsilon",
+                "1",
+                "--r",
+                "0",
+            ],
+            "",
+            "--r",
+        ),
+        (
+            vec![
+                "build",
+                "constopt",
+                "--space",
+                "builtin:cities40",
+                "--epsilon",
+                "1",
+                "--r",
+                "40",
+            ],
+            "",
+            "--r",
+        ),
+        (
+            vec![
+                "build",
+                "constopt",
+                "--space",
+                "builtin:cities40",
+                "--epsilon",
+                "1",
+                "--lambda",
+                "0",
+            ],
+            "",
+            "--lambda",
+        ),
+        (
+            vec![
+                "build",
+                "tem",
+                "--space",
+                "builtin:cities40",
+                "--epsilon",
+                "1",
+                "--beta",
+                "1.5",
+            ],
+            "",
+            "--beta",
+        ),
+        (
+            vec![
+                "build",
+                "tem",
+                "--space",
+                "builtin:cities40",
+                "--epsilon",
+                "1",
+                "--gamma=-1",
+            ],
+            "",
+            "--gamma",
+        ),
+        (
+            vec![
+                "estimate",
+                "madlib",
+                "--space",
+                "builtin:rome100",
+                "--epsilon",
+                "1",
+            ],
+            "",
+            "embeddings",
+        ),
+        (
+            vec![
+                "calibrate",
+                "tem",
+                "--space",
+                "builtin:cities40",
+                "--target",
+                "500",
+            ],
+            "",
+            "--target",
+        ),
+        (
+            vec![
+                "calibrate",
+                "exponential",
+                "--space",
+                "builtin:cities40",
+                "--target=-1",
+            ],
+            "",
+            "--target",
+        ),
+        (
+            vec![
+                "privatize",
+                "--sampler",
+                "tem",
+                "--space",
+                "builtin:cities40",
+                "--epsilon",
+                "1",
+            ],
+            "Akron\nnowhere\n",
+            "line 2",
+        ),
+        (
+            vec![
+                "privatize",
+                "--sampler",
+                "tem",
+                "--space",
+                "builtin:cities40",
+                "--epsilon",
+                "1",
+            ],
+            "40\n",
+            "out of range",
+        ),
+        (
+            vec!["privatize", "--space", "builtin:cities40"],
+            "",
+            "--mechanism or --sampler",
+        ),
+    ];
+    for (args, input, needle) in cases {
+        let (code, _, err) = mdp_in(&args, input);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        let last = err.lines().last().unwrap_or("");
+        assert!(
+            last.starts_with("mdp: ") && last.contains(needle),
+            "{args:?}: {err}"
+        );
+    }
+}

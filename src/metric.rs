@@ -8,7 +8,7 @@
 //! fast filters and a rational enclosure refinable to any width ([`Space::enclosure`]) for
 //! the exact fallback. `spec/soundness.md` explains why these suffice for proofs.
 
-use crate::exact::float::FI;
+use crate::exact::float::{add_down, add_up, mul_up, sqrt_up, FI};
 use crate::exact::{functions, Interval, Q};
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -98,10 +98,17 @@ pub struct Space {
     fcoords: Vec<Vec<FI>>,
     /// Float enclosure of the radius (haversine).
     fradius: FI,
+    /// Euclidean only: a float point m_x near every site x, and ρ_x ≥ ‖x − m_x‖ (rounded
+    /// up), for [`Space::euclidean_fi`].
+    fmid: Vec<Vec<f64>>,
+    frho: Vec<f64>,
     /// Float enclosures of `table`.
     ftable: Vec<FI>,
     /// Warnings found during validation (e.g. a triangle inequality violation).
     pub warnings: Vec<String>,
+    /// A triple (i, j, k) with d(i, k) > d(i, j) + d(j, k), found once at construction
+    /// (explicit tables only: see [`Space::triangle_violation`]).
+    triangle: Option<(usize, usize, usize)>,
 }
 
 const UNIT_VECTOR_PREC: u64 = 80;
@@ -165,7 +172,10 @@ impl Space {
             table: Vec::new(),
             fcoords: Vec::new(),
             ftable: Vec::new(),
+            fmid: Vec::new(),
+            frho: Vec::new(),
             warnings: Vec::new(),
+            triangle: None,
         };
         s.push_points(points);
         Ok(s)
@@ -182,8 +192,18 @@ impl Space {
                     })
                     .collect()
             } else {
-                p.iter().map(FI::from_q).collect()
+                p.iter().map(FI::from_q).collect::<Vec<FI>>()
             };
+            if self.kind == MetricKind::Euclidean {
+                let mid: Vec<f64> = f.iter().map(|x| 0.5 * x.lo + 0.5 * x.hi).collect();
+                let mut acc = 0.0;
+                for (x, m) in f.iter().zip(&mid) {
+                    let h = add_up(*m, -x.lo).max(add_up(x.hi, -*m));
+                    acc = add_up(acc, mul_up(h, h));
+                }
+                self.frho.push(sqrt_up(acc));
+                self.fmid.push(mid);
+            }
             self.fcoords.push(f);
             self.coords.push(p);
         }
@@ -254,7 +274,8 @@ impl Space {
         }
         let table: Vec<Q> = rows.into_iter().flatten().collect();
         let mut s = Self::from_exact_table(MetricKind::Explicit, n, table);
-        if let Some((i, j, k)) = s.triangle_violation() {
+        s.triangle = s.find_triangle_violation();
+        if let Some((i, j, k)) = s.triangle {
             s.warnings.push(format!(
                 "metric.distances: triangle inequality fails: d({i},{k}) > d({i},{j}) + d({j},{k})"
             ));
@@ -313,7 +334,10 @@ impl Space {
             table,
             fcoords: Vec::new(),
             ftable,
+            fmid: Vec::new(),
+            frho: Vec::new(),
             warnings: Vec::new(),
+            triangle: None,
         }
     }
 
@@ -425,17 +449,14 @@ impl Space {
         }
     }
 
-    /// A rigorous `f64` enclosure of d(i, j) (outward-rounded interval arithmetic).
+    /// A rigorous `f64` enclosure of d(i, j) (outward-rounded interval arithmetic; for
+    /// Euclidean spaces plain float arithmetic with an a-priori error bound).
     pub fn fi(&self, i: usize, j: usize) -> FI {
         match self.kind {
             MetricKind::Explicit | MetricKind::Graph => self.ftable[i * self.n_inputs + j],
-            MetricKind::Euclidean => {
-                let mut s = FI::point(0.0);
-                for (x, y) in self.fcoords[i].iter().zip(&self.fcoords[j]) {
-                    s = s.add(x.sub(*y).sqr());
-                }
-                s.sqrt()
-            }
+            MetricKind::Euclidean => self
+                .euclidean_fi(i, j)
+                .unwrap_or_else(|| self.euclidean_fi_interval(i, j)),
             MetricKind::Manhattan => {
                 let mut s = FI::point(0.0);
                 for (x, y) in self.fcoords[i].iter().zip(&self.fcoords[j]) {
@@ -469,6 +490,58 @@ impl Space {
                 }
             }
         }
+    }
+
+    /// The Euclidean enclosure without directed rounding in the loop (spec/soundness.md
+    /// §3.4): d̃ = fl(√Σ fl(fl(m_i − m'_i)²)) over the float points m, m' of the two sites,
+    /// and |d − d̃| ≤ ρ + ρ' + 2(k+4)u·d̃ + 2^-498 (k coordinates, u = 2^-53): the
+    /// midpoints are within ρ of the sites (triangle inequality in R^k), and the float
+    /// evaluation of a norm has relative error ≤ γ_{k+4} (Higham, Accuracy and Stability,
+    /// §3.1 and §4.2: a sum of non-negative terms, any order) plus the underflow term.
+    /// `None` on overflow or k ≥ 2^40 (the caller then uses interval arithmetic).
+    fn euclidean_fi(&self, i: usize, j: usize) -> Option<FI> {
+        let (a, b) = (&self.fmid[i], &self.fmid[j]);
+        let k = a.len();
+        if k >= 1 << 40 {
+            return None;
+        }
+        // Four partial sums (the bound holds for any summation order).
+        let mut acc = [0.0f64; 4];
+        let (ca, cb) = (a.chunks_exact(4), b.chunks_exact(4));
+        let (ra, rb) = (ca.remainder(), cb.remainder());
+        for (x, y) in ca.zip(cb) {
+            for l in 0..4 {
+                let t = x[l] - y[l];
+                acc[l] += t * t;
+            }
+        }
+        for (x, y) in ra.iter().zip(rb) {
+            let t = x - y;
+            acc[0] += t * t;
+        }
+        let d = ((acc[0] + acc[1]) + (acc[2] + acc[3])).sqrt();
+        if !d.is_finite() {
+            return None;
+        }
+        let rel = mul_up(2.0 * (k as f64 + 4.0), f64::EPSILON / 2.0);
+        let err = add_up(
+            add_up(self.frho[i], self.frho[j]),
+            add_up(mul_up(rel, d), 2f64.powi(-498)),
+        );
+        if !err.is_finite() {
+            return None;
+        }
+        Some(FI::new(add_down(d, -err).max(0.0), add_up(d, err)))
+    }
+
+    /// The Euclidean enclosure by outward-rounded interval arithmetic (the fallback of
+    /// [`Space::euclidean_fi`], and its reference in the tests).
+    fn euclidean_fi_interval(&self, i: usize, j: usize) -> FI {
+        let mut s = FI::point(0.0);
+        for (x, y) in self.fcoords[i].iter().zip(&self.fcoords[j]) {
+            s = s.add(x.sub(*y).sqr());
+        }
+        s.sqrt()
     }
 
     /// Compare d(i, j) with a rational `r` exactly, refining enclosures up to `max_prec`
@@ -562,17 +635,20 @@ impl Space {
         dist
     }
 
-    /// A witness (i, j, k) with d(i,k) > d(i,j) + d(j,k), decided exactly, if one exists.
-    /// The n² enclosures are computed once (a haversine enclosure costs ~100 interval
-    /// operations), then the n³ triples are filtered in parallel.
+    /// A witness (i, j, k) with d(i,k) > d(i,j) + d(j,k), if one exists. Only an explicit
+    /// table can have one: every other kind is a metric by construction (a norm's distance,
+    /// the great-circle distance, shortest-path lengths), so no O(n³) pass is spent on it.
     pub fn triangle_violation(&self) -> Option<(usize, usize, usize)> {
+        self.triangle
+    }
+
+    /// The O(n³) search behind [`Space::triangle_violation`], decided exactly. The n²
+    /// float enclosures are read once from the table, then the triples are filtered in
+    /// parallel; only undecided triples reach exact rationals.
+    fn find_triangle_violation(&self) -> Option<(usize, usize, usize)> {
         use rayon::prelude::*;
         let n = self.n_inputs;
-        let table: Vec<FI> = (0..n * n)
-            .into_par_iter()
-            .map(|x| self.fi(x / n, x % n))
-            .collect();
-        let d = |a: usize, b: usize| table[a * n + b];
+        let d = |a: usize, b: usize| self.ftable[a * n + b];
         (0..n).into_par_iter().find_map_first(|i| {
             for k in (i + 1)..n {
                 let dik = d(i, k);
@@ -749,5 +825,60 @@ mod tests {
         assert!(f.lo <= elo && ehi <= f.hi, "{f:?} vs [{elo}, {ehi}]");
         assert!((f.lo - 1105.8).abs() < 1.0);
         assert!(f.hi - f.lo < 1e-9 * f.hi);
+    }
+
+    /// The plain-float Euclidean enclosure (`euclidean_fi`) contains the exact distance on
+    /// points with decimal coordinates (not floats), at scales 1e-200…1e200, in 1…400
+    /// dimensions, including near-duplicates that differ in the 17th digit; and it is no
+    /// wider than interval arithmetic plus its a-priori error term.
+    #[test]
+    fn euclidean_float_enclosure_contains_exact() {
+        use malachite_base::num::arithmetic::traits::Pow;
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+        for case in 0..300 {
+            let k = [1, 2, 3, 7, 64, 384, 400][case % 7];
+            let scale: i32 = [-200, -20, 0, 3, 150, 200][(case / 7) % 6];
+            let dec = |rng: &mut rand_chacha::ChaCha8Rng| -> Q {
+                let m: i64 = rng.gen_range(-10_i64.pow(17)..10_i64.pow(17));
+                let e = scale - 17;
+                if e >= 0 {
+                    Q::from(m) * Q::from(10u32).pow(e as i64)
+                } else {
+                    Q::from(m) / Q::from(10u32).pow((-e) as i64)
+                }
+            };
+            let a: Vec<Q> = (0..k).map(|_| dec(&mut rng)).collect();
+            let mut b: Vec<Q> = (0..k).map(|_| dec(&mut rng)).collect();
+            if case % 3 == 0 {
+                // a near-duplicate: one coordinate moved in its last digit
+                b = a.clone();
+                let e = scale - 17 - 1;
+                let tick = if e >= 0 {
+                    Q::from(10u32).pow(e as i64)
+                } else {
+                    Q::from(10u32).pow(e as i64)
+                };
+                b[case % k] += tick;
+            }
+            let s = Space::from_points(MetricKind::Euclidean, vec![a, b], None).unwrap();
+            // Squares overflow beyond ~1e154: then `fi` falls back to interval arithmetic.
+            assert_eq!(s.euclidean_fi(0, 1).is_none(), scale > 150);
+            let f = s.fi(0, 1);
+            let (elo, ehi) = s.enclosure(0, 1, 300).to_f64_bounds();
+            assert!(
+                f.lo <= elo && ehi <= f.hi,
+                "case {case}: {f:?} vs [{elo}, {ehi}]"
+            );
+            let g = s.euclidean_fi_interval(0, 1);
+            assert!(
+                f.hi - f.lo
+                    <= (g.hi - g.lo)
+                        + 5.0 * (k as f64 + 4.0) * f64::EPSILON * f.hi
+                        + 2.0 * (s.frho[0] + s.frho[1])
+                        + 2f64.powi(-496),
+                "case {case}: {f:?} vs interval {g:?}"
+            );
+        }
     }
 }

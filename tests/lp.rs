@@ -359,3 +359,25 @@ fn pruning_never_goes_through_a_duplicate() {
     assert_eq!(r.verdict, Verdict::Pass);
     assert!(r.loss_max.unwrap()[1] - b.lower_bound.unwrap() < 1e-12);
 }
+
+/// Regression (found by `mdp experiment scalability` on Rome, ε = 2): where e^{εd} reaches
+/// e^{60}, the interior point dual proves a bound near −10^25. The producer must claim the
+/// bound its certificate proves (not reject its own file), keep the better simplex dual,
+/// and the result must audit with the bound within 2 % of the LP value.
+#[test]
+fn extreme_constants_weak_ipm_dual_is_not_fatal() {
+    let (rome, _) = mdp::builtin::space("rome100").unwrap().unwrap();
+    let space = Space::from_points(
+        MetricKind::Haversine,
+        rome.points()[..20].to_vec(),
+        Some(rome.radius().clone()),
+    )
+    .unwrap();
+    let eps = q(2, 1);
+    let b = optimal::optimal(&space, &eps, Solver::Ipm, PREC, &mut quiet()).unwrap();
+    let lb = b.lower_bound.expect("a certificate");
+    assert!(lb >= 0.98 * b.lp_objective, "{lb} vs {}", b.lp_objective);
+    let r = audited(&space, &eps, &b, json!({}));
+    assert_eq!(r.verdict, Verdict::Pass);
+    assert_eq!(check(&r, "lp_dual"), Verdict::Pass);
+}

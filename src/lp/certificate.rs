@@ -197,6 +197,20 @@ pub struct Rejected(pub String);
 
 /// Verify exactly; returns the certified bound Σ α_u ≥ the claimed value.
 pub fn verify(c: &LpDual, pb: &Problem, n: usize, k: usize) -> Result<Q, Rejected> {
+    let total = proven_bound(c, pb, n, k)?;
+    if total < c.value {
+        return Err(Rejected(format!(
+            "the certificate proves a bound of {:.17e}, below its claimed value {:.17e}",
+            f64_down(&total),
+            crate::exact::f64_up(&c.value)
+        )));
+    }
+    Ok(total)
+}
+
+/// The bound Σ α_u the certificate's multipliers prove, decided exactly (its claimed
+/// `value` is not consulted): what a producer writes as the claim.
+pub fn proven_bound(c: &LpDual, pb: &Problem, n: usize, k: usize) -> Result<Q, Rejected> {
     // Objective weights w_u.
     let w: Vec<Q> = match (c.bounded, &c.beta, pb.prior) {
         (Bounded::MaxLoss, Some(b), _) => normalized(b),
@@ -272,13 +286,6 @@ pub fn verify(c: &LpDual, pb: &Problem, n: usize, k: usize) -> Result<Q, Rejecte
             }
         }
         total += alpha.unwrap_or_else(|| Q::from(0u32));
-    }
-    if total < c.value {
-        return Err(Rejected(format!(
-            "the certificate proves a bound of {:.17e}, below its claimed value {:.17e}",
-            f64_down(&total),
-            crate::exact::f64_up(&c.value)
-        )));
     }
     Ok(total)
 }

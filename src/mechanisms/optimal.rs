@@ -191,8 +191,11 @@ pub fn certified(
             }
             built.seconds_dual += t.elapsed().as_secs_f64();
         }
-        built.lower_bound = Some(f64_down(&bound));
-        built.certificate = Some(cert);
+        // Every loss is ≥ 0: a certificate proving less says nothing and is not written.
+        if bound >= 0u32 {
+            built.lower_bound = Some(f64_down(&bound));
+            built.certificate = Some(cert);
+        }
     }
     Ok(built)
 }
@@ -210,8 +213,8 @@ fn prove(
     };
     let mut cert = LpDual {
         bounded,
-        // Below any bound; replaced by the proven value.
-        value: Q::from(i32::MIN),
+        // Replaced by the proven value below.
+        value: Q::from(0u32),
         beta: d
             .beta
             .as_ref()
@@ -229,7 +232,7 @@ fn prove(
     {
         cert.beta = Some(vec![Q::from(1u32); lp.n]);
     }
-    let bound = certificate::verify(&cert, pb, lp.n, lp.k())
+    let bound = certificate::proven_bound(&cert, pb, lp.n, lp.k())
         .map_err(|e| BuildError::Solver(format!("own certificate rejected: {}", e.0)))?;
     cert.value = bound.clone();
     Ok((cert, bound))

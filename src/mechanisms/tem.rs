@@ -53,8 +53,10 @@ pub fn within_gamma(
     gamma: &Q,
     max_prec: u64,
 ) -> Result<Vec<Vec<usize>>, (usize, usize)> {
+    use rayon::prelude::*;
     let n = space.n();
     (0..n)
+        .into_par_iter()
         .map(|w| {
             let mut l = vec![];
             for y in 0..n {

@@ -67,8 +67,8 @@ def audit(audit_bin, space_points, M, eps, tmp):
         return {"verdict": f"exit {r.returncode}: {r.stderr.strip()[:120]}"}
     worst = None
     for c in rep.get("checks", []):
-        if c.get("name") == "pure_privacy" and c.get("verdict") != "pass":
-            worst = c.get("detail", "")[:160]
+        if c.get("verdict") != "pass" and worst is None:
+            worst = f"{c.get('name')}: {c.get('detail', '')[:160]}"
     return {"verdict": rep.get("verdict"), "eps_tight": rep.get("epsilon_tight"), "detail": worst,
             "row_sum_dev": rep.get("max_row_sum_deviation")}
 
@@ -111,7 +111,8 @@ def main():
             setup = time.perf_counter() - t
             t = time.perf_counter(); subprocess.run(base + ["--input", str(inp)], check=True, capture_output=True)
             ours = time.perf_counter() - t
-            mech = TEM(eps, embedding_matrix=kv, dim=X.shape[1])
+            # vocab=words: its ⊥ score uses len(vocab) (the package default list otherwise).
+            mech = TEM(eps, embedding_matrix=kv, dim=X.shape[1], vocab=words)
             np.random.seed(1)
             crashes = 0
             t = time.perf_counter()

@@ -510,7 +510,8 @@ pub struct ScaleRow {
 
 /// Scalability: each family at a fixed parameter on the first n points of `space` for every
 /// n (time, LP size, the achieved ε_tight, the audit's verdict). A family is dropped for the
-/// larger n once one build takes more than `budget` seconds.
+/// larger n once one build takes more than `budget` seconds, or would at the next n by an n³
+/// extrapolation.
 pub fn scalability(
     space_of: &dyn Fn(usize) -> Result<Space, String>,
     families: &[(Family, f64)],
@@ -521,7 +522,7 @@ pub fn scalability(
 ) -> Result<Vec<ScaleRow>, String> {
     let mut rows = vec![];
     for (f, p) in families {
-        for &n in sizes {
+        for (idx, &n) in sizes.iter().enumerate() {
             let space = space_of(n)?;
             let row = match build(&space, f, *p) {
                 Ok(inst) => {
@@ -553,7 +554,12 @@ pub fn scalability(
                     verdict: format!("error: {e}"),
                 },
             };
-            let over = !(row.seconds <= budget);
+            // Stop a family once it exceeds the budget, or once its time extrapolated as n³
+            // to the next size would (LP mechanisms grow at least that fast here).
+            let next = sizes
+                .get(idx + 1)
+                .map_or(1.0, |&m| (m as f64 / n as f64).powi(3));
+            let over = !(row.seconds * next <= budget);
             progress(&row);
             rows.push(row);
             if over {

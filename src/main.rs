@@ -146,6 +146,20 @@ enum LpProblem {
         #[arg(short, long, default_value = "-")]
         output: String,
     },
+    /// ConstOPTMech's reduced LP (Imola et al. eqs. 18–26) at ε/2 for one λ, as
+    /// `mdp build constopt` solves it (variables x_j, rows r_i).
+    Constopt {
+        #[command(flatten)]
+        base: SpaceEps,
+        #[arg(long, default_value = "10")]
+        r: usize,
+        #[arg(long)]
+        replacement: Option<String>,
+        #[arg(long, default_value = "0.1")]
+        lambda: f64,
+        #[arg(short, long, default_value = "-")]
+        output: String,
+    },
 }
 
 /// The float LP solver of the LP mechanisms (spec/lp.md §4).
@@ -599,6 +613,32 @@ fn packing_certificate(space: &mdp::metric::Space, eps: &Q) -> Option<(serde_jso
 }
 
 /// `mdp build constopt`.
+/// ConstOPTMech's replacement function: `--replacement FILE` (I(v) per v) or I_NN,r.
+fn replacement_arg(
+    space: &mdp::metric::Space,
+    r: usize,
+    replacement: Option<&str>,
+) -> Result<constopt::Replacement, String> {
+    let n = space.n();
+    match replacement {
+        Some(path) => {
+            let v = json_file(path, "--replacement")?;
+            let sets: Vec<Vec<usize>> = serde_json::from_value(v)
+                .map_err(|_| "--replacement: expected a JSON array of n arrays of input indices")?;
+            constopt::Replacement::from_sets(n, sets).map_err(|e| format!("--replacement: {e}"))
+        }
+        None => {
+            if r < 1 || r >= n {
+                return Err(format!(
+                    "--r: must be in 1..{} (n = {n})",
+                    n.saturating_sub(1)
+                ));
+            }
+            Ok(constopt::Replacement::nearest_neighbours(space, r))
+        }
+    }
+}
+
 fn build_constopt(
     base: &SpaceEps,
     r: usize,
@@ -609,24 +649,7 @@ fn build_constopt(
 ) -> Result<i32, String> {
     let eps = epsilon(&base.epsilon)?;
     let space = lp_space(&base.space)?;
-    let n = space.n();
-    let repl = match replacement {
-        Some(path) => {
-            let v = json_file(path, "--replacement")?;
-            let sets: Vec<Vec<usize>> = serde_json::from_value(v)
-                .map_err(|_| "--replacement: expected a JSON array of n arrays of input indices")?;
-            constopt::Replacement::from_sets(n, sets).map_err(|e| format!("--replacement: {e}"))?
-        }
-        None => {
-            if r < 1 || r >= n {
-                return Err(format!(
-                    "--r: must be in 1..{} (n = {n})",
-                    n.saturating_sub(1)
-                ));
-            }
-            constopt::Replacement::nearest_neighbours(&space, r)
-        }
-    };
+    let repl = replacement_arg(&space, r, replacement)?;
     let params = constopt::Params {
         eps: &eps,
         replacement: &repl,
@@ -655,7 +678,7 @@ fn build_constopt(
         "lambda": built.trials[built.best].lambda,
         "trials": built.trials,
         "lp": built.counts,
-        "theorem1_bounds": constopt::theorem1_bounds(n, &repl),
+        "theorem1_bounds": constopt::theorem1_bounds(space.n(), &repl),
         "uniform_mix": built.t,
     }});
     emit_built(
@@ -751,17 +774,27 @@ fn build_error(e: optimal::BuildError) -> Result<i32, String> {
 /// Exit code when the float solver or the repair fails.
 pub(crate) const EXIT_SOLVER: i32 = 4;
 
-fn export(lp: &mdp::lp::model::PrivacyLp, output: &str) -> Result<i32, String> {
+/// Write what `f` produces to `output` (`-`: standard output).
+fn write_output(
+    output: &str,
+    f: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> Result<(), String> {
     let mut buf: Vec<u8> = vec![];
-    let rows = mps::write(lp, &mut buf).map_err(|e| e.to_string())?;
+    f(&mut buf).map_err(|e| e.to_string())?;
     if output == "-" {
         use std::io::Write;
-        std::io::stdout()
-            .write_all(&buf)
-            .map_err(|e| e.to_string())?;
+        std::io::stdout().write_all(&buf).map_err(|e| e.to_string())
     } else {
-        std::fs::write(output, buf).map_err(|e| format!("{output}: cannot write: {e}"))?;
+        std::fs::write(output, buf).map_err(|e| format!("{output}: cannot write: {e}"))
     }
+}
+
+fn export(lp: &mdp::lp::model::PrivacyLp, output: &str) -> Result<i32, String> {
+    let mut rows = 0;
+    write_output(output, |out| {
+        rows = mps::write(lp, out)?;
+        Ok(())
+    })?;
     eprintln!(
         "lp export: {} variables, {} privacy rows",
         lp.n * lp.k() + usize::from(lp.objective == mdp::lp::model::Objective::MaxLoss),
@@ -1010,6 +1043,29 @@ fn run(cli: Cli) -> Result<i32, String> {
                     MAX_PREC,
                 );
                 export(&lp, &output)
+            }
+            LpProblem::Constopt {
+                base,
+                r,
+                replacement,
+                lambda,
+                output,
+            } => {
+                let eps = epsilon(&base.epsilon)?;
+                let space = lp_space(&base.space)?;
+                let repl = replacement_arg(&space, r, replacement.as_deref())?;
+                if !(lambda > 0.0 && lambda.is_finite()) {
+                    return Err("--lambda: must be a finite number > 0".into());
+                }
+                let red = constopt::reduced_lp(&space, &(eps / Q::from(2u32)), &repl, lambda);
+                write_output(&output, |out| red.lp.write_mps("mdp_constopt", out))?;
+                eprintln!(
+                    "lp export: {} variables, {} rows, {} non-zeros",
+                    red.lp.n_vars(),
+                    red.lp.rows.len(),
+                    red.lp.nnz()
+                );
+                Ok(0)
             }
         },
     }

@@ -102,6 +102,10 @@ pub struct Space {
     /// up), for [`Space::euclidean_fi`].
     fmid: Vec<Vec<f64>>,
     frho: Vec<f64>,
+    /// Haversine only: every site pair's `fi`, computed on first use (an enclosure costs
+    /// an asin series, and LP builders and the auditor ask for each pair many times).
+    /// Reset when sites are added.
+    fcache: std::sync::OnceLock<Vec<FI>>,
     /// Float enclosures of `table`.
     ftable: Vec<FI>,
     /// Warnings found during validation (e.g. a triangle inequality violation).
@@ -112,6 +116,8 @@ pub struct Space {
 }
 
 const UNIT_VECTOR_PREC: u64 = 80;
+/// Haversine spaces up to this many sites keep a table of enclosures (16 B each: 64 MiB).
+const HAVERSINE_CACHE_SITES: usize = 2048;
 
 impl Space {
     /// A coordinate space (euclidean, manhattan, chebyshev or haversine).
@@ -174,6 +180,7 @@ impl Space {
             ftable: Vec::new(),
             fmid: Vec::new(),
             frho: Vec::new(),
+            fcache: Default::default(),
             warnings: Vec::new(),
             triangle: None,
         };
@@ -182,6 +189,7 @@ impl Space {
     }
 
     fn push_points(&mut self, points: Vec<Vec<Q>>) {
+        self.fcache = Default::default();
         for p in points {
             let f = if self.kind == MetricKind::Haversine {
                 functions::chord_unit_vector(&p[0], &p[1], UNIT_VECTOR_PREC)
@@ -336,6 +344,7 @@ impl Space {
             ftable,
             fmid: Vec::new(),
             frho: Vec::new(),
+            fcache: Default::default(),
             warnings: Vec::new(),
             triangle: None,
         }
@@ -473,27 +482,43 @@ impl Space {
                 s
             }
             MetricKind::Haversine => {
-                if self.is_zero(i, j) {
-                    return FI::point(0.0);
+                let m = self.sites();
+                if m <= HAVERSINE_CACHE_SITES {
+                    use rayon::prelude::*;
+                    let t = self.fcache.get_or_init(|| {
+                        (0..m * m)
+                            .into_par_iter()
+                            .map(|x| self.haversine_fi(x / m, x % m))
+                            .collect()
+                    });
+                    return t[i * m + j];
                 }
-                let mut s = FI::point(0.0);
-                for (x, y) in self.fcoords[i].iter().zip(&self.fcoords[j]) {
-                    s = s.add(x.sub(*y).sqr());
-                }
-                let half_chord = s.sqrt().mul_f64(0.5);
-                match asin_fi(half_chord) {
-                    Some(a) => a.mul(self.fradius).mul_f64(2.0),
-                    None => {
-                        let (lo, hi) = self.enclosure(i, j, 64).to_f64_bounds();
-                        FI::new(lo, hi)
-                    }
-                }
+                self.haversine_fi(i, j)
+            }
+        }
+    }
+
+    /// The haversine enclosure (spec/soundness.md §2).
+    fn haversine_fi(&self, i: usize, j: usize) -> FI {
+        if self.is_zero(i, j) {
+            return FI::point(0.0);
+        }
+        let mut s = FI::point(0.0);
+        for (x, y) in self.fcoords[i].iter().zip(&self.fcoords[j]) {
+            s = s.add(x.sub(*y).sqr());
+        }
+        let half_chord = s.sqrt().mul_f64(0.5);
+        match asin_fi(half_chord) {
+            Some(a) => a.mul(self.fradius).mul_f64(2.0),
+            None => {
+                let (lo, hi) = self.enclosure(i, j, 64).to_f64_bounds();
+                FI::new(lo, hi)
             }
         }
     }
 
     /// The Euclidean enclosure without directed rounding in the loop (spec/soundness.md
-    /// §3.4): d̃ = fl(√Σ fl(fl(m_i − m'_i)²)) over the float points m, m' of the two sites,
+    /// §2): d̃ = fl(√Σ fl(fl(m_i − m'_i)²)) over the float points m, m' of the two sites,
     /// and |d − d̃| ≤ ρ + ρ' + 2(k+4)u·d̃ + 2^-498 (k coordinates, u = 2^-53): the
     /// midpoints are within ρ of the sites (triangle inequality in R^k), and the float
     /// evaluation of a norm has relative error ≤ γ_{k+4} (Higham, Accuracy and Stability,

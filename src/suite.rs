@@ -363,7 +363,8 @@ pub enum ExperimentKind {
         /// ConstOPTMech's r values (one family each).
         #[arg(long, value_delimiter = ',', default_values = ["5", "10"])]
         rs: Vec<usize>,
-        /// Seconds after which a family is not run at larger n.
+        /// Seconds after which a family is not run at larger n (also when its time,
+        /// extrapolated as n³, would exceed this at the next n).
         #[arg(long, default_value = "300")]
         budget: f64,
         #[arg(long, default_value = "experiments")]

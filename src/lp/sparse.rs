@@ -146,4 +146,81 @@ impl SparseLp {
             objective: sol.objective(),
         })
     }
+
+    /// Free-format MPS (variables `x_j`, rows `r_i`, objective `obj`; x ≥ 0 is MPS's
+    /// default bound), numbers in shortest round-trip form, so another solver reads the
+    /// same doubles (`mdp lp export constopt`, the ConstOPTMech benchmark).
+    pub fn write_mps(&self, name: &str, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        writeln!(out, "NAME {name}")?;
+        writeln!(out, "ROWS")?;
+        writeln!(out, " N obj")?;
+        for (i, r) in self.rows.iter().enumerate() {
+            let t = match r.sense {
+                Sense::Le => 'L',
+                Sense::Ge => 'G',
+                Sense::Eq => 'E',
+            };
+            writeln!(out, " {t} r{i}")?;
+        }
+        let mut cols: Vec<Vec<(usize, f64)>> = vec![vec![]; self.n_vars()];
+        for (i, r) in self.rows.iter().enumerate() {
+            for &(j, a) in &r.coefs {
+                cols[j].push((i, a));
+            }
+        }
+        writeln!(out, "COLUMNS")?;
+        for (j, col) in cols.iter().enumerate() {
+            if self.cost[j] != 0.0 {
+                writeln!(out, " x{j} obj {:?}", self.cost[j])?;
+            }
+            for &(i, a) in col {
+                writeln!(out, " x{j} r{i} {a:?}")?;
+            }
+            if col.is_empty() && self.cost[j] == 0.0 {
+                writeln!(out, " x{j} obj 0")?;
+            }
+        }
+        writeln!(out, "RHS")?;
+        for (i, r) in self.rows.iter().enumerate() {
+            if r.rhs != 0.0 {
+                writeln!(out, " rhs r{i} {:?}", r.rhs)?;
+            }
+        }
+        writeln!(out, "ENDATA")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// min x0 + 2 x1, x0 + x1 ≥ 1, x0 ≤ 0.25: the MPS names every row, column and rhs.
+    #[test]
+    fn mps_lists_rows_columns_and_rhs() {
+        let mut lp = SparseLp::default();
+        let (a, b) = (lp.var(1.0), lp.var(2.0));
+        lp.row(vec![(a, 1.0), (b, 1.0)], Sense::Ge, 1.0);
+        lp.row(vec![(a, 1.0)], Sense::Le, 0.25);
+        let mut out = vec![];
+        lp.write_mps("t", &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        for line in [
+            " G r0",
+            " L r1",
+            " x0 obj 1.0",
+            " x0 r0 1.0",
+            " x0 r1 1.0",
+            " x1 obj 2.0",
+            " x1 r0 1.0",
+            " rhs r0 1.0",
+            " rhs r1 0.25",
+        ] {
+            assert!(
+                text.lines().any(|l| l == line),
+                "missing {line:?} in\n{text}"
+            );
+        }
+        let sol = lp.solve_simplex().unwrap();
+        assert!((sol.objective - 1.25).abs() < 1e-9);
+    }
 }

@@ -548,6 +548,10 @@ impl Space {
         if !d.is_finite() {
             return None;
         }
+        // A zero distance stays an exact 0 (not [0, 2^-498]): callers test d = 0.
+        if d == 0.0 && self.is_zero(i, j) {
+            return Some(FI::point(0.0));
+        }
         let rel = mul_up(2.0 * (k as f64 + 4.0), f64::EPSILON / 2.0);
         let err = add_up(
             add_up(self.frho[i], self.frho[j]),
@@ -887,6 +891,7 @@ mod tests {
                 b[case % k] += tick;
             }
             let s = Space::from_points(MetricKind::Euclidean, vec![a, b], None).unwrap();
+            assert_eq!(s.fi(0, 0), FI::point(0.0));
             // Squares overflow beyond ~1e154: then `fi` falls back to interval arithmetic.
             assert_eq!(s.euclidean_fi(0, 1).is_none(), scale > 150);
             let f = s.fi(0, 1);

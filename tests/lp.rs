@@ -274,9 +274,10 @@ proptest! {
                 prop_assert!(f64_down(&bound) <= loss_hi, "tampered certificate proves {} > loss {}", f64_down(&bound), loss_hi);
             }
         }
-        // A claim above the proof is rejected.
+        // The producer's claim verifies; a claim above the refined proof is rejected.
+        prop_assert!(certificate::verify(&cert, &pb, n, n).is_ok());
         let mut c = cert.clone();
-        c.value = &c.value + q_from_f64(1e-12 * loss_hi.max(1e-12));
+        c.value = certificate::refined_bound(&c, &pb, n, n).unwrap() + q_from_f64(1e-12 * loss_hi.max(1e-12));
         prop_assert!(certificate::verify(&c, &pb, n, n).is_err());
     }
 

@@ -14,7 +14,7 @@
 
 use super::model::exp_eps_d;
 use crate::exact::float::FI;
-use crate::exact::{f64_down, q_from_f64, Q};
+use crate::exact::{f64_down, functions, q_from_f64, Q};
 use crate::io::{self, InputError};
 use crate::metric::Space;
 use malachite_base::num::arithmetic::traits::Reciprocal;
@@ -196,8 +196,16 @@ pub struct Problem<'a> {
 pub struct Rejected(pub String);
 
 /// Verify exactly; returns the certified bound Σ α_u ≥ the claimed value.
+///
+/// The bound is first computed with `f64` enclosures of the costs and of e^{εd}; only if
+/// that falls below the claim is it recomputed with rational enclosures at
+/// [`REFINE_PREC`] bits (so a claim made with tighter enclosures than ours, by an older
+/// version or a peer, is not rejected for our rounding).
 pub fn verify(c: &LpDual, pb: &Problem, n: usize, k: usize) -> Result<Q, Rejected> {
-    let total = proven_bound(c, pb, n, k)?;
+    let mut total = proven_bound(c, pb, n, k)?;
+    if total < c.value {
+        total = refined_bound(c, pb, n, k)?;
+    }
     if total < c.value {
         return Err(Rejected(format!(
             "the certificate proves a bound of {:.17e}, below its claimed value {:.17e}",
@@ -211,6 +219,26 @@ pub fn verify(c: &LpDual, pb: &Problem, n: usize, k: usize) -> Result<Q, Rejecte
 /// The bound Σ α_u the certificate's multipliers prove, decided exactly (its claimed
 /// `value` is not consulted): what a producer writes as the claim.
 pub fn proven_bound(c: &LpDual, pb: &Problem, n: usize, k: usize) -> Result<Q, Rejected> {
+    bound_at(c, pb, n, k, None)
+}
+
+/// The bound of [`verify`]'s second pass (rational enclosures at [`REFINE_PREC`] bits):
+/// the largest claim the auditor accepts.
+pub fn refined_bound(c: &LpDual, pb: &Problem, n: usize, k: usize) -> Result<Q, Rejected> {
+    bound_at(c, pb, n, k, Some(REFINE_PREC))
+}
+
+/// Bits of the rational enclosures of [`verify`]'s second pass.
+pub const REFINE_PREC: u64 = 128;
+
+/// The proven bound, with `f64` enclosures (`prec` = None) or rational ones at `prec` bits.
+fn bound_at(
+    c: &LpDual,
+    pb: &Problem,
+    n: usize,
+    k: usize,
+    prec: Option<u64>,
+) -> Result<Q, Rejected> {
     // Objective weights w_u.
     let w: Vec<Q> = match (c.bounded, &c.beta, pb.prior) {
         (Bounded::MaxLoss, Some(b), _) => normalized(b),
@@ -232,6 +260,13 @@ pub fn proven_bound(c: &LpDual, pb: &Problem, n: usize, k: usize) -> Result<Q, R
             (None, Some(s)) => {
                 if pb.space.is_zero(u, s[kk]) {
                     Q::from(0u32)
+                } else if let Some(p) = prec {
+                    let lo = pb.space.enclosure(u, s[kk], p).lo;
+                    if lo < 0u32 {
+                        Q::from(0u32)
+                    } else {
+                        lo
+                    }
                 } else {
                     q_from_f64(pb.space.fi(u, s[kk]).lo.max(0.0))
                 }
@@ -259,13 +294,24 @@ pub fn proven_bound(c: &LpDual, pb: &Problem, n: usize, k: usize) -> Result<Q, R
         let cup = match scope_cache.get(&(u, v)) {
             Some(x) => x.clone(),
             None => {
-                let fi: FI = exp_eps_d(pb.space, pb.eps, u, v);
-                if !fi.hi.is_finite() {
-                    return Err(Rejected(format!(
+                let overflow = || {
+                    Rejected(format!(
                         "gamma[{i}]: e^(ε·d({u},{v})) overflows; leave this row out"
-                    )));
-                }
-                let x = q_from_f64(fi.hi);
+                    ))
+                };
+                let x = match prec {
+                    Some(p) if !pb.space.is_zero(u, v) => {
+                        let t = pb.space.enclosure(u, v, p).scale(pb.eps);
+                        functions::exp_checked(&t, p).ok_or_else(overflow)?.hi
+                    }
+                    _ => {
+                        let fi: FI = exp_eps_d(pb.space, pb.eps, u, v);
+                        if !fi.hi.is_finite() {
+                            return Err(overflow());
+                        }
+                        q_from_f64(fi.hi)
+                    }
+                };
                 scope_cache.insert((u, v), x.clone());
                 x
             }

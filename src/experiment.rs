@@ -67,6 +67,12 @@ pub struct Instance {
     pub lp: Option<(usize, usize)>,
 }
 
+/// Non-zeros of a max-loss privacy LP on n inputs = outputs with `rows` privacy rows
+/// M_uk − c·M_vk ≤ 0 (two each), n row sums (n each) and n loss rows (n − 1 costs and L).
+fn privacy_lp_nonzeros(n: usize, rows: usize) -> usize {
+    2 * rows + 2 * n * n
+}
+
 /// Build `family` at parameter `p` on `space`.
 pub fn build(space: &Space, family: &Family, p: f64) -> Result<Instance, String> {
     let eps = q_from_f64(p);
@@ -91,13 +97,19 @@ pub fn build(space: &Space, family: &Family, p: f64) -> Result<Instance, String>
         Family::Spanner { k } => {
             let (b, _, _) = spanner::spanner_mech(space, &eps, *k, Solver::Ipm, PREC, &mut |_| {})
                 .map_err(|e| e.to_string())?;
-            lp = Some((0, b.rows_generated));
+            lp = Some((
+                privacy_lp_nonzeros(space.n(), b.rows_generated),
+                b.rows_generated,
+            ));
             b.matrix
         }
         Family::Optimal => {
             let b = optimal::optimal(space, &eps, Solver::Ipm, PREC, &mut |_| {})
                 .map_err(|e| e.to_string())?;
-            lp = Some((0, b.rows_generated));
+            lp = Some((
+                privacy_lp_nonzeros(space.n(), b.rows_generated),
+                b.rows_generated,
+            ));
             b.matrix
         }
         Family::Tem { beta } => {
@@ -538,7 +550,7 @@ pub fn scalability(
                         param: *p,
                         eps_tight: e,
                         seconds: inst.seconds,
-                        lp_nonzeros: inst.lp.map(|x| x.0).filter(|&x| x > 0),
+                        lp_nonzeros: inst.lp.map(|x| x.0),
                         lp_rows: inst.lp.map(|x| x.1),
                         verdict,
                     }

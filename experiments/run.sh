@@ -18,6 +18,7 @@ if [[ $kind == all || $kind == utility ]]; then
 fi
 if [[ $kind == all || $kind == scalability ]]; then
   $MDP experiment scalability --space $S/road500.json --name road --sizes 50,100,200,300,400,500 --target 2 --out-dir experiments
+  $MDP experiment scalability --space $S/text500.json --name text --sizes 50,100,200,300,400,500 --target 2 --out-dir experiments
 fi
 if [[ $kind == all || $kind == ablation ]]; then
   $MDP experiment ablation --space $S/text200.json --name text200 --target 2 --out-dir experiments

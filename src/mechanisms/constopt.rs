@@ -403,33 +403,40 @@ pub fn constopt(space: &Space, p: &Params) -> Result<Built, String> {
         return Err("--lambda: every λ must be a finite number > 0".into());
     }
     let eps_lp = p.eps / Q::from(2u32);
-    let mut best: Option<(Vec<f64>, usize)> = None;
-    let mut trials = vec![];
-    let mut counts = None;
-    for &lambda in p.lambdas {
-        let t0 = std::time::Instant::now();
-        let red = reduced_lp(space, &eps_lp, p.replacement, lambda);
-        let sol = red.lp.solve_ipm().map_err(|e| e.to_string())?;
-        let m = expand(&red, &sol.x);
-        let loss = float_max_loss(&red.d, &m);
-        counts = Some(red.counts);
-        trials.push(Trial {
-            lambda,
-            lp_objective: sol.objective,
-            loss,
-            seconds: t0.elapsed().as_secs_f64(),
-        });
-        if best.as_ref().is_none_or(|(_, b)| loss < trials[*b].loss) {
-            best = Some((m, trials.len() - 1));
-        }
-    }
-    let (m, best) = best.expect("at least one λ");
+    // The λ of the sweep are independent LPs: solved in parallel (one core each).
+    use rayon::prelude::*;
+    let solved: Vec<(Trial, Vec<f64>, Counts)> = p
+        .lambdas
+        .par_iter()
+        .map(|&lambda| {
+            let t0 = std::time::Instant::now();
+            let red = reduced_lp(space, &eps_lp, p.replacement, lambda);
+            let sol = red.lp.solve_ipm().map_err(|e| e.to_string())?;
+            let m = expand(&red, &sol.x);
+            let loss = float_max_loss(&red.d, &m);
+            let trial = Trial {
+                lambda,
+                lp_objective: sol.objective,
+                loss,
+                seconds: t0.elapsed().as_secs_f64(),
+            };
+            Ok((trial, m, red.counts))
+        })
+        .collect::<Result<_, String>>()?;
+    // The least loss; the first λ on ties.
+    let best = (0..solved.len())
+        .min_by(|&a, &b| solved[a].0.loss.total_cmp(&solved[b].0.loss))
+        .expect("at least one λ");
+    let counts = solved[best].2;
+    let (trials, mut ms): (Vec<Trial>, Vec<Vec<f64>>) =
+        solved.into_iter().map(|(t, m, _)| (t, m)).unzip();
+    let m = ms.swap_remove(best);
     let zero = zero_pairs(space);
     let rep = repair::repair_matrix(space, &m, n, &zero, p.eps, None, p.max_prec)
         .ok_or("exact repair failed: no uniform mix up to the limit passes the exact check")?;
     Ok(Built {
         matrix: rep.matrix,
-        counts: counts.expect("at least one λ"),
+        counts,
         trials,
         best,
         t: rep.t,

@@ -145,9 +145,43 @@ pub fn calibrate(
         hi
     };
     drop(f);
+    // A jump in ε_tight(p) (a Monte Carlo estimate, or TEM's L(w) changing) can leave the
+    // target between two values: that is unreachable, not a result.
+    if !close(best.1) {
+        return Err(CalibrationError::Unreachable {
+            target,
+            reached: best.1,
+            param: best.0,
+        });
+    }
     Ok(Calibrated {
         param: best.0,
         eps_tight: best.1,
         evaluations: evals,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn continuous_increasing_is_found() {
+        let c = calibrate(2.0, 1e-3, 2.0, 2e-3, 2e3, |p| Ok(0.6 * p)).unwrap();
+        assert!((c.eps_tight - 2.0).abs() <= 2e-3, "{c:?}");
+    }
+
+    /// ε_tight jumps from 1 to 3 at p = 5: a target of 2 is unreachable, and the error
+    /// names the nearest value found instead of returning it as a result.
+    #[test]
+    fn a_jump_over_the_target_is_unreachable() {
+        let step = |p: f64| Ok(if p < 5.0 { 1.0 } else { 3.0 });
+        match calibrate(2.0, 1e-3, 2.0, 2e-3, 2e3, step) {
+            Err(CalibrationError::Unreachable { reached, param, .. }) => {
+                assert!(reached == 1.0 || reached == 3.0);
+                assert!((param - 5.0).abs() < 1e-6 * 5.0, "{param}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
 }

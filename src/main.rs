@@ -151,15 +151,24 @@ enum LpProblem {
     Constopt {
         #[command(flatten)]
         base: SpaceEps,
-        #[arg(long, default_value = "10")]
-        r: usize,
-        #[arg(long)]
-        replacement: Option<String>,
+        #[command(flatten)]
+        repl: ReplacementArgs,
         #[arg(long, default_value = "0.1")]
         lambda: f64,
         #[arg(short, long, default_value = "-")]
         output: String,
     },
+}
+
+/// ConstOPTMech's replacement function I (Imola et al. §3.2).
+#[derive(clap::Args)]
+struct ReplacementArgs {
+    /// r of I_NN,r: entries M_uv with v among u's r nearest neighbours are free.
+    #[arg(long, default_value = "10")]
+    r: usize,
+    /// JSON array of n arrays: I(v) for each v (instead of I_NN,r).
+    #[arg(long)]
+    replacement: Option<String>,
 }
 
 /// The float LP solver of the LP mechanisms (spec/lp.md §4).
@@ -257,12 +266,8 @@ enum Mechanism {
     Constopt {
         #[command(flatten)]
         base: SpaceEps,
-        /// r of I_NN,r: entries M_uv with v among u's r nearest neighbours are free.
-        #[arg(long, default_value = "10")]
-        r: usize,
-        /// JSON array of n arrays: I(v) for each v (instead of I_NN,r).
-        #[arg(long)]
-        replacement: Option<String>,
+        #[command(flatten)]
+        repl: ReplacementArgs,
         /// Candidate λ > 0 (repeat or comma-separate); default the paper's {0.001, 0.1, 1}.
         #[arg(long, value_delimiter = ',', default_values = ["0.001", "0.1", "1"])]
         lambda: Vec<f64>,
@@ -612,15 +617,13 @@ fn packing_certificate(space: &mdp::metric::Space, eps: &Q) -> Option<(serde_jso
     ))
 }
 
-/// `mdp build constopt`.
 /// ConstOPTMech's replacement function: `--replacement FILE` (I(v) per v) or I_NN,r.
 fn replacement_arg(
     space: &mdp::metric::Space,
-    r: usize,
-    replacement: Option<&str>,
+    a: &ReplacementArgs,
 ) -> Result<constopt::Replacement, String> {
-    let n = space.n();
-    match replacement {
+    let (n, r) = (space.n(), a.r);
+    match &a.replacement {
         Some(path) => {
             let v = json_file(path, "--replacement")?;
             let sets: Vec<Vec<usize>> = serde_json::from_value(v)
@@ -639,17 +642,17 @@ fn replacement_arg(
     }
 }
 
+/// `mdp build constopt`.
 fn build_constopt(
     base: &SpaceEps,
-    r: usize,
-    replacement: Option<&str>,
+    repl_args: &ReplacementArgs,
     lambda: &[f64],
     output: &str,
     quiet: bool,
 ) -> Result<i32, String> {
     let eps = epsilon(&base.epsilon)?;
     let space = lp_space(&base.space)?;
-    let repl = replacement_arg(&space, r, replacement)?;
+    let repl = replacement_arg(&space, repl_args)?;
     let params = constopt::Params {
         eps: &eps,
         replacement: &repl,
@@ -674,7 +677,7 @@ fn build_constopt(
     }
     let (cert, lower) = packing_certificate(&space, &eps).unzip();
     let meta = json!({"constopt": {
-        "r": replacement.is_none().then_some(r),
+        "r": repl_args.replacement.is_none().then_some(repl_args.r),
         "lambda": built.trials[built.best].lambda,
         "trials": built.trials,
         "lp": built.counts,
@@ -969,13 +972,12 @@ fn run(cli: Cli) -> Result<i32, String> {
             mechanism:
                 Mechanism::Constopt {
                     base,
-                    r,
-                    replacement,
+                    repl,
                     lambda,
                     output,
                     quiet,
                 },
-        } => build_constopt(&base, r, replacement.as_deref(), &lambda, &output, quiet),
+        } => build_constopt(&base, &repl, &lambda, &output, quiet),
         Cmd::Bound {
             kind: BoundKind::Packing { space, epsilon },
         } => bound_packing(&space, &epsilon),
@@ -1046,14 +1048,13 @@ fn run(cli: Cli) -> Result<i32, String> {
             }
             LpProblem::Constopt {
                 base,
-                r,
-                replacement,
+                repl,
                 lambda,
                 output,
             } => {
                 let eps = epsilon(&base.epsilon)?;
                 let space = lp_space(&base.space)?;
-                let repl = replacement_arg(&space, r, replacement.as_deref())?;
+                let repl = replacement_arg(&space, &repl)?;
                 if !(lambda > 0.0 && lambda.is_finite()) {
                     return Err("--lambda: must be a finite number > 0".into());
                 }

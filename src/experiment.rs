@@ -117,7 +117,9 @@ pub fn build(space: &Space, family: &Family, p: f64) -> Result<Instance, String>
                 tem::gamma_for_beta(&eps, space.n(), *beta).ok_or("--beta: must be in (0, 1)")?;
             let lists = tem::within_gamma(space, &gamma, PREC)
                 .map_err(|(u, v)| format!("tem: d({u},{v}) ≤ γ undecided"))?;
-            tem::tem_matrix(space, &eps, &lists, &gamma)
+            tem::tem_matrix_certified(space, &eps, &lists, &gamma, PREC)
+                .ok_or("tem: exact repair failed")?
+                .0
         }
         Family::Madlib { samples, seed } => {
             let m = Madlib::new(space, &eps)?;

@@ -717,8 +717,15 @@ fn build_tem(base: &SpaceEps, beta: f64, gamma: Option<&str>, output: &str) -> R
     };
     let lists = mdp::mechanisms::tem::within_gamma(&space, &gamma, MAX_PREC)
         .map_err(|(u, v)| format!("--gamma: d({u},{v}) ≤ γ cannot be decided"))?;
-    let matrix = mdp::mechanisms::tem::tem_matrix(&space, &eps, &lists, &gamma);
-    let meta = json!({"tem": {"gamma": io::number_value(&gamma), "beta": beta,
+    let Some((matrix, t)) =
+        mdp::mechanisms::tem::tem_matrix_certified(&space, &eps, &lists, &gamma, MAX_PREC)
+    else {
+        eprintln!(
+            "mdp: exact repair failed: no uniform mix up to the limit passes the exact check"
+        );
+        return Ok(EXIT_SOLVER);
+    };
+    let meta = json!({"tem": {"gamma": io::number_value(&gamma), "beta": beta, "uniform_mix": t,
         "mean_list_size": lists.iter().map(Vec::len).sum::<usize>() as f64 / space.n() as f64}});
     let (cert, lower) = packing_certificate(&space, &eps).unzip();
     emit_built(

@@ -461,6 +461,17 @@ impl Space {
     /// A rigorous `f64` enclosure of d(i, j) (outward-rounded interval arithmetic; for
     /// Euclidean spaces plain float arithmetic with an a-priori error bound).
     pub fn fi(&self, i: usize, j: usize) -> FI {
+        let f = self.fi_raw(i, j);
+        // Duplicate sites whose coordinates are not floats get an enclosure [0, tiny]; they
+        // are given the exact 0 that callers test for (equal rows, zero costs).
+        if f.lo == 0.0 && f.hi != 0.0 && self.is_zero(i, j) {
+            FI::point(0.0)
+        } else {
+            f
+        }
+    }
+
+    fn fi_raw(&self, i: usize, j: usize) -> FI {
         match self.kind {
             MetricKind::Explicit | MetricKind::Graph => self.ftable[i * self.n_inputs + j],
             MetricKind::Euclidean => self
@@ -561,10 +572,6 @@ impl Space {
         let d = ((acc[0] + acc[1]) + (acc[2] + acc[3])).sqrt();
         if !d.is_finite() {
             return None;
-        }
-        // A zero distance stays an exact 0 (not [0, 2^-498]): callers test d = 0.
-        if d == 0.0 && self.is_zero(i, j) {
-            return Some(FI::point(0.0));
         }
         let rel = mul_up(2.0 * (k as f64 + 4.0), f64::EPSILON / 2.0);
         let err = add_up(
@@ -826,6 +833,25 @@ mod tests {
             s.cmp_distance(0, 1, &q(49999, 10000), 256),
             Some(Ordering::Greater)
         );
+    }
+
+    /// Duplicate sites with coordinates that are not floats (−1.43) have the exact 0
+    /// enclosure, in every coordinate kind (regression: TEM rows of duplicates differed by
+    /// an ulp through a [0, 2e-16] enclosure).
+    #[test]
+    fn duplicate_sites_have_exact_zero_enclosure() {
+        for kind in [
+            MetricKind::Euclidean,
+            MetricKind::Manhattan,
+            MetricKind::Chebyshev,
+        ] {
+            let p = vec![q(-143, 100), q(7, 3)];
+            let s =
+                Space::from_points(kind, vec![p.clone(), vec![q(0, 1), q(0, 1)], p], None).unwrap();
+            assert_eq!(s.fi(0, 2), FI::point(0.0), "{kind:?}");
+            assert_eq!(s.approx(2, 0), 0.0, "{kind:?}");
+            assert!(s.fi(0, 1).lo > 0.0);
+        }
     }
 
     #[test]

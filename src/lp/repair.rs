@@ -134,6 +134,24 @@ pub fn repair_matrix(
     None
 }
 
+/// A mechanism computed in floats from a formula that is private in exact arithmetic (TEM):
+/// kept as it is when the exact check proves it private at `eps` (t = 0), else repaired by
+/// [`repair_matrix`] (where the formula's ratio bound is tight, float rounding can overstep
+/// it by an ulp). `None` if the repair fails too.
+pub fn certify_or_repair(space: &Space, m: Matrix, eps: &Q, max_prec: u64) -> Option<Repaired> {
+    let holds = {
+        let prep = Prepared::new(space, &m, None, max_prec).ok()?;
+        let ratios = privacy::float_ratios(&prep);
+        privacy::check_pure(&prep, &ratios, eps).decision == Decision::Holds
+    };
+    if holds {
+        return Some(Repaired { matrix: m, t: 0.0 });
+    }
+    let f: Vec<f64> = m.data.iter().map(crate::exact::f64_nearest).collect();
+    let zero = super::model::zero_pairs(space);
+    repair_matrix(space, &f, m.cols, &zero, eps, None, max_prec)
+}
+
 /// P = (1−t)H + t/K with t = r/(1+r), rounded down to 10^-DIGITS, the largest entry of
 /// each row taking the remainder; rows of duplicates copied from their representative.
 fn mix_and_round(h: &[f64], rep: &[usize], n: usize, k: usize, r: f64) -> Matrix {

@@ -100,6 +100,21 @@ pub fn tem_matrix(space: &Space, eps: &Q, lists: &[Vec<usize>], gamma: &Q) -> Ma
     })
 }
 
+/// [`tem_matrix`] as shipped: proved private at ε by the exact check, or, where float
+/// rounding oversteps a tight ratio by an ulp, repaired exactly by a uniform mix
+/// ([`crate::lp::repair::certify_or_repair`]). Returns the matrix and the mix t (0: the
+/// formula's matrix itself). `None` if no repair passes (never observed).
+pub fn tem_matrix_certified(
+    space: &Space,
+    eps: &Q,
+    lists: &[Vec<usize>],
+    gamma: &Q,
+    max_prec: u64,
+) -> Option<(Matrix, f64)> {
+    let m = tem_matrix(space, eps, lists, gamma);
+    crate::lp::repair::certify_or_repair(space, m, eps, max_prec).map(|r| (r.matrix, r.t))
+}
+
 /// Algorithm 3: scores precomputed per input, one Gumbel draw per element of L(w) ∪ {⊥}.
 pub struct TemSampler {
     /// (y, ε/2 · score) for y ∈ L(w).

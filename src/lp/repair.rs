@@ -118,12 +118,7 @@ pub fn repair_matrix(
             return None;
         }
         let matrix = mix_and_round(&h, &rep, n, k, r);
-        let ok = {
-            let prep = Prepared::new(space, &matrix, within, max_prec).ok()?;
-            let ratios = privacy::float_ratios(&prep);
-            privacy::check_pure(&prep, &ratios, eps).decision == Decision::Holds
-        };
-        if ok {
+        if proved_private(space, &matrix, eps, within, max_prec)? {
             return Some(Repaired {
                 matrix,
                 t: r / (1.0 + r),
@@ -139,17 +134,26 @@ pub fn repair_matrix(
 /// [`repair_matrix`] (where the formula's ratio bound is tight, float rounding can overstep
 /// it by an ulp). `None` if the repair fails too.
 pub fn certify_or_repair(space: &Space, m: Matrix, eps: &Q, max_prec: u64) -> Option<Repaired> {
-    let holds = {
-        let prep = Prepared::new(space, &m, None, max_prec).ok()?;
-        let ratios = privacy::float_ratios(&prep);
-        privacy::check_pure(&prep, &ratios, eps).decision == Decision::Holds
-    };
-    if holds {
+    if proved_private(space, &m, eps, None, max_prec)? {
         return Some(Repaired { matrix: m, t: 0.0 });
     }
     let f: Vec<f64> = m.data.iter().map(crate::exact::f64_nearest).collect();
     let zero = super::model::zero_pairs(space);
     repair_matrix(space, &f, m.cols, &zero, eps, None, max_prec)
+}
+
+/// Whether the exact check proves `m` ε·d private on the pairs in scope (all, or d ≤ η);
+/// `None` if the matrix does not fit the space.
+fn proved_private(
+    space: &Space,
+    m: &Matrix,
+    eps: &Q,
+    within: Option<&Q>,
+    max_prec: u64,
+) -> Option<bool> {
+    let prep = Prepared::new(space, m, within, max_prec).ok()?;
+    let ratios = privacy::float_ratios(&prep);
+    Some(privacy::check_pure(&prep, &ratios, eps).decision == Decision::Holds)
 }
 
 /// P = (1−t)H + t/K with t = r/(1+r), rounded down to 10^-DIGITS, the largest entry of

@@ -3,7 +3,7 @@
 
 use crate::bounds;
 use crate::exact::float::FI;
-use crate::exact::{f64_down, f64_up, Q};
+use crate::exact::{f64_down, f64_up, q_from_f64, Q};
 use crate::io::{InputError, MechanismFile};
 use crate::loss::{self, Cost};
 use crate::mechanism::Outputs;
@@ -19,11 +19,28 @@ pub const EXIT_FAIL: i32 = 1;
 pub const EXIT_INPUT: i32 = 2;
 pub const EXIT_INCONCLUSIVE: i32 = 3;
 
+/// Which privacy scope an audit accepts: the pipeline's policy on `neighbors.within`
+/// (a file that claims privacy only for pairs with d ≤ η protects nothing beyond η).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum ScopePolicy {
+    /// Only claims for all ordered pairs: a file with `neighbors` fails the `policy`
+    /// check. The default (`spec/threat-model.md`).
+    #[default]
+    AllPairs,
+    /// Scoped claims are accepted when η ≥ this value (decided exactly).
+    WithinAtLeast(Q),
+    /// Any scoped claim is accepted (its scope is reported).
+    AnyScope,
+}
+
 /// Options of an audit.
 #[derive(Clone, Debug)]
 pub struct Options {
-    /// Override of the file's claimed ε.
+    /// The ε the pipeline requires: privacy is checked at this ε instead of the file's own
+    /// claim (a gate never trusts the file's claim).
     pub epsilon: Option<Q>,
+    /// The scope the pipeline accepts.
+    pub scope: ScopePolicy,
     pub delta: Option<Q>,
     pub quantile: Option<Q>,
     pub row_sum_tolerance: Q,
@@ -35,6 +52,7 @@ impl Default for Options {
     fn default() -> Self {
         Options {
             epsilon: None,
+            scope: ScopePolicy::AllPairs,
             delta: None,
             quantile: None,
             row_sum_tolerance: Q::from_unsigneds(1u32, 1_000_000_000u32),
@@ -306,6 +324,10 @@ pub fn audit(file: &MechanismFile, opts: &Options) -> Result<Report, InputError>
         Decision::Undecided => inconclusive("pure_privacy", pure.undecided.expect("pair")),
     });
 
+    if let Some(c) = policy_check(file, opts) {
+        checks.push(c);
+    }
+
     // Tight pure ε.
     let t = Instant::now();
     let tight = match privacy::tight_pure_eps(&prep, &ratios) {
@@ -417,6 +439,64 @@ pub fn audit(file: &MechanismFile, opts: &Options) -> Result<Report, InputError>
     ))
 }
 
+/// The pipeline's policy (`--require-epsilon`, the scope policy): `None` when the file
+/// claims all pairs and no ε is required (nothing beyond the other checks to decide).
+fn policy_check(file: &MechanismFile, opts: &Options) -> Option<Check> {
+    let required = opts.epsilon.as_ref().map(|e| {
+        format!(
+            "privacy checked at the required ε = {} (the file claims ε = {})",
+            f64_nearest_str(e),
+            f64_nearest_str(&file.epsilon)
+        )
+    });
+    let (verdict, scope) = match (&file.within, &opts.scope) {
+        (None, _) => (Verdict::Pass, "scope: all ordered pairs".to_string()),
+        (Some(eta), ScopePolicy::AllPairs) => (
+            Verdict::Fail,
+            format!(
+                "the file claims privacy only for pairs with d ≤ η = {}; the policy requires all pairs (accept scoped claims with --require-within ETA or --allow-scoped)",
+                f64_nearest_str(eta)
+            ),
+        ),
+        (Some(eta), ScopePolicy::WithinAtLeast(min)) if eta >= min => (
+            Verdict::Pass,
+            format!(
+                "scope: pairs with d ≤ η = {} (the policy requires η ≥ {})",
+                f64_nearest_str(eta),
+                f64_nearest_str(min)
+            ),
+        ),
+        (Some(eta), ScopePolicy::WithinAtLeast(min)) => (
+            Verdict::Fail,
+            format!(
+                "the file claims privacy only for pairs with d ≤ η = {}, the policy requires η ≥ {}",
+                f64_nearest_str(eta),
+                f64_nearest_str(min)
+            ),
+        ),
+        (Some(eta), ScopePolicy::AnyScope) => (
+            Verdict::Pass,
+            format!(
+                "scope: only pairs with d ≤ η = {} (accepted by --allow-scoped)",
+                f64_nearest_str(eta)
+            ),
+        ),
+    };
+    if required.is_none() && file.within.is_none() {
+        return None;
+    }
+    let detail = match required {
+        Some(r) => format!("{r}; {scope}"),
+        None => scope,
+    };
+    Some(Check {
+        name: "policy".into(),
+        verdict,
+        detail,
+        witness: None,
+    })
+}
+
 fn f64_nearest_str(q: &Q) -> String {
     format!("{}", crate::exact::f64_nearest(q))
 }
@@ -464,30 +544,34 @@ fn finish(
     }
 }
 
-/// `claimed_loss` holds when |claim − L(M)| ≤ tol·L(M), decided on the enclosure of L(M).
-fn claimed_loss_check(claim: &Q, l: FI, tol: &Q) -> Check {
-    let ft = f64_up(tol);
-    let (c_lo, c_hi) = (f64_down(claim), f64_up(claim));
-    // Holds for every L in [l.lo, l.hi] iff c ∈ [L(1−t), L(1+t)] for all such L.
-    let ok_lo = FI::point(l.hi).mul_f64(1.0 - ft).hi; // need claim ≥ l.hi(1−t)
-    let ok_hi = FI::point(l.lo).mul_f64(1.0 + ft).lo; // need claim ≤ l.lo(1+t)
-    let bad_lo = FI::point(l.lo).mul_f64(1.0 - ft).lo;
-    let bad_hi = FI::point(l.hi).mul_f64(1.0 + ft).hi;
-    let verdict = if c_lo >= ok_lo && c_hi <= ok_hi {
-        Verdict::Pass
-    } else if c_hi < bad_lo || c_lo > bad_hi {
-        Verdict::Fail
-    } else {
+/// `claimed_loss` holds when |claim − L(M)| ≤ tol·L(M), decided exactly (rationals) on the
+/// enclosure [lo, hi] of L(M): pass iff the claim is within tolerance of *every* L in the
+/// enclosure (claim ≥ hi(1−tol) and claim ≤ lo(1+tol)), fail iff of *none* (claim <
+/// lo(1−tol) or claim > hi(1+tol)), inconclusive in between. No float rounding decides.
+pub fn claimed_loss_check(claim: &Q, l: FI, tol: &Q) -> Check {
+    let one = Q::from(1u32);
+    let verdict = if !(l.lo.is_finite() && l.hi.is_finite()) {
         Verdict::Inconclusive
+    } else {
+        let (lo, hi) = (q_from_f64(l.lo), q_from_f64(l.hi));
+        let (down, up) = (&one - tol, &one + tol);
+        if *claim >= &hi * &down && *claim <= &lo * &up {
+            Verdict::Pass
+        } else if *claim < &lo * &down || *claim > &hi * &up {
+            Verdict::Fail
+        } else {
+            Verdict::Inconclusive
+        }
     };
     Check {
         name: "claimed_loss".into(),
         verdict,
         detail: format!(
-            "claimed {:.12e}, L(M) ∈ [{:.12e}, {:.12e}] (relative tolerance {ft:.0e})",
+            "claimed {:.12e}, L(M) ∈ [{:.12e}, {:.12e}] (relative tolerance {:.1e})",
             crate::exact::f64_nearest(claim),
             l.lo,
-            l.hi
+            l.hi,
+            crate::exact::f64_nearest(tol)
         ),
         witness: None,
     }
@@ -609,7 +693,16 @@ fn packing_check(
         }
     };
     let at_claim = bounds::bound_eq7(&packing, n, f64_up(eps), &dist_upper);
-    let eq8 = bounds::bound_eq8(&packing, f64_up(eps));
+    // Bound (8) needs Q ≥ the guarantee's distance between any two centers: d, or the
+    // chained d_G with `neighbors` (+∞ across η-components: then (8) is 0).
+    let q_hi = match &chained {
+        Some(tab) => tab
+            .iter()
+            .flat_map(|row| packing.centers.iter().map(move |&t| row[t]))
+            .fold(0.0, f64::max),
+        None => packing.q.hi,
+    };
+    let eq8 = bounds::bound_eq8(&packing, q_hi, f64_up(eps));
     let mut detail = format!(
         "valid ({}, r = {}, Q ≤ {:.6e})-packing; at the claimed ε the bound (7) gives L ≥ {:.9e} (bound (8): {:.9e})",
         packing.centers.len(),

@@ -148,10 +148,16 @@ fn ratio_bound(r: &Q, m_lo: f64) -> FI {
     FI::from_q(r).mul(m.div(FI::point(1.0).add(m)))
 }
 
-/// The bound (8): r (1 − 1/(1 + (c−1) e^{−Qε})), rigorous lower end (upper end of Q used).
-pub fn bound_eq8(p: &Packing, eps: f64) -> FI {
+/// The bound (8): r (1 − 1/(1 + (c−1) e^{−Qε})), rigorous lower end, for `q_hi` an upper
+/// bound on the guarantee's distance between any two centers: `p.q.hi` for plain ε·d
+/// privacy, the largest chained d_G between centers under `neighbors` (Qiu 2024, Prop.
+/// 3.2; with the plain d the bound can exceed the true optimum). 0 when `q_hi` is +∞.
+pub fn bound_eq8(p: &Packing, q_hi: f64, eps: f64) -> FI {
+    if !q_hi.is_finite() {
+        return FI::point(0.0);
+    }
     let c = p.centers.len() as f64;
-    let e = FI::point(eps).mul(FI::point(p.q.hi)).neg().exp();
+    let e = FI::point(eps).mul(FI::point(q_hi)).neg().exp();
     let m = FI::point(c - 1.0).mul(FI::point(e.lo));
     ratio_bound(&p.radius, m.lo)
 }

@@ -768,26 +768,17 @@ pub fn mechanism_to_value(epsilon: &Q, space: &Space, matrix: &Matrix, meta: Val
     Value::Object(o)
 }
 
-/// Load a space given as `builtin:NAME`, a JSON metric object file, or an `mdp/1` file
-/// (its `metric` is used).
+/// Load a space given as `builtin:NAME`, a CSV or GeoJSON file of points, a JSON metric
+/// object file, or an `mdp/1` file (its `metric` is used); see
+/// [`crate::import::load_space_with_labels`], which also returns the points' labels.
 pub fn load_space(spec: &str, limits: &Limits) -> Result<Space, InputError> {
-    if let Some(name) = spec.strip_prefix("builtin:") {
-        return match crate::builtin::space(name) {
-            Some(Ok((s, _))) => Ok(s),
-            Some(Err(e)) => Err(input_error("--space", e)),
-            None => Err(input_error(
-                "--space",
-                format!(
-                    "unknown built-in space {name:?} (known: {})",
-                    crate::builtin::NAMES.join(", ")
-                ),
-            )),
-        };
-    }
-    let bytes = read_source(spec, limits)?;
-    let v = parse_json(&bytes)?;
+    crate::import::load_space_with_labels(spec, limits).map(|(s, _)| s)
+}
+
+/// A space from parsed JSON: a metric object, or an `mdp/1` document (its `metric`).
+pub fn space_from_json(v: &Value, limits: &Limits) -> Result<Space, InputError> {
     match v.get("metric") {
         Some(m) => space_from_value(m, "metric", limits),
-        None => space_from_value(&v, "$", limits),
+        None => space_from_value(v, "$", limits),
     }
 }

@@ -9,6 +9,8 @@
 //!   explicit, graph);
 //! * [`mechanism`]: the stochastic matrix and its outputs;
 //! * [`io`]: the `mdp/1` file format (`spec/mechanism-format.md`);
+//! * [`import`]: what users bring: CSV / GeoJSON spaces, external matrices (npy, JSON,
+//!   CSV) as `mdp/1` documents, exact repair of near-private external matrices;
 //! * [`privacy`]: pure ε·d privacy, tight ε, (ε,δ) tight ε (Imola et al. eqs. 2, 9, 10);
 //! * [`loss`]: L(M), L_q, expected loss (eqs. 1, 3, 11);
 //! * [`bounds`]: packing lower bounds (Theorem 3, eqs. 7, 8);
@@ -28,6 +30,7 @@ pub mod builtin;
 pub mod calibrate;
 pub mod exact;
 pub mod experiment;
+pub mod import;
 pub mod io;
 pub mod loss;
 pub mod lp;

@@ -19,6 +19,7 @@ use mdp::mechanisms::{constopt, exponential, optimal, spanner};
 use serde_json::json;
 
 mod suite;
+mod tools;
 
 #[derive(Parser)]
 #[command(
@@ -75,6 +76,13 @@ enum Cmd {
         #[command(subcommand)]
         kind: BoundKind,
     },
+    /// Write an external matrix (numpy .npy, JSON, CSV) on a space as an mdp/1 file; it is
+    /// audited and written only if it passes.
+    Import(tools::ImportArgs),
+    /// Repair a near-private external matrix (rounding-level violations) into the nearest
+    /// certified one, by an exact uniform mix; refuses matrices that are not private up to
+    /// rounding.
+    Repair(tools::RepairArgs),
 }
 
 #[derive(Subcommand)]
@@ -381,7 +389,15 @@ pub(crate) fn emit(doc: serde_json::Value, output: &str) -> Result<audit::Report
         },
     )
     .map_err(fail)?;
-    let report = audit::audit(&file, &Options::default()).map_err(fail)?;
+    // A producer's policy is what it was asked to build: all pairs, or exactly the η given.
+    let opts = Options {
+        scope: match &file.within {
+            Some(eta) => audit::ScopePolicy::WithinAtLeast(eta.clone()),
+            None => audit::ScopePolicy::AllPairs,
+        },
+        ..Options::default()
+    };
+    let report = audit::audit(&file, &opts).map_err(fail)?;
     if report.verdict == Verdict::Pass {
         if output == "-" {
             println!("{text}");
@@ -1016,6 +1032,8 @@ fn run(cli: Cli) -> Result<i32, String> {
         ),
         Cmd::Privatize(a) => suite::privatize(&a),
         Cmd::Calibrate(a) => suite::calibrate(&a),
+        Cmd::Import(a) => tools::import(&a),
+        Cmd::Repair(a) => tools::repair(&a),
         Cmd::Experiment { kind } => suite::experiment(&kind),
         Cmd::Lp {
             cmd: LpCmd::Export { problem },

@@ -1,63 +1,90 @@
-//! Applying a mechanism to records (`mdp privatize`): each input line names an input (its
-//! 0-based index, or its label when labels are given); the output line is the sampled
-//! output (index or label). Seeded (ChaCha20), streaming: one record in, one out.
+//! Applying a mechanism to records (`mdp privatize`): each input line names an input; the
+//! output line is the sampled output. Streaming: one record in, one out.
 //!
-//! Samplers: a mechanism *file*, sampled from its exactly normalized rows rounded to `f64`
-//! (Walker's alias method per row, built on first use), and the two mechanisms whose
-//! sampler is not a matrix: TEM's Algorithm 3 and Madlib.
+//! The sampling argument (`spec/threat-model.md` §2):
+//!
+//! * **Randomness**: [`rng`] seeds ChaCha20 (a cryptographic generator) from the operating
+//!   system unless a test passes a seed.
+//! * **Exactness**: a mechanism file is sampled from its exact rational rows, the very
+//!   numbers the audit proved private (rows are normalized exactly, and that normalized
+//!   matrix is what is audited). [`ExactRow::sample`] draws a uniform U ∈ [0, 1) one
+//!   64-bit block at a time, as the dyadic interval [a/2^m, (a+1)/2^m) it is known to lie
+//!   in, and returns the output k with C_k ≤ U < C_{k+1} (C the exact cumulative sums) as
+//!   soon as the interval lies inside one [C_k, C_{k+1}). So Pr[k] = C_{k+1} − C_k = H[u][k]
+//!   exactly: no float rounding of any probability; an entry of 2^-2000 keeps its mass.
+//! * **Records**: inputs are named by their label when the space has labels; by 0-based
+//!   index only when asked ([`Records::Index`]); raw coordinates are snapped to the
+//!   nearest input when asked ([`Snapper`]); the guarantee then holds between the snapped
+//!   inputs.
+//!
+//! TEM's Algorithm 3 and Madlib are samplers without a matrix (floating-point noise): they
+//! are the papers' samplers, not the exactly audited matrix, and say so.
 
-use crate::exact::{f64_nearest, Q};
+use crate::exact::{f64_nearest, Q, N};
 use crate::mechanism::Matrix;
 use crate::mechanisms::madlib::Madlib;
 use crate::mechanisms::tem::TemSampler;
-use rand::Rng;
+use crate::metric::{MetricKind, Space};
+use rand::{Rng, RngCore, SeedableRng};
+use rand_chacha::ChaCha20Rng;
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
 
-/// Walker's alias table for one discrete distribution.
-pub struct Alias {
-    prob: Vec<f64>,
-    alias: Vec<usize>,
+/// The privatizer's generator: ChaCha20 seeded by the operating system (`getrandom`), or
+/// by `seed` (reproducible: for tests only).
+pub fn rng(seed: Option<u64>) -> ChaCha20Rng {
+    match seed {
+        Some(s) => ChaCha20Rng::seed_from_u64(s),
+        None => ChaCha20Rng::from_entropy(),
+    }
 }
 
-impl Alias {
-    /// From non-negative weights with a positive sum.
-    pub fn new(weights: &[f64]) -> Alias {
-        let k = weights.len();
-        let total: f64 = weights.iter().sum();
-        let mut prob: Vec<f64> = weights.iter().map(|w| w * k as f64 / total).collect();
-        let mut alias = vec![0; k];
-        let (mut small, mut large): (Vec<usize>, Vec<usize>) = (0..k).partition(|&i| prob[i] < 1.0);
-        while let (Some(s), Some(&l)) = (small.pop(), large.last()) {
-            alias[s] = l;
-            prob[l] -= 1.0 - prob[s];
-            if prob[l] < 1.0 {
-                large.pop();
-                small.push(l);
+/// One row of a mechanism as exact cumulative sums C_0 = 0 ≤ C_1 ≤ … ≤ C_K = 1.
+pub struct ExactRow {
+    cdf: Vec<Q>,
+}
+
+impl ExactRow {
+    /// From the non-negative entries of a row with a positive sum (normalized exactly).
+    pub fn new(row: &[Q]) -> ExactRow {
+        let total: Q = row.iter().sum();
+        let mut cdf = Vec::with_capacity(row.len() + 1);
+        let mut acc = Q::from(0u32);
+        cdf.push(acc.clone());
+        for x in row {
+            acc += x;
+            cdf.push(&acc / &total);
+        }
+        ExactRow { cdf }
+    }
+
+    /// The index k with C_k ≤ U < C_{k+1} for a uniform U ∈ [0, 1) drawn lazily (module
+    /// doc): Pr[k] = C_{k+1} − C_k exactly.
+    pub fn sample<R: RngCore + ?Sized>(&self, rng: &mut R) -> usize {
+        let last = self.cdf.len() - 2;
+        let mut a = N::from(0u32);
+        let mut scale = Q::from(1u32); // 2^-m
+        loop {
+            a <<= 64u64;
+            a += N::from(rng.next_u64());
+            scale >>= 64u64;
+            let lo = Q::from(a.clone()) * &scale;
+            let hi = &lo + &scale;
+            // The largest k ≤ last with C_k ≤ lo (C_0 = 0 ≤ lo): then lo < C_{k+1}.
+            let k = self.cdf[..=last].partition_point(|c| *c <= lo) - 1;
+            if hi <= self.cdf[k + 1] {
+                return k;
             }
         }
-        for i in small.into_iter().chain(large) {
-            prob[i] = 1.0; // numerical leftovers
-        }
-        Alias { prob, alias }
-    }
-
-    pub fn sample<R: Rng>(&self, rng: &mut R) -> usize {
-        let i = rng.gen_range(0..self.prob.len());
-        if rng.gen::<f64>() < self.prob[i] {
-            i
-        } else {
-            self.alias[i]
-        }
     }
 }
 
-/// Anything that draws an output index for an input index.
+/// Anything that draws an output column for an input index.
 pub enum Sampler {
-    /// Rows of a mechanism matrix (alias tables built lazily).
+    /// Exact rows of an audited mechanism matrix (built on first use).
     Matrix {
         matrix: Matrix,
-        tables: HashMap<usize, Alias>,
+        rows: HashMap<usize, ExactRow>,
     },
     Tem(TemSampler),
     Madlib(Madlib),
@@ -67,25 +94,124 @@ impl Sampler {
     pub fn from_matrix(matrix: Matrix) -> Sampler {
         Sampler::Matrix {
             matrix,
-            tables: HashMap::new(),
+            rows: HashMap::new(),
         }
     }
 
     pub fn sample<R: Rng>(&mut self, w: usize, rng: &mut R) -> usize {
         match self {
-            Sampler::Matrix { matrix, tables } => tables
+            Sampler::Matrix { matrix, rows } => rows
                 .entry(w)
-                .or_insert_with(|| {
-                    let row = matrix.row(w);
-                    let s: Q = row.iter().sum();
-                    let h: Vec<f64> = row.iter().map(|x| f64_nearest(&(x / &s))).collect();
-                    Alias::new(&h)
-                })
+                .or_insert_with(|| ExactRow::new(matrix.row(w)))
                 .sample(rng),
             Sampler::Tem(t) => t.sample(w, rng),
             Sampler::Madlib(m) => m.sample(w, rng),
         }
     }
+}
+
+/// `matrix` with every row divided by its exact sum (rows with sum 0 are left as they are:
+/// the audit refuses such a matrix).
+pub fn normalized(matrix: &Matrix) -> Matrix {
+    let mut data = Vec::with_capacity(matrix.data.len());
+    for (r, s) in matrix.row_sums().iter().enumerate() {
+        let one = *s == 1u32 || *s == 0u32;
+        data.extend(
+            matrix
+                .row(r)
+                .iter()
+                .map(|x| if one { x.clone() } else { x / s }),
+        );
+    }
+    Matrix::new(matrix.rows, matrix.cols, data)
+}
+
+/// Nearest input to raw coordinates (lat, lon in degrees for haversine; a vector for the
+/// other coordinate kinds), in floating point, ties to the lower index: a deterministic
+/// pre-processing of the record (privacy then holds between the snapped inputs).
+pub struct Snapper {
+    kind: MetricKind,
+    points: Vec<Vec<f64>>,
+}
+
+impl Snapper {
+    /// `None` when the space has no coordinates (explicit tables and graphs).
+    pub fn new(space: &Space) -> Option<Snapper> {
+        if !space.kind().has_points() {
+            return None;
+        }
+        let points = space.points()[..space.n()]
+            .iter()
+            .map(|p| p.iter().map(f64_nearest).collect())
+            .collect();
+        Some(Snapper {
+            kind: space.kind(),
+            points,
+        })
+    }
+
+    /// The coordinates of one record: numbers separated by commas or white space.
+    pub fn parse(&self, rec: &str) -> Result<Vec<f64>, String> {
+        let dim = self.points.first().map_or(0, Vec::len);
+        let x: Vec<f64> = rec
+            .split(|c: char| c == ',' || c.is_whitespace())
+            .filter(|s| !s.is_empty())
+            .map(|s| {
+                s.parse::<f64>()
+                    .ok()
+                    .filter(|v| v.is_finite())
+                    .ok_or_else(|| format!("not a number: {s:?}"))
+            })
+            .collect::<Result<_, _>>()?;
+        if x.len() != dim {
+            return Err(format!("{} coordinates, the space has {dim}", x.len()));
+        }
+        if self.kind == MetricKind::Haversine
+            && !((-90.0..=90.0).contains(&x[0]) && (-180.0..=180.0).contains(&x[1]))
+        {
+            return Err("latitude must be in [-90, 90] and longitude in [-180, 180]".into());
+        }
+        Ok(x)
+    }
+
+    /// The nearest input to `x`.
+    pub fn nearest(&self, x: &[f64]) -> usize {
+        let mut best = (f64::INFINITY, 0);
+        for (i, p) in self.points.iter().enumerate() {
+            let d = self.distance(p, x);
+            if d < best.0 {
+                best = (d, i);
+            }
+        }
+        best.1
+    }
+
+    /// A monotone function of the distance (squared for Euclidean, the haversine term for
+    /// great circles).
+    fn distance(&self, p: &[f64], x: &[f64]) -> f64 {
+        let diffs = p.iter().zip(x).map(|(a, b)| (a - b).abs());
+        match self.kind {
+            MetricKind::Manhattan => diffs.sum(),
+            MetricKind::Chebyshev => diffs.fold(0.0, f64::max),
+            MetricKind::Haversine => {
+                let (la, lb) = (p[0].to_radians(), x[0].to_radians());
+                let dlat = (lb - la) / 2.0;
+                let dlon = (x[1] - p[1]).to_radians() / 2.0;
+                dlat.sin().powi(2) + la.cos() * lb.cos() * dlon.sin().powi(2)
+            }
+            _ => diffs.map(|d| d * d).sum(),
+        }
+    }
+}
+
+/// How a record names its input.
+pub enum Records<'a> {
+    /// By label (the space's labels, unique).
+    Labels(&'a [String]),
+    /// By 0-based index (`n` inputs); only on request.
+    Index(usize),
+    /// By raw coordinates, snapped to the nearest input.
+    Snap(&'a Snapper),
 }
 
 /// A record that names no input.
@@ -95,22 +221,22 @@ pub struct RecordError {
     pub message: String,
 }
 
-/// Stream `input` → `output`: each non-empty line names an input (index, or a label of
-/// `inputs`); writes the sampled output (a label of `outputs` if given, else the index).
-/// Returns the number of records. Stops at the first bad record (the lines before it are
-/// already written; the error names the line).
+/// Stream `input` → `output`: each non-empty line names an input (see [`Records`]); writes
+/// the name of the sampled output column, `names[column]`. Returns the number of records.
+/// Stops at the first bad record (the lines before it are already written; the error
+/// names the line).
 pub fn privatize<R: Rng>(
     sampler: &mut Sampler,
-    n: usize,
-    inputs: Option<&[String]>,
-    outputs: Option<&[String]>,
+    records: &Records,
+    names: &[String],
     input: impl BufRead,
     mut output: impl Write,
     rng: &mut R,
 ) -> Result<usize, RecordError> {
-    let index: HashMap<&str, usize> = inputs
-        .map(|l| l.iter().enumerate().map(|(i, s)| (s.as_str(), i)).collect())
-        .unwrap_or_default();
+    let index: HashMap<&str, usize> = match records {
+        Records::Labels(l) => l.iter().enumerate().map(|(i, s)| (s.as_str(), i)).collect(),
+        _ => HashMap::new(),
+    };
     let mut count = 0;
     for (i, line) in input.lines().enumerate() {
         let err = |message: String| RecordError {
@@ -122,20 +248,22 @@ pub fn privatize<R: Rng>(
         if rec.is_empty() {
             continue;
         }
-        let w = match index.get(rec) {
-            Some(&w) => w,
-            None => match rec.parse::<usize>() {
-                Ok(w) if w < n => w,
+        let w = match records {
+            Records::Labels(_) => *index.get(rec).ok_or_else(|| {
+                err(format!(
+                    "unknown input label {:?}",
+                    rec.chars().take(80).collect::<String>()
+                ))
+            })?,
+            Records::Index(n) => match rec.parse::<usize>() {
+                Ok(w) if w < *n => w,
                 Ok(w) => return Err(err(format!("input index {w} out of range 0..{n}"))),
-                Err(_) => return Err(err(format!("unknown input {rec:?}"))),
+                Err(_) => return Err(err(format!("not an input index: {rec:?}"))),
             },
+            Records::Snap(s) => s.nearest(&s.parse(rec).map_err(err)?),
         };
         let y = sampler.sample(w, rng);
-        let written = match outputs {
-            Some(l) => writeln!(output, "{}", l[y]),
-            None => writeln!(output, "{y}"),
-        };
-        written.map_err(|e| err(format!("cannot write: {e}")))?;
+        writeln!(output, "{}", names[y]).map_err(|e| err(format!("cannot write: {e}")))?;
         count += 1;
     }
     output.flush().map_err(|e| RecordError {
@@ -143,4 +271,53 @@ pub fn privatize<R: Rng>(
         message: format!("cannot write: {e}"),
     })?;
     Ok(count)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exact_row_keeps_tiny_masses_and_skips_zeros() {
+        // An entry of 2^-2000 is 0 in f64; here it keeps its (tiny) mass, and a zero entry
+        // is never drawn. Frequencies of the others match.
+        let tiny = Q::from(1u32) >> 2000u64;
+        let row = vec![
+            Q::from(0u32),
+            Q::from_unsigneds(1u32, 3u32),
+            tiny.clone(),
+            Q::from_unsigneds(2u32, 3u32) - tiny,
+        ];
+        let er = ExactRow::new(&row);
+        let mut r = rng(Some(7));
+        let mut counts = [0usize; 4];
+        for _ in 0..30_000 {
+            counts[er.sample(&mut r)] += 1;
+        }
+        assert_eq!(counts[0], 0);
+        let f = counts[1] as f64 / 30_000.0;
+        assert!((f - 1.0 / 3.0).abs() < 0.02, "{counts:?}");
+    }
+
+    #[test]
+    fn exact_row_draws_a_dyadic_boundary_correctly() {
+        // C = [0, 1/2, 1]: both halves, never out of range.
+        let er = ExactRow::new(&[Q::from(1u32), Q::from(1u32)]);
+        let mut r = rng(Some(1));
+        let ones = (0..4000).map(|_| er.sample(&mut r)).filter(|&k| k == 1).count();
+        assert!((1700..2300).contains(&ones), "{ones}");
+    }
+
+    #[test]
+    fn os_seeded_generators_differ() {
+        let (mut a, mut b) = (rng(None), rng(None));
+        assert_ne!(a.next_u64(), b.next_u64());
+    }
+
+    #[test]
+    fn normalization_is_exact() {
+        let m = Matrix::new(1, 2, vec![Q::from(1u32), Q::from(2u32)]);
+        let n = normalized(&m);
+        assert_eq!(n.row(0), &[Q::from_unsigneds(1u32, 3u32), Q::from_unsigneds(2u32, 3u32)]);
+    }
 }

@@ -3,8 +3,10 @@
 //! done by the library's [`mdp::privatize`], [`mdp::calibrate`] and [`mdp::experiment`]).
 
 use crate::{emit, epsilon, lp_space, MAX_PREC};
-use mdp::audit::Verdict;
+use mdp::audit::{self, Verdict};
 use mdp::exact::{f64_nearest, parse_rational, q_from_f64, Q};
+use mdp::mechanism::Outputs;
+use mdp::metric::Space;
 use mdp::experiment::{self, Family};
 use mdp::io::{self, Limits};
 use mdp::mechanisms::{madlib, tem};
@@ -16,29 +18,55 @@ use std::path::PathBuf;
 
 #[derive(clap::Args)]
 pub struct PrivatizeArgs {
-    /// An mdp/1 mechanism file (it must pass the audit first).
+    /// An mdp/1 mechanism file: its rows, normalized exactly, must pass the audit under
+    /// the policy below before one record is read.
     #[arg(long, conflicts_with = "sampler")]
     mechanism: Option<String>,
-    /// Or a sampler without a matrix: TEM's Algorithm 3 or Madlib (needs --space, --epsilon).
+    /// Or a sampler without a matrix: TEM's Algorithm 3 or Madlib (needs --space and
+    /// --epsilon; floating-point samplers, not an audited matrix).
     #[arg(long, value_enum)]
     sampler: Option<SamplerArg>,
-    #[arg(long, default_value = mdp::builtin::DEFAULT)]
-    space: String,
+    /// The space: for --sampler, the space to sample on (default builtin:rome100); with
+    /// --mechanism, a space with labels (builtin, CSV, GeoJSON) that must equal the file's
+    /// metric.
+    #[arg(long)]
+    space: Option<String>,
+    /// Privacy level ε > 0 of --sampler.
     #[arg(long)]
     epsilon: Option<String>,
     /// TEM's β (Theorem 4.2).
     #[arg(long, default_value = "0.001")]
     beta: f64,
-    /// Input labels, one per line (n lines): records may then name inputs by label, and
-    /// outputs are written as labels. Built-in spaces bring their own (also a mechanism
-    /// file whose `meta.space` names one).
+    /// Input labels, one per line (n unique lines). Records then name inputs by label and
+    /// outputs are written as labels. Without it, the labels of --space, or of a built-in
+    /// space named in the file's meta.space when it equals the file's metric.
     #[arg(long)]
     labels: Option<String>,
-    #[arg(long, default_value = "0")]
-    seed: u64,
+    /// Records name inputs by 0-based index (and outputs are written as indices), even
+    /// when the space has labels.
+    #[arg(long, conflicts_with = "snap")]
+    by_index: bool,
+    /// Records are raw coordinates (`lat,lon` in degrees for haversine spaces, a vector
+    /// otherwise), snapped to the nearest input; outputs are written as coordinates.
+    #[arg(long)]
+    snap: bool,
+    /// Reproducible sampling from this seed. For tests only: the output is then a
+    /// deterministic function of the input. Default: seeded by the operating system.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Refuse the mechanism unless it is proven private at this ε (default: its claim).
+    #[arg(long, value_name = "E")]
+    require_epsilon: Option<String>,
+    /// Accept a mechanism that claims privacy only within η when η ≥ ETA.
+    #[arg(long, value_name = "ETA", conflicts_with = "allow_scoped")]
+    require_within: Option<String>,
+    /// Accept a mechanism that claims privacy only within any η.
+    #[arg(long)]
+    allow_scoped: bool,
     /// Records (one per line); `-` for standard input.
     #[arg(long, default_value = "-")]
     input: String,
+    /// Where to write the sampled outputs; `-` for standard output.
     #[arg(short, long, default_value = "-")]
     output: String,
 }
@@ -49,82 +77,183 @@ pub enum SamplerArg {
     Madlib,
 }
 
-fn labels_for(
-    space_spec: &str,
-    labels: Option<&str>,
-    n: usize,
-) -> Result<Option<Vec<String>>, String> {
-    let l = match labels {
-        Some(path) => {
-            let text =
-                std::fs::read_to_string(path).map_err(|e| format!("--labels: {path}: {e}"))?;
-            text.lines()
-                .map(str::to_string)
-                .filter(|s| !s.is_empty())
-                .collect()
-        }
-        None => match space_spec
-            .strip_prefix("builtin:")
-            .and_then(mdp::builtin::space)
-        {
-            Some(Ok((_, l))) => l,
-            _ => return Ok(None),
-        },
-    };
+/// A space and its labels (built-in spaces bring their own).
+fn space_with_labels(spec: &str) -> Result<(Space, Option<Vec<String>>), String> {
+    if let Some(Ok((s, l))) = spec.strip_prefix("builtin:").and_then(mdp::builtin::space) {
+        return Ok((s, Some(l)));
+    }
+    Ok((io::load_space(spec, &Limits::default()).map_err(|e| format!("--space: {e}"))?, None))
+}
+
+/// Labels from a file: one per line, n of them, unique.
+fn labels_file(path: &str, n: usize) -> Result<Vec<String>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("--labels: {path}: {e}"))?;
+    let l: Vec<String> = text
+        .lines()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect();
     if l.len() != n {
         return Err(format!("--labels: {} labels for {n} inputs", l.len()));
     }
-    Ok(Some(l))
+    let mut seen = std::collections::HashSet::new();
+    if let Some(d) = l.iter().find(|x| !seen.insert(x.as_str())) {
+        return Err(format!("--labels: label {d:?} is not unique"));
+    }
+    Ok(l)
+}
+
+/// The audit policy of `privatize` (the same flags as `mdp-audit`'s gate).
+fn privatize_policy(a: &PrivatizeArgs) -> Result<audit::Options, String> {
+    let positive = |flag: &str, s: &str| -> Result<Q, String> {
+        let q = parse_rational(s).map_err(|e| format!("--{flag}: {e}"))?;
+        if q <= 0u32 {
+            return Err(format!("--{flag}: must be > 0"));
+        }
+        Ok(q)
+    };
+    Ok(audit::Options {
+        epsilon: a
+            .require_epsilon
+            .as_deref()
+            .map(|e| positive("require-epsilon", e))
+            .transpose()?,
+        scope: match (&a.require_within, a.allow_scoped) {
+            (Some(eta), _) => audit::ScopePolicy::WithinAtLeast(positive("require-within", eta)?),
+            (None, true) => audit::ScopePolicy::AnyScope,
+            (None, false) => audit::ScopePolicy::AllPairs,
+        },
+        ..audit::Options::default()
+    })
+}
+
+/// The sampler, its space, the output sites of its columns (`None`: output labels) and
+/// the labels that come with it.
+struct Source {
+    sampler: Sampler,
+    space: Space,
+    outputs: Outputs,
+    labels: Option<Vec<String>>,
+}
+
+fn mechanism_source(path: &str, a: &PrivatizeArgs) -> Result<Result<Source, i32>, String> {
+    let bytes = io::read_source(path, &Limits::default()).map_err(|e| format!("--mechanism: {e}"))?;
+    let mut file = io::read_mechanism(&bytes, &Limits::default()).map_err(|e| e.to_string())?;
+    // What is sampled is the exactly normalized matrix: that is what is audited.
+    file.matrix = privatize::normalized(&file.matrix);
+    let report = audit::audit(&file, &privatize_policy(a)?).map_err(|e| e.to_string())?;
+    if report.verdict != Verdict::Pass {
+        eprint!(
+            "mdp: {path} does not pass the audit under this policy; refusing to sample from it\n{}",
+            audit::human(&report)
+        );
+        return Ok(Err(1));
+    }
+    // Labels: --space, else a space named in the producer's meta, if it is this metric.
+    let named = file
+        .meta
+        .as_ref()
+        .and_then(|m| m.get("space"))
+        .and_then(|s| s.as_str())
+        .map(str::to_string);
+    let labels = match (&a.space, named) {
+        (Some(spec), _) => {
+            let (s, l) = space_with_labels(spec)?;
+            if io::space_to_value(&s) != io::space_to_value(&file.space) {
+                return Err(format!("--space: {spec} is not the mechanism's metric"));
+            }
+            l
+        }
+        (None, Some(spec)) => match space_with_labels(&spec) {
+            Ok((s, l)) if io::space_to_value(&s) == io::space_to_value(&file.space) => l,
+            _ => None,
+        },
+        (None, None) => None,
+    };
+    Ok(Ok(Source {
+        sampler: Sampler::from_matrix(file.matrix),
+        space: file.space,
+        outputs: file.outputs,
+        labels,
+    }))
+}
+
+fn sampler_source(kind: SamplerArg, a: &PrivatizeArgs) -> Result<Source, String> {
+    let eps = epsilon(a.epsilon.as_deref().ok_or("--epsilon: required with --sampler")?)?;
+    let spec = a.space.as_deref().unwrap_or(mdp::builtin::DEFAULT);
+    let (_, labels) = space_with_labels(spec)?;
+    let space = lp_space(spec)?;
+    let n = space.n();
+    let sampler = match kind {
+        SamplerArg::Tem => {
+            let gamma = tem::gamma_for_beta(&eps, n, a.beta).ok_or("--beta: must be in (0, 1)")?;
+            let lists = tem::within_gamma(&space, &gamma, MAX_PREC)
+                .map_err(|(u, v)| format!("--beta: d({u},{v}) ≤ γ cannot be decided"))?;
+            Sampler::Tem(tem::TemSampler::new(&space, &eps, &lists, &gamma))
+        }
+        SamplerArg::Madlib => Sampler::Madlib(madlib::Madlib::new(&space, &eps)?),
+    };
+    Ok(Source {
+        sampler,
+        space,
+        outputs: Outputs::Inputs,
+        labels,
+    })
 }
 
 pub fn privatize(a: &PrivatizeArgs) -> Result<i32, String> {
-    let (mut sampler, n, spec) = match (&a.mechanism, a.sampler) {
-        (Some(path), _) => {
-            let bytes = io::read_source(path, &Limits::default())
-                .map_err(|e| format!("--mechanism: {e}"))?;
-            let file = io::read_mechanism(&bytes, &Limits::default()).map_err(|e| e.to_string())?;
-            let report = mdp::audit::audit(&file, &mdp::audit::Options::default())
-                .map_err(|e| e.to_string())?;
-            if report.verdict != Verdict::Pass {
-                eprintln!(
-                    "mdp: {path} does not pass mdp-audit ({:?}); refusing to sample from it",
-                    report.verdict
-                );
-                return Ok(1);
-            }
-            let n = file.matrix.rows;
-            // Our producers record the space they were built on; a built-in one brings labels.
-            let spec = file
-                .meta
-                .as_ref()
-                .and_then(|m| m.get("space"))
-                .and_then(|s| s.as_str())
-                .map(str::to_string);
-            (Sampler::from_matrix(file.matrix), n, spec)
-        }
-        (None, Some(kind)) => {
-            let eps = epsilon(
-                a.epsilon
-                    .as_deref()
-                    .ok_or("--epsilon: required with --sampler")?,
-            )?;
-            let space = lp_space(&a.space)?;
-            let n = space.n();
-            let s = match kind {
-                SamplerArg::Tem => {
-                    let gamma =
-                        tem::gamma_for_beta(&eps, n, a.beta).ok_or("--beta: must be in (0, 1)")?;
-                    let lists = tem::within_gamma(&space, &gamma, MAX_PREC)
-                        .map_err(|(u, v)| format!("--beta: d({u},{v}) ≤ γ cannot be decided"))?;
-                    Sampler::Tem(tem::TemSampler::new(&space, &eps, &lists, &gamma))
-                }
-                SamplerArg::Madlib => Sampler::Madlib(madlib::Madlib::new(&space, &eps)?),
-            };
-            (s, n, Some(a.space.clone()))
-        }
+    let mut src = match (&a.mechanism, a.sampler) {
+        (Some(path), _) => match mechanism_source(path, a)? {
+            Ok(s) => s,
+            Err(code) => return Ok(code),
+        },
+        (None, Some(kind)) => sampler_source(kind, a)?,
         (None, None) => return Err("--mechanism or --sampler: one is required".into()),
     };
-    let labels = labels_for(spec.as_deref().unwrap_or(""), a.labels.as_deref(), n)?;
+    let n = src.space.n();
+    let labels = match &a.labels {
+        Some(path) => Some(labels_file(path, n)?),
+        None => src.labels.take(),
+    };
+    let snapper = if a.snap {
+        Some(mdp::privatize::Snapper::new(&src.space).ok_or(
+            "--snap: the space has no coordinates (explicit table or graph)",
+        )?)
+    } else {
+        None
+    };
+    let records = match (&snapper, a.by_index, &labels) {
+        (Some(s), _, _) => privatize::Records::Snap(s),
+        (None, true, _) => privatize::Records::Index(n),
+        (None, false, Some(l)) => privatize::Records::Labels(l),
+        (None, false, None) => {
+            return Err("--by-index: the space has no labels; name inputs by 0-based index with --by-index, give --labels, or pass coordinates with --snap".into())
+        }
+    };
+    // The name written for each output column.
+    let site_name = |i: usize| -> String {
+        if a.snap {
+            src.space.points()[i]
+                .iter()
+                .map(|q| f64_nearest(q).to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        } else {
+            match (&labels, a.by_index) {
+                (Some(l), false) => l[i].clone(),
+                _ => i.to_string(),
+            }
+        }
+    };
+    let names: Vec<String> = match &src.outputs {
+        Outputs::Inputs => (0..n).map(site_name).collect(),
+        Outputs::OfInputs(v) => v.iter().map(|&i| site_name(i)).collect(),
+        Outputs::Labels(l) => l.clone(),
+        Outputs::Points(p) => p
+            .iter()
+            .map(|x| x.iter().map(|q| f64_nearest(q).to_string()).collect::<Vec<_>>().join(","))
+            .collect(),
+    };
     let input: Box<dyn std::io::BufRead> = if a.input == "-" {
         Box::new(std::io::stdin().lock())
     } else {
@@ -139,9 +268,11 @@ pub fn privatize(a: &PrivatizeArgs) -> Result<i32, String> {
             std::fs::File::create(&a.output).map_err(|e| format!("--output: {}: {e}", a.output))?,
         ))
     };
-    let mut rng = ChaCha20Rng::seed_from_u64(a.seed);
-    let l = labels.as_deref();
-    privatize::privatize(&mut sampler, n, l, l, input, output, &mut rng)
+    if a.seed.is_some() {
+        eprintln!("mdp: warning: --seed makes the output a deterministic function of the input (for tests only; no privacy)");
+    }
+    let mut rng = privatize::rng(a.seed);
+    privatize::privatize(&mut src.sampler, &records, &names, input, output, &mut rng)
         .map(|count| {
             eprintln!("privatize: {count} records");
             0

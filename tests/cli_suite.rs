@@ -95,7 +95,7 @@ fn calibrate_reaches_the_target_and_privatize_samples_it() {
     let mid = 0.5 * (lo.unwrap() + hi.unwrap());
     assert!((mid - 2.0).abs() <= 2e-3, "ε_tight {mid}");
     // Same seed, same output; labels in, labels out.
-    let records = "Akron\n3\nAlaska\n";
+    let records = "Akron\nArizona\nAlaska\n";
     let a = mdp_in(&["privatize", "--mechanism", &out, "--seed", "5"], records);
     let b = mdp_in(&["privatize", "--mechanism", &out, "--seed", "5"], records);
     assert_eq!(a.0, 0, "{}", a.2);
@@ -293,7 +293,7 @@ fn bad_input_is_one_line_and_exit_2() {
                 "1",
             ],
             "40\n",
-            "out of range",
+            "unknown input label",
         ),
         (
             vec!["privatize", "--space", "builtin:cities40"],

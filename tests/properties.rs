@@ -166,7 +166,7 @@ proptest! {
         prop_assume!(!centers.is_empty());
         let pk = bounds::verify_packing(&space, &centers, &r, &sites, 256).unwrap();
         let b7 = bounds::bound_eq7(&pk, n, eps_hi, &|w, s| space.fi(w, s).hi);
-        let b8 = bounds::bound_eq8(&pk, eps_hi);
+        let b8 = bounds::bound_eq8(&pk, pk.q.hi, eps_hi);
         prop_assert!(b7.lo <= losses.max.hi, "bound (7) {:?} above loss {:?}", b7, losses.max);
         // (8) ≤ (7) mathematically; the rigorous lower ends may differ by their rounding width.
         prop_assert!(b8.lo <= b7.hi * (1.0 + 1e-12), "(8) {:?} above (7) {:?}", b8, b7);

@@ -21,9 +21,17 @@ struct Args {
     /// Print nothing; the exit code is the verdict.
     #[arg(long, short)]
     quiet: bool,
-    /// Check at this ε instead of the file's claim.
-    #[arg(long)]
+    /// The ε the pipeline requires: fail unless the matrix is proven ε·d private at E
+    /// (the file's own claim is then ignored). Use it in every CI gate.
+    #[arg(long = "require-epsilon", alias = "epsilon", value_name = "E")]
     epsilon: Option<String>,
+    /// Accept a file that claims privacy only for pairs with d ≤ η (`neighbors.within`)
+    /// when η ≥ ETA. Without this flag or --allow-scoped, scoped claims fail.
+    #[arg(long, value_name = "ETA", conflicts_with = "allow_scoped")]
+    require_within: Option<String>,
+    /// Accept a file that claims privacy only within any η (reported, not refused).
+    #[arg(long)]
+    allow_scoped: bool,
     /// δ for the (ε,δ) tight epsilon (default: the file's, else 0.001).
     #[arg(long)]
     delta: Option<String>,
@@ -66,7 +74,7 @@ fn run(args: &Args) -> Result<i32, String> {
         epsilon: args
             .epsilon
             .as_deref()
-            .map(|s| number("epsilon", s, true))
+            .map(|s| number("require-epsilon", s, true))
             .transpose()?,
         delta: args
             .delta
@@ -78,6 +86,11 @@ fn run(args: &Args) -> Result<i32, String> {
             .as_deref()
             .map(|s| number("quantile", s, false))
             .transpose()?,
+        scope: match (&args.require_within, args.allow_scoped) {
+            (Some(eta), _) => audit::ScopePolicy::WithinAtLeast(number("require-within", eta, true)?),
+            (None, true) => audit::ScopePolicy::AnyScope,
+            (None, false) => audit::ScopePolicy::AllPairs,
+        },
         row_sum_tolerance: number("row-sum-tolerance", &args.row_sum_tolerance, false)?,
         loss_tolerance: number("loss-tolerance", &args.loss_tolerance, false)?,
         max_prec: args.max_precision.max(64),

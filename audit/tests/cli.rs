@@ -37,7 +37,14 @@ fn corpus_exit_codes_witnesses_and_messages() {
     for entry in manifest() {
         let file = corpus().join(entry["file"].as_str().unwrap());
         let want = entry["exit"].as_i64().unwrap() as i32;
-        let out = audit(&["--json", file.to_str().unwrap()]);
+        // Per-file policy flags (scoped files pass only when the policy accepts them).
+        let mut args: Vec<&str> = entry
+            .get("args")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().map(|x| x.as_str().unwrap()).collect())
+            .unwrap_or_default();
+        args.extend(["--json", file.to_str().unwrap()]);
+        let out = audit(&args);
         let code = out.status.code().expect("exit code");
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(
@@ -64,6 +71,10 @@ fn corpus_exit_codes_witnesses_and_messages() {
         } else {
             let r = report(&out);
             assert_eq!(r["verdict"], if want == 0 { "pass" } else { "fail" });
+            if let Some(p) = entry.get("policy") {
+                let c = r["checks"].as_array().unwrap().iter().find(|c| c["name"] == "policy");
+                assert_eq!(c.map(|c| &c["verdict"]), Some(p), "{}", file.display());
+            }
             if let Some(w) = entry.get("witness") {
                 let pure = r["checks"]
                     .as_array()

@@ -1,0 +1,280 @@
+//! The `mdp` binary's commands for what users bring: `import` (an external matrix as an
+//! audited `mdp/1` file) and `repair` (a near-private external matrix made certified).
+//! Part of the binary, declared in `main.rs`; the work is done by [`mdp::import`].
+
+use crate::{emit, epsilon, EXIT_SOLVER, MAX_PREC};
+use mdp::audit::{self, Verdict};
+use mdp::exact::Q;
+use mdp::import::{self, External, ImportOptions, RepairError, RepairOptions};
+use mdp::io::{self, Limits};
+use mdp::mechanism::Matrix;
+use serde_json::{json, Value};
+
+#[derive(clap::Args)]
+pub struct ImportArgs {
+    /// The matrix: numpy .npy (2-D float64/float32), a JSON array of rows, or a CSV of
+    /// numbers; one row per input of the space.
+    #[arg(long)]
+    matrix: String,
+    /// Space: `builtin:NAME`, a CSV (lat,lon or numeric columns, optional label) or GeoJSON
+    /// file of points, a JSON metric object, or an mdp/1 file.
+    #[arg(long)]
+    space: String,
+    /// Privacy level ε > 0 claimed for the matrix.
+    #[arg(long)]
+    epsilon: String,
+    /// The space's distances already include ε (libqif's convention: the producer was
+    /// given d′ = ε·d); the file then states ε with the plain metric d′/ε.
+    #[arg(long)]
+    eps_in_metric: bool,
+    /// The columns are the inputs, in order (square matrix; losses are distances).
+    /// Otherwise the outputs are opaque labels and no loss is reported.
+    #[arg(long)]
+    outputs_are_inputs: bool,
+    /// Where to write the mdp/1 file (only if it passes the audit; `-` for standard output).
+    #[arg(short, long)]
+    output: String,
+}
+
+#[derive(clap::Args)]
+pub struct RepairArgs {
+    /// An mdp/1 file to repair (its space, outputs, scope and loss data are kept).
+    #[arg(required_unless_present = "matrix", conflicts_with_all = ["matrix", "space", "eps_in_metric", "outputs_are_inputs"])]
+    mechanism: Option<String>,
+    /// Or a matrix file (.npy, .json array of rows, .csv), with --space and --epsilon.
+    #[arg(long)]
+    matrix: Option<String>,
+    /// The space of --matrix (as for `mdp import`).
+    #[arg(long)]
+    space: Option<String>,
+    /// Privacy level ε > 0 to certify (default for an mdp/1 file: its own ε).
+    #[arg(long)]
+    epsilon: Option<String>,
+    /// With --matrix: the space's distances already include ε (as for `mdp import`).
+    #[arg(long)]
+    eps_in_metric: bool,
+    /// With --matrix: the columns are the inputs, in order (as for `mdp import`).
+    #[arg(long)]
+    outputs_are_inputs: bool,
+    /// Where to write the repaired mdp/1 file (only if it passes the audit; `-` for
+    /// standard output).
+    #[arg(short, long, default_value = "-")]
+    output: String,
+    /// Largest accepted |row sum − 1|, −(smallest entry) and probability mass moved in a
+    /// row: beyond it the matrix is refused (not a rounding-level repair).
+    #[arg(long, default_value = "1e-3")]
+    tolerance: f64,
+}
+
+fn producer_meta(extra: Value) -> Value {
+    let mut meta = json!({"producer": format!("mdp {}", env!("CARGO_PKG_VERSION"))});
+    if let (Some(m), Some(x)) = (meta.as_object_mut(), extra.as_object()) {
+        m.extend(x.clone());
+    }
+    meta
+}
+
+/// `mdp import`.
+pub fn import(a: &ImportArgs) -> Result<i32, String> {
+    let limits = Limits::default();
+    let eps = epsilon(&a.epsilon)?;
+    let space = io::load_space(&a.space, &limits).map_err(|e| e.to_string())?;
+    let opts = ImportOptions {
+        epsilon: eps,
+        eps_in_metric: a.eps_in_metric,
+        outputs_are_inputs: a.outputs_are_inputs,
+    };
+    let meta = producer_meta(json!({
+        "mechanism": "imported",
+        "space": a.space,
+        "import": {"matrix": a.matrix, "eps_in_metric": a.eps_in_metric},
+    }));
+    let doc = import::import_matrix(&a.matrix, &space, &opts, meta, &limits)
+        .map_err(|e| e.to_string())?;
+    let report = emit(doc, &a.output)?;
+    if report.verdict == Verdict::Pass {
+        eprintln!(
+            "import: {}: pass (n = {}, K = {}, ε = {}); wrote {}",
+            a.matrix, report.n, report.k, report.epsilon_claimed, a.output
+        );
+        return Ok(0);
+    }
+    eprint!(
+        "mdp: the imported mechanism did not pass the audit; nothing written\n{}",
+        audit::human(&report)
+    );
+    eprintln!(
+        "hint: if the matrix is private up to rounding, `mdp repair --matrix {} --space {} --epsilon {}{} -o OUT` makes it certified",
+        a.matrix,
+        a.space,
+        a.epsilon,
+        if a.eps_in_metric { " --eps-in-metric" } else { "" }
+    );
+    Ok(report.verdict.exit_code())
+}
+
+/// `mdp repair`.
+pub fn repair(a: &RepairArgs) -> Result<i32, String> {
+    let limits = Limits::default();
+    let opts = RepairOptions {
+        tolerance: a.tolerance,
+        max_prec: MAX_PREC,
+    };
+    if !(a.tolerance.is_finite() && a.tolerance > 0.0) {
+        return Err("--tolerance: must be a finite number > 0".into());
+    }
+    // The document to write (matrix replaced), the parts of the claim, and the raw matrix.
+    let (mut doc, file, raw) = match (&a.mechanism, &a.matrix) {
+        (Some(path), _) => {
+            let bytes = io::read_source(path, &limits).map_err(|e| e.to_string())?;
+            let mut v = io::parse_json(&bytes).map_err(|e| e.to_string())?;
+            let mv = v
+                .get("matrix")
+                .ok_or_else(|| "matrix: missing".to_string())?;
+            let raw = io::number_matrix(mv, "matrix", None, None, &limits, &|_| None)
+                .map_err(|e| e.to_string())?;
+            if let Some(e) = &a.epsilon {
+                v["epsilon"] = io::number_value(&epsilon(e)?);
+            }
+            // The file as the auditor reads it, with negatives set to 0 (the repair decides
+            // whether they are rounding-level) and without certificates (they described the
+            // old matrix).
+            if let Some(o) = v.as_object_mut() {
+                o.remove("certificate");
+            }
+            let mut lenient = v.clone();
+            lenient["matrix"] = rows_value(&raw, true);
+            let file = io::mechanism_from_value(&lenient, &limits).map_err(|e| e.to_string())?;
+            (v, file, raw)
+        }
+        (None, Some(mpath)) => {
+            let space_spec = a
+                .space
+                .as_deref()
+                .ok_or("--space: required with --matrix")?;
+            let eps = epsilon(
+                a.epsilon
+                    .as_deref()
+                    .ok_or("--epsilon: required with --matrix")?,
+            )?;
+            let space = io::load_space(space_spec, &limits).map_err(|e| e.to_string())?;
+            let raw = import::read_matrix(mpath, &limits, &import::any_entry)
+                .map_err(|e| e.to_string())?;
+            let (eps, fspace) =
+                import::file_claim(&space, &eps, a.eps_in_metric).map_err(|e| e.to_string())?;
+            let meta = producer_meta(json!({
+                "mechanism": "imported",
+                "space": space_spec,
+                "import": {"matrix": mpath, "eps_in_metric": a.eps_in_metric},
+            }));
+            // Built on a stand-in with negatives set to 0 (shapes are checked here).
+            let stand_in = clamp(&raw);
+            let iopts = ImportOptions {
+                epsilon: eps,
+                eps_in_metric: false,
+                outputs_are_inputs: a.outputs_are_inputs,
+            };
+            let doc = import::document(&stand_in, &fspace, &iopts, meta, mpath)
+                .map_err(|e| e.to_string())?;
+            let file = io::mechanism_from_value(&doc, &limits).map_err(|e| e.to_string())?;
+            (doc, file, raw)
+        }
+        (None, None) => return Err("give an mdp/1 file or --matrix FILE".into()),
+    };
+    let ext = External {
+        space: &file.space,
+        matrix: &raw,
+        outputs: &file.outputs,
+        cost: file.cost.as_ref(),
+        epsilon: &file.epsilon,
+        within: file.within.as_ref(),
+    };
+    let rep = match import::repair_external(&ext, &opts) {
+        Ok(r) => r,
+        Err(e @ RepairError::TooFar { .. }) => {
+            eprintln!("mdp: {e}; build a private mechanism instead (mdp build …)");
+            return Ok(e.exit_code());
+        }
+        Err(RepairError::Failed) => {
+            eprintln!("mdp: {}", RepairError::Failed);
+            return Ok(EXIT_SOLVER);
+        }
+        Err(e) => return Err(e.to_string()),
+    };
+    doc["matrix"] = rows_value(&rep.matrix, false);
+    let repair_meta = json!({
+        "uniform_mix": rep.t,
+        "tolerance": a.tolerance,
+        "max_row_deviation": rep.max_row_deviation,
+        "change": rep.change,
+        "loss_before": rep.loss_before,
+        "loss_after": rep.loss_after,
+    });
+    match doc.get_mut("meta").and_then(Value::as_object_mut) {
+        Some(m) => {
+            m.insert("repair".into(), repair_meta);
+        }
+        None => doc["meta"] = json!({"repair": repair_meta}),
+    }
+    let report = emit(doc, &a.output)?;
+    let unit = if file.cost.is_some() {
+        ""
+    } else {
+        import::distance_unit(&file.space)
+    };
+    let loss = |l: Option<[f64; 2]>| match l {
+        Some([lo, hi]) => format!("{:.9} {unit}", 0.5 * lo + 0.5 * hi)
+            .trim_end()
+            .to_string(),
+        None => "n/a".into(),
+    };
+    let delta = match (rep.loss_before, rep.loss_after) {
+        (Some(b), Some(c)) => {
+            format!(" ({:+.3e} {unit})", (c[0] + c[1] - b[0] - b[1]) / 2.0).replace(" )", ")")
+        }
+        _ => String::new(),
+    };
+    eprintln!(
+        "repair: t = {:.3e} (uniform mix), max row change {:.3e}, max |row sum − 1| {:.3e}; loss L(M) {} before, {} after{delta}; audit {}",
+        rep.t,
+        rep.change,
+        rep.max_row_deviation,
+        loss(rep.loss_before),
+        loss(rep.loss_after),
+        match report.verdict {
+            Verdict::Pass => "pass",
+            Verdict::Fail => "FAIL",
+            Verdict::Inconclusive => "inconclusive",
+        }
+    );
+    if report.verdict != Verdict::Pass {
+        eprint!(
+            "mdp: the repaired mechanism did not pass its audit; nothing written\n{}",
+            audit::human(&report)
+        );
+    }
+    Ok(report.verdict.exit_code())
+}
+
+/// The matrix with negative entries set to 0.
+fn clamp(m: &Matrix) -> Matrix {
+    let zero = Q::from(0u32);
+    Matrix::new(
+        m.rows,
+        m.cols,
+        m.data
+            .iter()
+            .map(|q| if *q < 0u32 { zero.clone() } else { q.clone() })
+            .collect(),
+    )
+}
+
+/// A matrix as JSON rows (optionally with negatives set to 0).
+fn rows_value(m: &Matrix, clamped: bool) -> Value {
+    let m = if clamped { clamp(m) } else { m.clone() };
+    Value::Array(
+        (0..m.rows)
+            .map(|r| Value::Array(m.row(r).iter().map(io::number_value).collect()))
+            .collect(),
+    )
+}

@@ -337,8 +337,8 @@ pub fn space_from_csv_as(
         }
         (None, None) => {
             let mut coords = Vec::new();
-            for c in 0..cols.len() {
-                if LABEL.contains(&cols[c].as_str()) {
+            for (c, col) in cols.iter().enumerate() {
+                if LABEL.contains(&col.as_str()) {
                     continue;
                 }
                 let numeric = rows

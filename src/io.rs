@@ -102,7 +102,7 @@ pub fn read_source(path: &str, limits: &Limits) -> Result<Vec<u8>, InputError> {
     };
     if path == "-" {
         std::io::stdin()
-            .take(limits.max_bytes + 1)
+            .take(limits.max_bytes.saturating_add(1))
             .read_to_end(&mut buf)
             .map_err(|e| input_error("$", format!("cannot read standard input: {e}")))?;
     } else {
@@ -116,7 +116,7 @@ pub fn read_source(path: &str, limits: &Limits) -> Result<Vec<u8>, InputError> {
                 return Err(too_big());
             }
         }
-        f.take(limits.max_bytes + 1)
+        f.take(limits.max_bytes.saturating_add(1))
             .read_to_end(&mut buf)
             .map_err(|e| input_error("$", format!("cannot read {path}: {e}")))?;
     }
@@ -247,7 +247,6 @@ pub fn number_matrix(
     }
     // Rows are converted in parallel; the first error in row order is reported. A shared
     // budget stops conversion once the numbers' total size exceeds `max_bits`.
-    use malachite_base::num::logic::traits::SignificantBits;
     use rayon::prelude::*;
     use std::sync::atomic::{AtomicU64, Ordering};
     let used = AtomicU64::new(0);
@@ -263,33 +262,26 @@ pub fn number_matrix(
                     format!("has {} entries, expected {k}", row.len()),
                 ));
             }
+            // Counted entry by entry: a row stops as soon as the budget is exceeded.
             let out: Vec<Q> = row
                 .iter()
                 .enumerate()
                 .map(|(j, x)| {
                     let ep = || format!("{path}[{i}][{j}]");
+                    if used.load(Ordering::Relaxed) > limits.max_bits {
+                        return Err(over_bits(path, limits));
+                    }
                     let q = number(x, "").map_err(|e| input_error(ep(), e.message))?;
+                    let b = bits(&q);
+                    if used.fetch_add(b, Ordering::Relaxed).saturating_add(b) > limits.max_bits {
+                        return Err(over_bits(path, limits));
+                    }
                     match check(&q) {
                         Some(why) => Err(input_error(ep(), format!("{why} {}", short(&q)))),
                         None => Ok(q),
                     }
                 })
                 .collect::<Result<_, _>>()?;
-            let bits: u64 = out
-                .iter()
-                .map(|q| {
-                    q.numerator_ref().significant_bits() + q.denominator_ref().significant_bits()
-                })
-                .sum();
-            if used.fetch_add(bits, Ordering::Relaxed) + bits > limits.max_bits {
-                return Err(input_error(
-                    path,
-                    format!(
-                        "exact numbers need more than {} bits in total (--max-bits)",
-                        limits.max_bits
-                    ),
-                ));
-            }
             Ok(out)
         })
         .collect();
@@ -300,9 +292,61 @@ pub fn number_matrix(
     Ok(Matrix::new(a.len(), k, data))
 }
 
-fn short(q: &Q) -> String {
+/// The size of an exact number: significant bits of its numerator and denominator.
+pub fn bits(q: &Q) -> u64 {
     use malachite_base::num::logic::traits::SignificantBits;
-    let big = q.numerator_ref().significant_bits() + q.denominator_ref().significant_bits() > 200;
+    q.numerator_ref().significant_bits() + q.denominator_ref().significant_bits()
+}
+
+fn over_bits(path: &str, limits: &Limits) -> InputError {
+    input_error(
+        path,
+        format!(
+            "exact numbers need more than {} bits in total (--max-bits)",
+            limits.max_bits
+        ),
+    )
+}
+
+/// The total size of every exact number a file brings (matrix, metric, costs, prior,
+/// scalars and certificates): the file-wide `max_bits` budget.
+fn file_bits(f: &MechanismFile) -> u64 {
+    let sum = |v: &[Q]| v.iter().map(bits).fold(0u64, u64::saturating_add);
+    let mut total = sum(&f.matrix.data)
+        .saturating_add(f.space.points().iter().map(|p| sum(p)).fold(0, u64::saturating_add))
+        .saturating_add(sum(f.space.table()))
+        .saturating_add(bits(&f.epsilon) + bits(&f.delta) + bits(&f.quantile))
+        .saturating_add(bits(f.space.radius()));
+    if let Some(c) = &f.cost {
+        total = total.saturating_add(sum(&c.data));
+    }
+    if let Some(p) = &f.prior {
+        total = total.saturating_add(sum(p));
+    }
+    if let Some(w) = &f.within {
+        total = total.saturating_add(bits(w));
+    }
+    if let Outputs::Points(p) = &f.outputs {
+        total = total.saturating_add(p.iter().map(|x| sum(x)).fold(0, u64::saturating_add));
+    }
+    let c = &f.certificate;
+    if let Some(q) = &c.claimed_loss {
+        total = total.saturating_add(bits(q));
+    }
+    if let Some(p) = &c.packing {
+        total = total.saturating_add(bits(&p.radius));
+    }
+    if let Some(d) = &c.lp_dual {
+        total = total
+            .saturating_add(bits(&d.value))
+            .saturating_add(d.beta.as_deref().map_or(0, sum))
+            .saturating_add(d.gamma.iter().map(|g| bits(&g.3)).fold(0, u64::saturating_add));
+    }
+    total
+}
+
+fn short(q: &Q) -> String {
+    let big = bits(q) > 200;
     let s = if big {
         String::new()
     } else {
@@ -393,7 +437,7 @@ pub fn space_from_value(v: &Value, path: &str, limits: &Limits) -> Result<Space,
                 let wt = positive(&t[2], &format!("{ep}[2]"))?;
                 edges.push((u, w, wt));
             }
-            Space::from_graph(n, &edges).map_err(wrap)
+            Space::from_graph_within(n, &edges, limits.max_bits).map_err(wrap)
         }
         _ => {
             let pv = o
@@ -406,7 +450,19 @@ pub fn space_from_value(v: &Value, path: &str, limits: &Limits) -> Result<Space,
                 }
                 _ => None,
             };
-            Space::from_points(kind, pts, radius).map_err(wrap)
+            let s = Space::from_points(kind, pts, radius).map_err(wrap)?;
+            // The auditor keeps n² distance enclosures: bounded like a table.
+            let n = s.n() as u64;
+            if n.saturating_mul(n) > limits.max_entries {
+                return Err(input_error(
+                    format!("{path}.points"),
+                    format!(
+                        "{n}² distances exceed the limit of {} (--max-entries)",
+                        limits.max_entries
+                    ),
+                ));
+            }
+            Ok(s)
         }
     }
 }
@@ -472,6 +528,18 @@ pub fn mechanism_from_value(v: &Value, limits: &Limits) -> Result<MechanismFile,
         None | Some(Value::Null) => Outputs::Inputs,
         Some(ov) => outputs_from_value(ov, n, limits)?,
     };
+    if let Outputs::Points(p) = &outputs {
+        let sites = (n + p.len()) as u64;
+        if sites.saturating_mul(sites) > limits.max_entries {
+            return Err(input_error(
+                "outputs.points",
+                format!(
+                    "{sites}² site distances exceed the limit of {} (--max-entries)",
+                    limits.max_entries
+                ),
+            ));
+        }
+    }
     let mv = o
         .get("matrix")
         .ok_or_else(|| input_error("matrix", "missing"))?;
@@ -574,7 +642,7 @@ pub fn mechanism_from_value(v: &Value, limits: &Limits) -> Result<MechanismFile,
         Some(cv) => certificate_from_value(cv, n, matrix.cols)?,
     };
     warnings.extend(space.warnings.iter().cloned());
-    Ok(MechanismFile {
+    let file = MechanismFile {
         epsilon,
         space,
         matrix,
@@ -587,7 +655,11 @@ pub fn mechanism_from_value(v: &Value, limits: &Limits) -> Result<MechanismFile,
         certificate,
         meta: o.get("meta").cloned(),
         warnings,
-    })
+    };
+    if file_bits(&file) > limits.max_bits {
+        return Err(over_bits("$", limits));
+    }
+    Ok(file)
 }
 
 fn outputs_from_value(v: &Value, n: usize, limits: &Limits) -> Result<Outputs, InputError> {

@@ -74,7 +74,7 @@ pub fn losses(p: &Prepared, cost: &Cost, quantile: &Q, prior: Option<&[Q]>) -> L
     });
     let quantile = quantile_fi(&per_input, quantile);
     let expected = prior.map(|w| {
-        let total: Q = w.iter().sum();
+        let total: Q = crate::exact::sum_tree(w.to_vec());
         let mut s = FI::point(0.0);
         for (u, wu) in w.iter().enumerate() {
             s = s.add(FI::from_q(&(wu / &total)).mul(per_input[u]));

@@ -150,7 +150,7 @@ enum LpProblem {
         #[command(flatten)]
         base: SpaceEps,
         #[arg(long, default_value = "2")]
-        k: u32,
+        k: u64,
         #[arg(short, long, default_value = "-")]
         output: String,
     },
@@ -305,7 +305,7 @@ enum Mechanism {
         base: SpaceEps,
         /// Spanner parameter k ≥ 1 (stretch 2k−1).
         #[arg(long, default_value = "2")]
-        k: u32,
+        k: u64,
         #[arg(short, long, default_value = "-")]
         output: String,
         #[arg(long)]
@@ -319,12 +319,26 @@ fn fail(msg: impl std::fmt::Display) -> String {
     msg.to_string()
 }
 
+/// ε from the command line: a number in [10^-9, 10^9] (beyond that range e^{±ε·d} leaves
+/// every meaningful scale, and exact mechanisms would need unbounded numbers).
 pub(crate) fn epsilon(s: &str) -> Result<Q, String> {
     let q = parse_rational(s).map_err(|e| format!("--epsilon: {e}"))?;
     if q <= 0u32 {
         return Err("--epsilon: must be > 0".into());
     }
+    let (lo, hi) = (Q::from_unsigneds(1u32, 1_000_000_000u32), Q::from(1_000_000_000u32));
+    if q < lo || q > hi {
+        return Err(format!("--epsilon: {s} is outside the supported range [1e-9, 1e9]"));
+    }
     Ok(q)
+}
+
+/// SpannerMech's k: 1 ≤ k ≤ n (beyond n the stretch 2k − 1 exceeds any path's hops).
+fn spanner_k(k: u64, n: usize) -> Result<u32, String> {
+    if k < 1 || k > n.max(1) as u64 {
+        return Err(format!("--k: must be in 1..={} (the number of inputs)", n.max(1)));
+    }
+    Ok(k as u32)
 }
 
 fn weights(path: &str, n: usize, limits: &Limits) -> Result<Vec<Q>, String> {
@@ -353,6 +367,18 @@ fn weights(path: &str, n: usize, limits: &Limits) -> Result<Vec<Q>, String> {
         .collect()
 }
 
+/// Refuse a matrix whose exact entries would exceed the auditor's default number budget
+/// (`--max-bits`): a file the auditor refuses by default is never built.
+fn within_size_budget(bits: f64) -> Result<(), String> {
+    let max = Limits::default().max_bits;
+    if bits > max as f64 {
+        return Err(format!(
+            "--epsilon: the exact entries e^(-ε·d/2) would need about {bits:.2e} bits, over the auditor's default budget of {max} bits (--max-bits); use a smaller ε or fewer points"
+        ));
+    }
+    Ok(())
+}
+
 /// Build the exponential mechanism, prove it private, write it. Returns the audit report.
 fn build_exponential(
     space_spec: &str,
@@ -365,6 +391,7 @@ fn build_exponential(
     let w = weights_path
         .map(|p| weights(p, space.n(), &limits))
         .transpose()?;
+    within_size_budget(exponential::exact_bits(&space, eps, w.as_deref()))?;
     let matrix = exponential::weighted_exponential(&space, eps, w.as_deref());
     let name = if w.is_some() {
         "weighted_exponential"
@@ -380,15 +407,16 @@ fn build_exponential(
 /// be and audited; only a pass is written. Returns the audit report.
 pub(crate) fn emit(doc: serde_json::Value, output: &str) -> Result<audit::Report, String> {
     let text = serde_json::to_string(&doc).expect("serializable");
-    let file = io::read_mechanism(
-        text.as_bytes(),
-        &Limits {
-            max_bytes: u64::MAX,
-            max_entries: u64::MAX,
-            max_bits: u64::MAX,
-        },
-    )
-    .map_err(fail)?;
+    // Read back under the auditor's default limits: what we write, mdp-audit accepts.
+    if text.len() as u64 > Limits::default().max_bytes {
+        return Err(format!(
+            "--output: the file would be {} bytes, over mdp-audit's default --max-bytes {}; nothing written",
+            text.len(),
+            Limits::default().max_bytes
+        ));
+    }
+    let file = io::read_mechanism(text.as_bytes(), &Limits::default())
+        .map_err(|e| format!("--output: the file would exceed mdp-audit's default limits ({e}); nothing written"))?;
     // A producer's policy is what it was asked to build: all pairs, or exactly the η given.
     let opts = Options {
         scope: match &file.within {
@@ -731,6 +759,12 @@ fn build_tem(base: &SpaceEps, beta: f64, gamma: Option<&str>, output: &str) -> R
         None => mdp::mechanisms::tem::gamma_for_beta(&eps, space.n(), beta)
             .ok_or("--beta: must be in (0, 1)")?,
     };
+    // Every TEM score is ≥ −ε·γ/2: entries ≥ e^{−εγ/2}/n.
+    let n = space.n() as f64;
+    let per_entry = 64.0
+        + (mdp::exact::f64_up(&eps) * mdp::exact::f64_up(&gamma) / 2.0 + n.ln())
+            / std::f64::consts::LN_2;
+    within_size_budget(n * n * per_entry)?;
     let lists = mdp::mechanisms::tem::within_gamma(&space, &gamma, MAX_PREC)
         .map_err(|(u, v)| format!("--gamma: d({u},{v}) ≤ γ cannot be decided"))?;
     let Some((matrix, t)) =
@@ -967,9 +1001,7 @@ fn run(cli: Cli) -> Result<i32, String> {
         } => {
             let eps = epsilon(&base.epsilon)?;
             let space = lp_space(&base.space)?;
-            if k < 1 {
-                return Err("--k: must be ≥ 1".into());
-            }
+            let k = spanner_k(k, space.n())?;
             match spanner::spanner_mech(
                 &space,
                 &eps,
@@ -1056,9 +1088,7 @@ fn run(cli: Cli) -> Result<i32, String> {
             LpProblem::Spanner { base, k, output } => {
                 let eps = epsilon(&base.epsilon)?;
                 let space = lp_space(&base.space)?;
-                if k < 1 {
-                    return Err("--k: must be ≥ 1".into());
-                }
+                let k = spanner_k(k, space.n())? as u64;
                 let (edges, _) = spanner::greedy_spanner(&space, (2 * k - 1) as f64);
                 let lp = mdp::lp::model::PrivacyLp::new(
                     &space,

@@ -29,7 +29,7 @@ impl Matrix {
         use rayon::prelude::*;
         (0..self.rows)
             .into_par_iter()
-            .map(|r| self.row(r).iter().sum())
+            .map(|r| crate::exact::sum_tree(self.row(r).to_vec()))
             .collect()
     }
 }

@@ -116,6 +116,29 @@ pub struct Space {
 }
 
 const UNIT_VECTOR_PREC: u64 = 80;
+/// Largest accepted haversine radius (10^12: a light-year is ~10^13 km, and metres on
+/// Earth are 6.4·10^6).
+const MAX_RADIUS: u64 = 1_000_000_000_000;
+
+/// Haversine coordinates: latitude in [-90, 90], longitude in [-360, 360] (degrees), for
+/// input points and output points alike.
+fn check_lat_lon(points: &[Vec<Q>], path: &str) -> Result<(), MetricError> {
+    for (i, p) in points.iter().enumerate() {
+        if p[0] > 90u32 || p[0] < -90i32 {
+            return Err(merr(
+                format!("{path}[{i}][0]"),
+                "latitude outside [-90, 90]",
+            ));
+        }
+        if p[1] > 360u32 || p[1] < -360i32 {
+            return Err(merr(
+                format!("{path}[{i}][1]"),
+                "longitude outside [-360, 360]",
+            ));
+        }
+    }
+    Ok(())
+}
 /// Haversine spaces up to this many sites keep a table of enclosures (16 B each: 64 MiB).
 const HAVERSINE_CACHE_SITES: usize = 2048;
 
@@ -150,23 +173,14 @@ impl Space {
                     format!("haversine points are [lat, lon], got {dim} coordinates"),
                 ));
             }
-            if radius <= 0u32 {
-                return Err(merr("radius", "must be > 0"));
+            // The radius's size sets the working precision of every exact enclosure.
+            if radius <= 0u32 || radius > Q::from(MAX_RADIUS) || crate::io::bits(&radius) > 256 {
+                return Err(merr(
+                    "radius",
+                    format!("must be in (0, {MAX_RADIUS}] with at most 256 bits (a sphere's radius in the distance unit)"),
+                ));
             }
-            for (i, p) in points.iter().enumerate() {
-                if p[0] > 90u32 || p[0] < -90i32 {
-                    return Err(merr(
-                        format!("points[{i}][0]"),
-                        "latitude outside [-90, 90]",
-                    ));
-                }
-                if p[1] > 360u32 || p[1] < -360i32 {
-                    return Err(merr(
-                        format!("points[{i}][1]"),
-                        "longitude outside [-360, 360]",
-                    ));
-                }
-            }
+            check_lat_lon(&points, "points")?;
         }
         let n = points.len();
         let mut s = Space {
@@ -240,6 +254,9 @@ impl Space {
                 ));
             }
         }
+        if self.kind == MetricKind::Haversine {
+            check_lat_lon(&points, "")?;
+        }
         let mut s = self.clone();
         s.push_points(points);
         Ok(s)
@@ -294,8 +311,25 @@ impl Space {
     /// A graph metric: shortest-path lengths over undirected weighted edges (exact rational
     /// Dijkstra from every node). A disconnected graph is an error: its distance would be ∞.
     pub fn from_graph(n: usize, edges: &[(usize, usize, Q)]) -> Result<Space, MetricError> {
+        Self::from_graph_within(n, edges, u64::MAX)
+    }
+
+    /// [`Space::from_graph`] with a budget: the exact shortest-path table (n² rationals,
+    /// whose sizes grow along paths) may use at most `max_bits` bits in total. A
+    /// disconnected graph is refused before the table is allocated.
+    pub fn from_graph_within(
+        n: usize,
+        edges: &[(usize, usize, Q)],
+        max_bits: u64,
+    ) -> Result<Space, MetricError> {
         if n == 0 {
             return Err(merr("nodes", "must be ≥ 1"));
+        }
+        if edges.len() < n - 1 {
+            return Err(merr(
+                "edges",
+                format!("graph is disconnected: {} edges cannot connect {n} nodes", edges.len()),
+            ));
         }
         let mut adj: Vec<Vec<(usize, Q)>> = vec![Vec::new(); n];
         for (e, (u, v, w)) in edges.iter().enumerate() {
@@ -311,9 +345,39 @@ impl Space {
             adj[*u].push((*v, w.clone()));
             adj[*v].push((*u, w.clone()));
         }
+        // Connectivity first (cheap), then the table.
+        let mut seen = vec![false; n];
+        let mut stack = vec![0];
+        seen[0] = true;
+        while let Some(x) = stack.pop() {
+            for &(y, _) in &adj[x] {
+                if !seen[y] {
+                    seen[y] = true;
+                    stack.push(y);
+                }
+            }
+        }
+        if let Some(t) = seen.iter().position(|s| !s) {
+            return Err(merr(
+                "edges",
+                format!("graph is disconnected: node {t} is unreachable from node 0"),
+            ));
+        }
         let mut table = vec![Q::from(0u32); n * n];
+        let mut used: u64 = 0;
         for src in 0..n {
             let dist = dijkstra_exact(&adj, src);
+            used = dist
+                .iter()
+                .flatten()
+                .map(crate::io::bits)
+                .fold(used, u64::saturating_add);
+            if used > max_bits {
+                return Err(merr(
+                    "edges",
+                    format!("exact shortest-path distances need more than {max_bits} bits (--max-bits)"),
+                ));
+            }
             for (t, d) in dist.into_iter().enumerate() {
                 match d {
                     Some(d) => table[src * n + t] = d,

@@ -684,26 +684,28 @@ pub fn float_t_star(a: &[f64], b: &[f64], delta: f64) -> Option<f64> {
 pub fn exact_t_star(p: &Prepared, u: usize, v: usize, delta: &Q) -> Option<Q> {
     let a: Vec<Q> = (0..p.k).map(|w| p.h_exact(u, w)).collect();
     let b: Vec<Q> = (0..p.k).map(|w| p.h_exact(v, w)).collect();
-    let f1: Q = a
-        .iter()
-        .zip(&b)
-        .filter(|(x, y)| x > y)
-        .map(|(x, y)| x - y)
-        .sum();
+    let f1: Q = crate::exact::sum_tree(
+        a.iter()
+            .zip(&b)
+            .filter(|(x, y)| x > y)
+            .map(|(x, y)| x - y)
+            .collect(),
+    );
     if f1 <= *delta {
         return Some(Q::from(1u32));
     }
-    let mut a0 = Q::from(0u32);
+    let mut a0_terms = Vec::new();
     let mut bp: Vec<(Q, usize)> = Vec::new();
     for w in 0..p.k {
         if a[w] > 0u32 {
             if b[w] == 0u32 {
-                a0 += &a[w];
+                a0_terms.push(a[w].clone());
             } else if a[w] > b[w] {
                 bp.push((&a[w] / &b[w], w));
             }
         }
     }
+    let a0 = crate::exact::sum_tree(a0_terms);
     if a0 > *delta {
         return None;
     }

@@ -77,12 +77,9 @@ pub enum SamplerArg {
     Madlib,
 }
 
-/// A space and its labels (built-in spaces bring their own).
+/// A space and its labels (built-in spaces, CSV and GeoJSON files bring their own).
 fn space_with_labels(spec: &str) -> Result<(Space, Option<Vec<String>>), String> {
-    if let Some(Ok((s, l))) = spec.strip_prefix("builtin:").and_then(mdp::builtin::space) {
-        return Ok((s, Some(l)));
-    }
-    Ok((io::load_space(spec, &Limits::default()).map_err(|e| format!("--space: {e}"))?, None))
+    mdp::import::load_space_with_labels(spec, &Limits::default()).map_err(|e| format!("--space: {e}"))
 }
 
 /// Labels from a file: one per line, n of them, unique.
@@ -186,7 +183,7 @@ fn sampler_source(kind: SamplerArg, a: &PrivatizeArgs) -> Result<Source, String>
     let n = space.n();
     let sampler = match kind {
         SamplerArg::Tem => {
-            let gamma = tem::gamma_for_beta(&eps, n, a.beta).ok_or("--beta: must be in (0, 1)")?;
+            let gamma = tem::gamma_for_beta(&eps, n, a.beta).ok_or("--beta: must be in (0, 1), with γ = (2/ε)·ln((1−β)(n−1)/β) finite")?;
             let lists = tem::within_gamma(&space, &gamma, MAX_PREC)
                 .map_err(|(u, v)| format!("--beta: d({u},{v}) ≤ γ cannot be decided"))?;
             Sampler::Tem(tem::TemSampler::new(&space, &eps, &lists, &gamma))
@@ -466,7 +463,10 @@ pub enum ExperimentKind {
         /// A name for the output files.
         #[arg(long)]
         name: String,
-        #[arg(long, value_delimiter = ',', default_values = ["0.5", "1", "2", "4", "8"])]
+        /// Target ε_tight values: comma- or space-separated ("0.5,1,2", "0.5, 1, 2" or
+        /// `--targets 0.5 1 2`), each finite and > 0.
+        #[arg(long, value_delimiter = ',', num_args = 1.., value_parser = target_value,
+              default_values = ["0.5", "1", "2", "4", "8"])]
         targets: Vec<f64>,
         #[arg(long, value_delimiter = ',', value_enum,
               default_values = ["exponential", "constopt", "spanner", "optimal", "tem"])]
@@ -487,7 +487,7 @@ pub enum ExperimentKind {
         sizes: Vec<usize>,
         /// The ε_tight each family is calibrated to at the smallest n (its parameter is then
         /// kept for every n).
-        #[arg(long, default_value = "2")]
+        #[arg(long, default_value = "2", value_parser = target_value)]
         target: f64,
         #[arg(long, value_delimiter = ',', value_enum, default_values = ["constopt", "spanner", "optimal"])]
         mechanisms: Vec<FamilyArg>,
@@ -507,7 +507,7 @@ pub enum ExperimentKind {
         space: String,
         #[arg(long)]
         name: String,
-        #[arg(long, default_value = "2")]
+        #[arg(long, default_value = "2", value_parser = target_value)]
         target: f64,
         #[arg(long, value_delimiter = ',', default_values = ["1", "3", "5", "7", "9"])]
         rs: Vec<usize>,
@@ -516,6 +516,14 @@ pub enum ExperimentKind {
         #[arg(long, default_value = "experiments")]
         out_dir: PathBuf,
     },
+}
+
+/// A target ε_tight: a finite number > 0 (surrounding spaces allowed).
+fn target_value(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(t) if t > 0.0 && t.is_finite() => Ok(t),
+        _ => Err(format!("{s:?} is not a finite ε_tight > 0")),
+    }
 }
 
 fn prepare(dir: &std::path::Path) -> Result<(), String> {
@@ -533,9 +541,6 @@ pub fn experiment(kind: &ExperimentKind) -> Result<i32, String> {
             fam,
             out_dir,
         } => {
-            if targets.iter().any(|&t| !(t > 0.0)) {
-                return Err("--targets: every ε_tight must be > 0".into());
-            }
             prepare(out_dir)?;
             let s = lp_space(space)?;
             let fams: Vec<Family> = mechanisms

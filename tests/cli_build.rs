@@ -51,8 +51,21 @@ fn lp_mechanisms_are_written_and_pass_the_audit() {
         assert_eq!(code, 0, "{mech}: {err}");
         let text = std::fs::read_to_string(&out).unwrap();
         let file = mdp::io::read_mechanism(text.as_bytes(), &mdp::io::Limits::default()).unwrap();
-        let r = mdp::audit::audit(&file, &mdp::audit::Options::default()).unwrap();
+        // A scoped mechanism passes under a policy that accepts its η (and only then).
+        let scope = match &file.within {
+            Some(eta) => mdp::audit::ScopePolicy::WithinAtLeast(eta.clone()),
+            None => mdp::audit::ScopePolicy::AllPairs,
+        };
+        let opts = mdp::audit::Options {
+            scope,
+            ..Default::default()
+        };
+        let r = mdp::audit::audit(&file, &opts).unwrap();
         assert_eq!(r.verdict, mdp::audit::Verdict::Pass, "{mech}");
+        if file.within.is_some() {
+            let strict = mdp::audit::audit(&file, &Default::default()).unwrap();
+            assert_eq!(strict.verdict, mdp::audit::Verdict::Fail, "{mech}: scoped by default");
+        }
         assert_eq!(
             file.certificate.lp_dual.is_some(),
             mech != "spanner",

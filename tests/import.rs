@@ -674,8 +674,7 @@ proptest! {
         }
         let (s, got) = import::space_from_csv(text.as_bytes(), "p.csv", &Limits::default()).unwrap();
         prop_assert_eq!(got.unwrap(), labels);
-        for i in 0..n {
-            let (a, b) = coords[i];
+        for (i, &(a, b)) in coords.iter().enumerate().take(n) {
             prop_assert_eq!(&s.points()[i], &vec![Q::from_signeds(a, 100), Q::from_signeds(b, 100)]);
         }
     }

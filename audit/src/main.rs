@@ -53,8 +53,9 @@ struct Args {
     /// Largest total size in bits of the exact numbers of one matrix.
     #[arg(long, default_value_t = Limits::default().max_bits)]
     max_bits: u64,
-    /// Largest precision (bits) of the exact fallback before "inconclusive".
-    #[arg(long, default_value_t = mdp::privacy::DEFAULT_MAX_PREC)]
+    /// Largest precision (bits) of the exact fallback before "inconclusive" (64 to 65536).
+    #[arg(long, default_value_t = mdp::privacy::DEFAULT_MAX_PREC,
+          value_parser = clap::value_parser!(u64).range(64..=65536))]
     max_precision: u64,
 }
 
@@ -93,7 +94,7 @@ fn run(args: &Args) -> Result<i32, String> {
         },
         row_sum_tolerance: number("row-sum-tolerance", &args.row_sum_tolerance, false)?,
         loss_tolerance: number("loss-tolerance", &args.loss_tolerance, false)?,
-        max_prec: args.max_precision.max(64),
+        max_prec: args.max_precision,
     };
     if opts.delta.as_ref().is_some_and(|d| *d >= 1u32) {
         return Err("--delta: must be in [0, 1)".into());

@@ -44,3 +44,37 @@ pub fn f64_nearest(q: &Q) -> f64 {
 pub fn q_from_f64(x: f64) -> Q {
     Q::try_from(x).expect("finite f64")
 }
+
+/// The exact sum of `terms` by pairwise (tree) addition: with m terms of b bits and
+/// distinct denominators, the left-to-right sum costs Θ(m²·b) (its partial sums grow to
+/// m·b bits); the tree costs Θ(m·b·log m).
+pub fn sum_tree(mut terms: Vec<Q>) -> Q {
+    if terms.is_empty() {
+        return Q::from(0u32);
+    }
+    while terms.len() > 1 {
+        let mut next = Vec::with_capacity(terms.len().div_ceil(2));
+        let mut it = terms.into_iter();
+        while let Some(a) = it.next() {
+            next.push(match it.next() {
+                Some(b) => a + b,
+                None => a,
+            });
+        }
+        terms = next;
+    }
+    terms.pop().expect("one term")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sum_tree_is_the_exact_sum() {
+        let terms: Vec<Q> = (1..=37u32).map(|i| Q::from_unsigneds(1u32, i)).collect();
+        let plain: Q = terms.iter().sum();
+        assert_eq!(sum_tree(terms), plain);
+        assert_eq!(sum_tree(vec![]), Q::from(0u32));
+    }
+}

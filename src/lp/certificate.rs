@@ -14,7 +14,7 @@
 
 use super::model::exp_eps_d;
 use crate::exact::float::FI;
-use crate::exact::{f64_down, functions, q_from_f64, Q};
+use crate::exact::{f64_down, functions, q_from_f64, sum_tree, Q};
 use crate::io::{self, InputError};
 use crate::metric::Space;
 use malachite_base::num::arithmetic::traits::Reciprocal;
@@ -137,6 +137,7 @@ pub fn parse(v: &Value, n: usize, k: usize) -> Result<LpDual, InputError> {
         .as_array()
         .ok_or_else(|| io::input_error(&p, "expected an array of [u, v, k, value]"))?;
     let mut gamma = Vec::with_capacity(g.len());
+    let mut seen = std::collections::HashSet::new();
     for (i, e) in g.iter().enumerate() {
         let pi = format!("{p}[{i}]");
         let a = e
@@ -148,6 +149,12 @@ pub fn parse(v: &Value, n: usize, k: usize) -> Result<LpDual, InputError> {
         let kk = index(&a[2], &format!("{pi}[2]"), k)?;
         if u == w {
             return Err(io::input_error(&pi, "u = v is not a privacy row"));
+        }
+        if !seen.insert((u, w, kk)) {
+            return Err(io::input_error(
+                &pi,
+                format!("row ({u}, {w}, {kk}) is listed twice (one multiplier per privacy row)"),
+            ));
         }
         let x = io::number(&a[3], &format!("{pi}[3]"))?;
         if x < 0u32 {
@@ -275,25 +282,28 @@ fn bound_at(
         }
     };
     // Σ over γ per (u, k): + γ for rows (u, ·, k), − c_up γ for rows (·, u, k).
-    let mut adj: HashMap<(usize, usize), Q> = HashMap::new();
+    // Terms are collected per (u, k) and summed as a tree (no quadratic growth); each pair
+    // (u, v) is decided (scope, e^{εd}) once, however many outputs its rows have.
+    let mut adj: HashMap<(usize, usize), Vec<Q>> = HashMap::new();
     let mut scope_cache: HashMap<(usize, usize), Q> = HashMap::new();
     for (i, (u, v, kk, g)) in c.gamma.iter().enumerate() {
         if *g == 0u32 {
             continue;
         }
         let (u, v, kk) = (*u, *v, *kk);
-        if let Some(eta) = pb.within {
-            if pb.space.cmp_distance(u, v, eta, pb.max_prec) != Some(Ordering::Less)
-                && pb.space.cmp_distance(u, v, eta, pb.max_prec) != Some(Ordering::Equal)
-            {
-                return Err(Rejected(format!(
-                    "gamma[{i}]: pair ({u}, {v}) is not provably within η, so its row is not a constraint of the file's privacy claim"
-                )));
-            }
-        }
         let cup = match scope_cache.get(&(u, v)) {
             Some(x) => x.clone(),
             None => {
+                if let Some(eta) = pb.within {
+                    if !matches!(
+                        pb.space.cmp_distance(u, v, eta, pb.max_prec),
+                        Some(Ordering::Less | Ordering::Equal)
+                    ) {
+                        return Err(Rejected(format!(
+                            "gamma[{i}]: pair ({u}, {v}) is not provably within η, so its row is not a constraint of the file's privacy claim"
+                        )));
+                    }
+                }
                 let overflow = || {
                     Rejected(format!(
                         "gamma[{i}]: e^(ε·d({u},{v})) overflows; leave this row out"
@@ -316,10 +326,11 @@ fn bound_at(
                 x
             }
         };
-        *adj.entry((u, kk)).or_insert_with(|| Q::from(0u32)) += g.clone();
-        *adj.entry((v, kk)).or_insert_with(|| Q::from(0u32)) -= cup * g;
+        adj.entry((u, kk)).or_default().push(g.clone());
+        adj.entry((v, kk)).or_default().push(-(cup * g));
     }
-    let mut total = Q::from(0u32);
+    let adj: HashMap<(usize, usize), Q> = adj.into_iter().map(|(key, t)| (key, sum_tree(t))).collect();
+    let mut alphas = Vec::with_capacity(n);
     for u in 0..n {
         let mut alpha: Option<Q> = None;
         for kk in 0..k {
@@ -331,13 +342,13 @@ fn bound_at(
                 alpha = Some(a);
             }
         }
-        total += alpha.unwrap_or_else(|| Q::from(0u32));
+        alphas.push(alpha.unwrap_or_else(|| Q::from(0u32)));
     }
-    Ok(total)
+    Ok(sum_tree(alphas))
 }
 
 fn normalized(x: &[Q]) -> Vec<Q> {
-    let s: Q = x.iter().sum();
+    let s: Q = sum_tree(x.to_vec());
     let r = s.reciprocal();
     x.iter().map(|q| q * &r).collect()
 }

@@ -19,13 +19,43 @@ use crate::metric::Space;
 
 /// EXPMECH_Y on `space` at privacy level `eps`; `weights` = None is the plain mechanism.
 pub fn weighted_exponential(space: &Space, eps: &Q, weights: Option<&[Q]>) -> Matrix {
-    let n = space.n();
+    softmax_rows(space.n(), space.n(), logits(space, eps, weights))
+}
+
+/// The exponential mechanism's logits: log Y_j − ε d(w_i, w_j)/2.
+fn logits<'a>(space: &'a Space, eps: &Q, weights: Option<&[Q]>) -> impl Fn(usize, usize) -> f64 + 'a {
     let e = f64_nearest(eps);
     let logy: Vec<f64> = match weights {
         Some(w) => w.iter().map(|y| f64_nearest(y).ln()).collect(),
-        None => vec![0.0; n],
+        None => vec![0.0; space.n()],
     };
-    softmax_rows(n, n, |i, j| logy[j] - e * space.approx(i, j) / 2.0)
+    move |i, j| logy[j] - e * space.approx(i, j) / 2.0
+}
+
+/// The size in bits of the exact entries [`weighted_exponential`] would produce (an
+/// estimate from above: 64 bits of mantissa and exponent per entry plus its binary
+/// exponent), so a caller can refuse an ε whose entries e^{−εd/2} need unbounded numbers
+/// before building them.
+pub fn exact_bits(space: &Space, eps: &Q, weights: Option<&[Q]>) -> f64 {
+    softmax_bits(space.n(), space.n(), logits(space, eps, weights))
+}
+
+/// [`exact_bits`] for any softmax (TEM's truncated scores too).
+pub fn softmax_bits(rows: usize, cols: usize, logit: impl Fn(usize, usize) -> f64) -> f64 {
+    let mut total = 0.0;
+    for i in 0..rows {
+        let l: Vec<f64> = (0..cols).map(|j| logit(i, j)).collect();
+        let mx = l.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+        let ln_z = l.iter().map(|x| (x - mx).exp()).sum::<f64>().ln() + mx;
+        for x in &l {
+            if x.is_finite() {
+                total += 64.0 + ((ln_z - x) / std::f64::consts::LN_2).max(0.0);
+            } else if x.is_nan() || *x > 0.0 {
+                return f64::INFINITY;
+            }
+        }
+    }
+    total
 }
 
 /// The rows × cols matrix whose row i is the softmax of `logit(i, ·)` (log-sum-exp in

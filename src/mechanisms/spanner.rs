@@ -109,14 +109,14 @@ pub fn spanner_mech(
     if k < 1 {
         return Err(BuildError::Input("--k: must be ≥ 1".into()));
     }
-    let t = (2 * k - 1) as f64;
+    let t = (2 * u64::from(k) - 1) as f64;
     let (edges, _) = greedy_spanner(space, t);
     let stretch = verify_stretch(space, &edges, t).map_err(|(u, v)| {
         BuildError::Solver(format!(
             "spanner stretch ≤ {t} not proven at pair ({u}, {v})"
         ))
     })?;
-    let eps_run = eps / Q::from(2 * k - 1);
+    let eps_run = eps / Q::from(2 * u64::from(k) - 1);
     let lp = PrivacyLp::new(
         space,
         eps_run,

@@ -24,7 +24,7 @@ use std::cmp::Ordering;
 
 /// Theorem 4.2: γ = (2/ε) ln((1−β)(|W|−1)/β) makes Pr[d(w, TEM(w)) ≤ γ] ≥ 1 − β for every
 /// w. Returned rounded up (relative 1e-12), as a rational: a larger γ keeps the guarantee.
-/// `None` when β ∉ (0, 1); 0 when the logarithm is ≤ 0 (γ = 0 already suffices).
+/// `None` when β ∉ (0, 1) or γ overflows; 0 when the logarithm is ≤ 0 (γ = 0 already suffices).
 pub fn gamma_for_beta(eps: &Q, n: usize, beta: f64) -> Option<Q> {
     if !(beta > 0.0 && beta < 1.0) {
         return None;
@@ -35,9 +35,9 @@ pub fn gamma_for_beta(eps: &Q, n: usize, beta: f64) -> Option<Q> {
     } else {
         2.0 / f64_nearest(eps) * x.ln()
     };
-    Some(crate::exact::q_from_f64(
-        g * (1.0 + 1e-12) + f64::MIN_POSITIVE,
-    ))
+    let g = g * (1.0 + 1e-12) + f64::MIN_POSITIVE;
+    // A γ beyond f64 (ε below ~1e-300) is no truncation at all: refused, not a panic.
+    g.is_finite().then(|| crate::exact::q_from_f64(g))
 }
 
 /// The truncated score f(w, y) = −min(d(w, y), γ) of Lemma 4.1, for exact rational

@@ -115,6 +115,10 @@ pub struct Report {
     pub stats: Stats,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub meta: Option<Value>,
+    /// The distance (and loss) unit when the metric states one: "km" for haversine with
+    /// the default earth radius.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unit: Option<&'static str>,
 }
 
 /// Work statistics (what the fast filter decided, and timings).
@@ -498,7 +502,17 @@ fn policy_check(file: &MechanismFile, opts: &Options) -> Option<Check> {
 }
 
 fn f64_nearest_str(q: &Q) -> String {
-    format!("{}", crate::exact::f64_nearest(q))
+    plain(crate::exact::f64_nearest(q))
+}
+
+/// A number for people: the shortest decimal that reads back, in scientific notation
+/// outside [1e-4, 1e7).
+pub fn plain(x: f64) -> String {
+    if x == 0.0 || (1e-4..1e7).contains(&x.abs()) || !x.is_finite() {
+        format!("{x}")
+    } else {
+        format!("{x:e}")
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -541,6 +555,9 @@ fn finish(
         warnings,
         stats,
         meta: file.meta.clone(),
+        unit: (file.space.kind() == crate::metric::MetricKind::Haversine
+            && *file.space.radius() == crate::metric::default_radius())
+        .then_some("km"),
     }
 }
 
@@ -750,9 +767,15 @@ pub fn human(report: &Report) -> String {
         Verdict::Fail => "FAIL",
         Verdict::Inconclusive => "INCONCLUSIVE",
     };
+    let (per, unit) = match report.unit {
+        Some(u) => (format!(" per {u}"), format!(" {u}")),
+        None => (String::new(), String::new()),
+    };
     s.push_str(&format!(
-        "mdp-audit: {v}  (n = {}, K = {}, claimed ε = {})\n",
-        report.n, report.k, report.epsilon_claimed
+        "mdp-audit: {v}  (n = {}, K = {}, claimed ε = {}{per})\n",
+        report.n,
+        report.k,
+        plain(report.epsilon_claimed)
     ));
     let iv = |x: [Option<f64>; 2]| match x {
         [Some(a), Some(b)] => format!("[{a:.12e}, {b:.12e}]"),
@@ -770,19 +793,19 @@ pub fn human(report: &Report) -> String {
     ));
     if let Some(l) = report.loss_max {
         s.push_str(&format!(
-            "  loss L(M)               [{:.12e}, {:.12e}]\n",
+            "  loss L(M)               [{:.12e}, {:.12e}]{unit}\n",
             l[0], l[1]
         ));
     }
     if let Some(l) = report.loss_quantile {
         s.push_str(&format!(
-            "  loss L_q (q = {})      [{:.12e}, {:.12e}]\n",
+            "  loss L_q (q = {})      [{:.12e}, {:.12e}]{unit}\n",
             report.quantile, l[0], l[1]
         ));
     }
     if let Some(l) = report.expected_loss {
         s.push_str(&format!(
-            "  expected loss (prior)   [{:.12e}, {:.12e}]\n",
+            "  expected loss (prior)   [{:.12e}, {:.12e}]{unit}\n",
             l[0], l[1]
         ));
     }

@@ -199,12 +199,56 @@ impl From<SolverArg> for optimal::Solver {
 
 #[derive(clap::Args, Clone)]
 struct SpaceEps {
-    /// Space: `builtin:NAME`, a JSON metric object, or an mdp/1 file.
+    /// Space: `builtin:NAME`, a CSV or GeoJSON file of points, a JSON metric object, or an
+    /// mdp/1 file.
     #[arg(long, default_value = mdp::builtin::DEFAULT)]
     space: String,
     /// Privacy level ε > 0.
     #[arg(long)]
     epsilon: String,
+    /// Refuse an LP build whose estimated memory exceeds this (bytes, or with a K, M, G
+    /// suffix: 8G).
+    #[arg(long, default_value = "8G", value_parser = memory_value)]
+    max_memory: u64,
+}
+
+/// A memory size: bytes, or a number with a K, M or G suffix (powers of 1024).
+fn memory_value(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let (num, mult) = match t.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => (
+            &t[..i],
+            match c.to_ascii_uppercase() {
+                'K' => 1u64 << 10,
+                'M' => 1 << 20,
+                'G' => 1 << 30,
+                _ => return Err(format!("{s:?}: unknown unit (use K, M or G)")),
+            },
+        ),
+        _ => (t, 1),
+    };
+    num.trim()
+        .parse::<u64>()
+        .ok()
+        .and_then(|x| x.checked_mul(mult))
+        .ok_or_else(|| format!("{s:?} is not a memory size"))
+}
+
+fn mib(bytes: u64) -> String {
+    format!("{:.0} MiB", bytes as f64 / (1u64 << 20) as f64)
+}
+
+/// Refuse an LP over `n` inputs and `k` outputs whose estimated memory exceeds the budget.
+fn lp_memory(n: usize, k: usize, max_memory: u64) -> Result<(), String> {
+    let need = mdp::lp::model::memory_estimate(n as u64, k as u64);
+    if need > max_memory {
+        return Err(format!(
+            "--max-memory: the privacy LP over {n} inputs × {k} outputs needs about {} (estimate), over the budget of {}; use fewer points, ConstOPTMech (mdp build constopt) or raise --max-memory",
+            mib(need),
+            mib(max_memory)
+        ));
+    }
+    Ok(())
 }
 
 #[derive(clap::Args, Clone)]
@@ -428,6 +472,11 @@ pub(crate) fn emit(doc: serde_json::Value, output: &str) -> Result<audit::Report
     let report = audit::audit(&file, &opts).map_err(fail)?;
     if report.verdict == Verdict::Pass {
         if output == "-" {
+            use std::io::IsTerminal;
+            if std::io::stdout().is_terminal() {
+                // A matrix of n² exact numbers is not for reading: ask for a file or a pipe.
+                return Err("--output: not writing the mechanism to a terminal; give -o FILE (or pipe standard output)".into());
+            }
             println!("{text}");
         } else {
             std::fs::write(output, text + "\n")
@@ -912,6 +961,7 @@ fn run(cli: Cli) -> Result<i32, String> {
         } => {
             let eps = epsilon(&base.epsilon)?;
             let space = lp_space(&base.space)?;
+            lp_memory(space.n(), space.n(), base.max_memory)?;
             match optimal::optimal(&space, &eps, solver.into(), MAX_PREC, &mut progress(quiet)) {
                 Ok(b) => emit_lp(
                     "optimal",
@@ -940,6 +990,8 @@ fn run(cli: Cli) -> Result<i32, String> {
             let space = lp_space(&base.space)?;
             let (within, mut params) = pmo_params(&pmo)?;
             params.within = within.as_ref();
+            let k = params.outputs.as_ref().map_or(space.n(), Vec::len);
+            lp_memory(space.n(), k, base.max_memory)?;
             let built = match optimal::pmo(
                 &space,
                 &eps,
@@ -1002,6 +1054,7 @@ fn run(cli: Cli) -> Result<i32, String> {
             let eps = epsilon(&base.epsilon)?;
             let space = lp_space(&base.space)?;
             let k = spanner_k(k, space.n())?;
+            lp_memory(space.n(), space.n(), base.max_memory)?;
             match spanner::spanner_mech(
                 &space,
                 &eps,

@@ -35,6 +35,24 @@ pub const C_CAP: f64 = 524_288.0;
 /// Caps tried, in order, when the float solver fails numerically (spec/lp.md §2).
 pub const CAPS: [f64; 3] = [C_CAP, 65_536.0, 4_096.0];
 
+/// Bytes per working privacy row of the float solvers, measured with `/usr/bin/time` on
+/// whole OPTMech LPs (planar n = 30: 1.47 KB, n = 50: 1.26 KB per row, Clarabel's KKT
+/// system and factor included): the largest, rounded up.
+const BYTES_PER_ROW: u64 = 1_500;
+
+/// An estimate, before anything is built, of the memory a privacy LP over `n` inputs and
+/// `k` outputs needs: its working rows (the whole LP up to [`super::ipm::FULL_ROWS`], or the first lazy rounds: at least
+/// 3 rows per (u, k)) at [`BYTES_PER_ROW`], plus the n×n constant tables. Builders refuse
+/// past `--max-memory` instead of being killed by the allocator.
+pub fn memory_estimate(n: u64, k: u64) -> u64 {
+    let total = n.saturating_mul(n.saturating_sub(1)).saturating_mul(k);
+    let working = total.min((super::ipm::FULL_ROWS as u64).max(n.saturating_mul(k).saturating_mul(3)));
+    working
+        .saturating_mul(BYTES_PER_ROW)
+        .saturating_add(n.saturating_mul(n).saturating_mul(64))
+        .saturating_add(32 << 20)
+}
+
 /// What the LP minimizes.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Objective {

@@ -176,13 +176,28 @@ pub fn certified(
             },
             max_prec,
         };
+        let t_proof = std::time::Instant::now();
+        eprintln!(
+            "lp: proving the dual certificate exactly ({} multipliers)…",
+            d.gamma.len()
+        );
         let (mut cert, mut bound) = prove(lp, &d, &pb)?;
+        eprintln!(
+            "lp: dual certificate proves loss ≥ {:.12e} ({:.1} s)",
+            f64_down(&bound),
+            t_proof.elapsed().as_secs_f64()
+        );
         // An interior point dual can be inaccurate where constants are extreme: if its
         // proven bound is visibly below the LP value, the simplex's dual LP on the same rows
         // is tried too and the better proof kept.
         let tol = 1e-7 * primal.objective.abs() + 1e-12;
         if solver == Solver::Ipm && f64_down(&bound) < primal.objective - tol {
             let t = std::time::Instant::now();
+            eprintln!(
+                "lp: the interior point dual proves {:.3e} below the LP value; solving the simplex's dual on the {} working rows (can take minutes)…",
+                primal.objective - f64_down(&bound),
+                primal.rows.len()
+            );
             if let Ok(d2) = simplex::solve_dual(lp, &primal.rows) {
                 let (c2, b2) = prove(lp, &d2, &pb)?;
                 if b2 > bound {
@@ -190,6 +205,11 @@ pub fn certified(
                 }
             }
             built.seconds_dual += t.elapsed().as_secs_f64();
+            eprintln!(
+                "lp: dual certificate proves loss ≥ {:.12e} ({:.1} s)",
+                f64_down(&bound),
+                t.elapsed().as_secs_f64()
+            );
         }
         // Every loss is ≥ 0: a certificate proving less says nothing and is not written.
         if bound >= 0u32 {

@@ -1,0 +1,190 @@
+//! Hostile input (issue "Safe by default", item 3): one regression per defect class and a
+//! property test where the class has a law — tolerances decided outward, bound (8) under
+//! `neighbors`, coordinate ranges, resource budgets (exit 2, one line), extreme values on
+//! the command line.
+
+use mdp::audit::{claimed_loss_check, Verdict};
+use mdp::exact::float::FI;
+use mdp::exact::{q_from_f64, Q};
+use proptest::prelude::*;
+use serde_json::{json, Value};
+use std::process::Command;
+
+fn bin(name: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_BIN_EXE_mdp"))
+        .with_file_name(format!("{name}{}", std::env::consts::EXE_SUFFIX))
+}
+
+fn run(name: &str, args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(bin(name)).args(args).output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn write(name: &str, doc: &Value) -> String {
+    let dir = std::env::temp_dir().join(format!("mdp-hostile-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, doc.to_string()).unwrap();
+    p.to_string_lossy().into_owned()
+}
+
+/// Exit 2 with one line on stderr containing `needle`.
+fn refused(name: &str, args: &[&str], needle: &str) {
+    let (code, out, err) = run(name, args);
+    assert_eq!(code, 2, "{args:?}: {err}");
+    assert!(out.is_empty(), "{args:?}: {out}");
+    assert_eq!(err.lines().count(), 1, "{args:?}: not one line: {err}");
+    assert!(err.contains(needle), "{args:?}: {err:?} lacks {needle:?}");
+}
+
+fn uniform(n: usize) -> Value {
+    let row: Vec<Value> = (0..n).map(|_| json!(format!("1/{n}"))).collect();
+    Value::Array(vec![Value::Array(row); n])
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// `claimed_loss` passes only if the claim is within tolerance of every L in the
+    /// enclosure, and fails only if it is within tolerance of none (decided exactly).
+    #[test]
+    fn claimed_loss_is_decided_outward(
+        lo in 1e-6f64..1e6, width in 0f64..1e-6, tol_ppb in 0u32..10_000, off in -2e-5f64..2e-5
+    ) {
+        let hi = lo * (1.0 + width);
+        let tol = Q::from_unsigneds(tol_ppb, 1_000_000_000u32);
+        let claim = q_from_f64(lo * (1.0 + off));
+        let c = claimed_loss_check(&claim, FI::new(lo, hi), &tol);
+        let within = |l: f64| {
+            let l = q_from_f64(l);
+            let d = if claim > l { &claim - &l } else { &l - &claim };
+            d <= &tol * &l
+        };
+        // |claim − L| ≤ tol·L is convex in L: the endpoints decide the whole enclosure.
+        match c.verdict {
+            Verdict::Pass => prop_assert!(within(lo) && within(hi)),
+            Verdict::Fail => prop_assert!(!within(lo) && !within(hi)),
+            Verdict::Inconclusive => prop_assert!(!(within(lo) && within(hi))),
+        }
+    }
+
+    /// Bound (8) never grows with Q, and is 0 when the chained distance is +∞.
+    #[test]
+    fn bound_eq8_decreases_in_q(q1 in 0f64..50.0, dq in 0f64..50.0, eps in 0.01f64..5.0) {
+        let space = mdp::metric::Space::from_table(vec![
+            vec![Q::from(0u32), Q::from(3u32)],
+            vec![Q::from(3u32), Q::from(0u32)],
+        ]).unwrap();
+        let p = mdp::bounds::verify_packing(&space, &[0, 1], &Q::from(1u32), &[0, 1], 256).unwrap();
+        let a = mdp::bounds::bound_eq8(&p, q1, eps);
+        let b = mdp::bounds::bound_eq8(&p, q1 + dq, eps);
+        prop_assert!(b.lo <= a.lo);
+        prop_assert_eq!(mdp::bounds::bound_eq8(&p, f64::INFINITY, eps).lo, 0.0);
+    }
+}
+
+#[test]
+fn claimed_loss_just_outside_the_tolerance_never_passes() {
+    // The old float test rounded 1 ± tol to nearest and the tolerance up: a claim a hair
+    // beyond L(1 + tol) could pass.
+    let l = 0.3;
+    let tol = Q::from_unsigneds(1u32, 1_000_000_000u32);
+    let edge = q_from_f64(l) * (Q::from(1u32) + &tol);
+    let beyond = &edge + Q::from_unsigneds(1u32, 1u32 << 31) * &tol * q_from_f64(l) / Q::from(1u32 << 20);
+    assert_eq!(claimed_loss_check(&edge, FI::point(l), &tol).verdict, Verdict::Pass);
+    assert_ne!(claimed_loss_check(&beyond, FI::point(l), &tol).verdict, Verdict::Pass);
+}
+
+#[test]
+fn bound_8_under_neighbors_uses_the_chained_distance() {
+    // Two clusters {0,1}, {2,3} 10 apart; privacy claimed within η = 1 only: no guarantee
+    // links the clusters, so bound (8) with the plain Q = 10 would be a false lower bound.
+    let d = json!([[0, 1, 10, 11], [1, 0, 11, 10], [10, 11, 0, 1], [11, 10, 1, 0]]);
+    let doc = json!({
+        "format": "mdp/1", "epsilon": 1,
+        "metric": {"kind": "explicit", "distances": d},
+        "matrix": uniform(4),
+        "neighbors": {"within": 1},
+        "certificate": {"lower_bound": {"kind": "packing", "centers": [0, 2], "radius": "1/2"}},
+    });
+    let f = write("eq8.json", &doc);
+    let (code, out, err) = run("mdp-audit", &["--json", "--allow-scoped", &f]);
+    assert_eq!(code, 0, "{err}{out}");
+    let r: Value = serde_json::from_str(&out).unwrap();
+    let packing = r["checks"].as_array().unwrap().iter().find(|c| c["name"] == "packing").unwrap();
+    let detail = packing["detail"].as_str().unwrap();
+    assert!(detail.contains("bound (8): 0.000000000e0"), "{detail}");
+    assert!(detail.contains("Q ≤ inf"), "{detail}");
+}
+
+#[test]
+fn coordinates_are_range_checked_for_outputs_and_radius() {
+    let metric = json!({"kind": "haversine", "points": [[41.9, 12.5], [45.4, 9.2]]});
+    let doc = json!({
+        "format": "mdp/1", "epsilon": 1, "metric": metric,
+        "matrix": [["1/2", "1/2"], ["1/2", "1/2"]],
+        "outputs": {"points": [[100, 0], [0, 0]]},
+    });
+    refused("mdp-audit", &[&write("outlat.json", &doc)], "outputs.points[0][0]: latitude");
+    let doc = json!({
+        "format": "mdp/1", "epsilon": 1,
+        "metric": {"kind": "haversine", "points": [[41.9, 12.5], [45.4, 9.2]], "radius": "1e99999"},
+        "matrix": [["1/2", "1/2"], ["1/2", "1/2"]],
+    });
+    refused("mdp-audit", &[&write("radius.json", &doc)], "metric.radius");
+}
+
+#[test]
+fn budgets_refuse_with_one_line() {
+    // A graph of 4000 nodes and no edges: refused before a 16M-entry table is allocated.
+    let doc = json!({"format": "mdp/1", "epsilon": 1,
+        "metric": {"kind": "graph", "nodes": 4000, "edges": []}, "matrix": [[1]]});
+    refused("mdp-audit", &[&write("graph.json", &doc)], "disconnected");
+    // n² distances of a coordinate space count against --max-entries, even with K = 1.
+    let pts: Vec<Value> = (0..11).map(|i| json!([i, 0])).collect();
+    let doc = json!({"format": "mdp/1", "epsilon": 1,
+        "metric": {"kind": "euclidean", "points": pts},
+        "outputs": {"of_inputs": [0]}, "matrix": vec![json!([1]); 11]});
+    refused("mdp-audit", &["--max-entries", "100", &write("n2.json", &doc)], "metric.points");
+    // A certificate number counts against --max-bits.
+    let big = format!("1{}", "0".repeat(20_000));
+    let doc = json!({"format": "mdp/1", "epsilon": 1,
+        "metric": {"kind": "explicit", "distances": [[0, 1], [1, 0]]},
+        "matrix": uniform(2), "certificate": {"claimed_loss": big}});
+    refused("mdp-audit", &["--max-bits", "10000", &write("bits.json", &doc)], "--max-bits");
+    // One multiplier per privacy row.
+    let doc = json!({"format": "mdp/1", "epsilon": 1,
+        "metric": {"kind": "explicit", "distances": [[0, 1], [1, 0]]},
+        "matrix": uniform(2), "certificate": {"lower_bound": {"kind": "lp_dual",
+            "objective": "max_loss", "value": 0, "beta": [1, 1],
+            "gamma": [[0, 1, 0, "1/3"], [0, 1, 0, "1/5"]]}}});
+    refused("mdp-audit", &[&write("dup.json", &doc)], "listed twice");
+}
+
+#[test]
+fn extreme_command_line_values_are_input_errors() {
+    for e in ["1e300", "1e10", "1e-400", "0"] {
+        refused("mdp", &["build", "exponential", "--epsilon", e, "-o", "/dev/null"], "--epsilon");
+    }
+    refused(
+        "mdp",
+        &["build", "spanner", "--epsilon", "1", "--k", "3000000000", "-o", "/dev/null"],
+        "--k",
+    );
+    refused(
+        "mdp",
+        &["build", "optimal", "--epsilon", "1", "--max-memory", "10M", "-o", "/dev/null"],
+        "--max-memory",
+    );
+    // A limit at u64::MAX does not wrap.
+    let f = write("ok.json", &json!({"format": "mdp/1", "epsilon": 1,
+        "metric": {"kind": "explicit", "distances": [[0, 1], [1, 0]]}, "matrix": uniform(2)}));
+    let (code, _, err) = run("mdp-audit", &["--quiet", "--max-bytes", "18446744073709551615", &f]);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, _) = run("mdp-audit", &["--quiet", "--max-precision", "1000000000000", &f]);
+    assert_eq!(code, 2);
+}

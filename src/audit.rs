@@ -33,6 +33,26 @@ pub enum ScopePolicy {
     AnyScope,
 }
 
+impl ScopePolicy {
+    /// The gate's flags: `--require-within ETA` (η ≥ ETA), else `--allow-scoped`, else all
+    /// pairs.
+    pub fn from_flags(require_within: Option<Q>, allow_scoped: bool) -> ScopePolicy {
+        match (require_within, allow_scoped) {
+            (Some(eta), _) => ScopePolicy::WithinAtLeast(eta),
+            (None, true) => ScopePolicy::AnyScope,
+            (None, false) => ScopePolicy::AllPairs,
+        }
+    }
+
+    /// A producer's policy: exactly the scope it was asked to build (all pairs, or its η).
+    pub fn exactly(within: Option<&Q>) -> ScopePolicy {
+        match within {
+            Some(eta) => ScopePolicy::WithinAtLeast(eta.clone()),
+            None => ScopePolicy::AllPairs,
+        }
+    }
+}
+
 /// Options of an audit.
 #[derive(Clone, Debug)]
 pub struct Options {
@@ -446,6 +466,9 @@ pub fn audit(file: &MechanismFile, opts: &Options) -> Result<Report, InputError>
 /// The pipeline's policy (`--require-epsilon`, the scope policy): `None` when the file
 /// claims all pairs and no ε is required (nothing beyond the other checks to decide).
 fn policy_check(file: &MechanismFile, opts: &Options) -> Option<Check> {
+    if opts.epsilon.is_none() && file.within.is_none() {
+        return None;
+    }
     let required = opts.epsilon.as_ref().map(|e| {
         format!(
             "privacy checked at the required ε = {} (the file claims ε = {})",
@@ -486,9 +509,6 @@ fn policy_check(file: &MechanismFile, opts: &Options) -> Option<Check> {
             ),
         ),
     };
-    if required.is_none() && file.within.is_none() {
-        return None;
-    }
     let detail = match required {
         Some(r) => format!("{r}; {scope}"),
         None => scope,

@@ -15,7 +15,6 @@ use crate::loss::{self, Cost};
 use crate::mechanism::{Matrix, Outputs};
 use crate::metric::{MetricKind, Space};
 use crate::privacy::Prepared;
-use malachite_base::num::logic::traits::SignificantBits;
 use rayon::prelude::*;
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -193,10 +192,6 @@ const LAT: &[&str] = &["lat", "latitude"];
 const LON: &[&str] = &["lon", "lng", "long", "longitude"];
 const LABEL: &[&str] = &["label", "name", "id"];
 
-fn bits(q: &Q) -> u64 {
-    q.numerator_ref().significant_bits() + q.denominator_ref().significant_bits()
-}
-
 fn check_points(n: usize, name: &str, limits: &Limits) -> Result<(), InputError> {
     if n == 0 {
         return Err(input_error(
@@ -204,16 +199,7 @@ fn check_points(n: usize, name: &str, limits: &Limits) -> Result<(), InputError>
             "no points (one data row or feature per point)",
         ));
     }
-    if (n as u64).saturating_mul(n as u64) > limits.max_entries {
-        return Err(input_error(
-            name,
-            format!(
-                "{n} points: {n}² entries exceed the limit of {} (--max-entries)",
-                limits.max_entries
-            ),
-        ));
-    }
-    Ok(())
+    io::check_entries(name, n as u64, n as u64, limits)
 }
 
 fn check_unique(labels: &[(String, String)], name: &str) -> Result<(), InputError> {
@@ -379,15 +365,9 @@ pub fn space_from_csv_as(
                 return Err(input_error(at(r, coord_cols[1]), m));
             }
         }
-        used += p.iter().map(bits).sum::<u64>();
+        used += p.iter().map(io::bits).sum::<u64>();
         if used > limits.max_bits {
-            return Err(input_error(
-                name,
-                format!(
-                    "exact numbers need more than {} bits in total (--max-bits)",
-                    limits.max_bits
-                ),
-            ));
+            return Err(io::over_bits(name, limits));
         }
         pts.push(p);
     }
@@ -465,15 +445,9 @@ pub fn space_from_geojson(
         if let Some(m) = bad_lon {
             return Err(input_error(format!("{cp}[0]"), m));
         }
-        used += bits(&lat) + bits(&lon);
+        used += io::bits(&lat) + io::bits(&lon);
         if used > limits.max_bits {
-            return Err(input_error(
-                name,
-                format!(
-                    "exact numbers need more than {} bits in total (--max-bits)",
-                    limits.max_bits
-                ),
-            ));
+            return Err(io::over_bits(name, limits));
         }
         pts.push(vec![lat, lon]);
     }
@@ -638,28 +612,13 @@ fn check_entries(limits: &Limits, name: &str, rows: usize, cols: usize) -> Resul
     if rows == 0 || cols == 0 {
         return Err(input_error(name, format!("empty matrix ({rows} × {cols})")));
     }
-    if (rows as u64).saturating_mul(cols as u64) > limits.max_entries {
-        return Err(input_error(
-            name,
-            format!(
-                "{rows} × {cols} entries exceed the limit of {} (--max-entries)",
-                limits.max_entries
-            ),
-        ));
-    }
-    Ok(())
+    io::check_entries(name, rows as u64, cols as u64, limits)
 }
 
 fn bits_budget(m: &Matrix, name: &str, limits: &Limits) -> Result<(), InputError> {
-    let total: u64 = m.data.par_iter().map(bits).sum();
+    let total: u64 = m.data.par_iter().map(io::bits).sum();
     if total > limits.max_bits {
-        return Err(input_error(
-            name,
-            format!(
-                "exact numbers need more than {} bits in total (--max-bits)",
-                limits.max_bits
-            ),
-        ));
+        return Err(io::over_bits(name, limits));
     }
     Ok(())
 }

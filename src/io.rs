@@ -235,16 +235,7 @@ pub fn number_matrix(
             "must have at least one column",
         ));
     }
-    if (a.len() as u64).saturating_mul(k as u64) > limits.max_entries {
-        return Err(input_error(
-            path,
-            format!(
-                "{} × {k} entries exceed the limit of {} (--max-entries)",
-                a.len(),
-                limits.max_entries
-            ),
-        ));
-    }
+    check_entries(path, a.len() as u64, k as u64, limits)?;
     // Rows are converted in parallel; the first error in row order is reported. A shared
     // budget stops conversion once the numbers' total size exceeds `max_bits`.
     use rayon::prelude::*;
@@ -298,7 +289,23 @@ pub fn bits(q: &Q) -> u64 {
     q.numerator_ref().significant_bits() + q.denominator_ref().significant_bits()
 }
 
-fn over_bits(path: &str, limits: &Limits) -> InputError {
+/// `rows × cols` exact numbers (entries, or pairwise distances the auditor keeps) within
+/// `--max-entries`.
+pub fn check_entries(path: &str, rows: u64, cols: u64, limits: &Limits) -> Result<(), InputError> {
+    if rows.saturating_mul(cols) > limits.max_entries {
+        return Err(input_error(
+            path,
+            format!(
+                "{rows} × {cols} entries exceed the limit of {} (--max-entries)",
+                limits.max_entries
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The `--max-bits` error.
+pub fn over_bits(path: &str, limits: &Limits) -> InputError {
     input_error(
         path,
         format!(
@@ -412,15 +419,7 @@ pub fn space_from_value(v: &Value, path: &str, limits: &Limits) -> Result<Space,
                 .get("nodes")
                 .ok_or_else(|| input_error(format!("{path}.nodes"), "missing"))?;
             let n = index(nv, &format!("{path}.nodes"), usize::MAX)?;
-            if (n as u64).saturating_mul(n as u64) > limits.max_entries {
-                return Err(input_error(
-                    format!("{path}.nodes"),
-                    format!(
-                        "{n}² distances exceed the limit of {} (--max-entries)",
-                        limits.max_entries
-                    ),
-                ));
-            }
+            check_entries(&format!("{path}.nodes"), n as u64, n as u64, limits)?;
             let ev = o
                 .get("edges")
                 .ok_or_else(|| input_error(format!("{path}.edges"), "missing"))?;
@@ -450,19 +449,9 @@ pub fn space_from_value(v: &Value, path: &str, limits: &Limits) -> Result<Space,
                 }
                 _ => None,
             };
-            let s = Space::from_points(kind, pts, radius).map_err(wrap)?;
             // The auditor keeps n² distance enclosures: bounded like a table.
-            let n = s.n() as u64;
-            if n.saturating_mul(n) > limits.max_entries {
-                return Err(input_error(
-                    format!("{path}.points"),
-                    format!(
-                        "{n}² distances exceed the limit of {} (--max-entries)",
-                        limits.max_entries
-                    ),
-                ));
-            }
-            Ok(s)
+            check_entries(&format!("{path}.points"), pts.len() as u64, pts.len() as u64, limits)?;
+            Space::from_points(kind, pts, radius).map_err(wrap)
         }
     }
 }
@@ -530,15 +519,7 @@ pub fn mechanism_from_value(v: &Value, limits: &Limits) -> Result<MechanismFile,
     };
     if let Outputs::Points(p) = &outputs {
         let sites = (n + p.len()) as u64;
-        if sites.saturating_mul(sites) > limits.max_entries {
-            return Err(input_error(
-                "outputs.points",
-                format!(
-                    "{sites}² site distances exceed the limit of {} (--max-entries)",
-                    limits.max_entries
-                ),
-            ));
-        }
+        check_entries("outputs.points", sites, sites, limits)?;
     }
     let mv = o
         .get("matrix")

@@ -463,10 +463,7 @@ pub(crate) fn emit(doc: serde_json::Value, output: &str) -> Result<audit::Report
         .map_err(|e| format!("--output: the file would exceed mdp-audit's default limits ({e}); nothing written"))?;
     // A producer's policy is what it was asked to build: all pairs, or exactly the η given.
     let opts = Options {
-        scope: match &file.within {
-            Some(eta) => audit::ScopePolicy::WithinAtLeast(eta.clone()),
-            None => audit::ScopePolicy::AllPairs,
-        },
+        scope: audit::ScopePolicy::exactly(file.within.as_ref()),
         ..Options::default()
     };
     let report = audit::audit(&file, &opts).map_err(fail)?;
@@ -488,7 +485,11 @@ pub(crate) fn emit(doc: serde_json::Value, output: &str) -> Result<audit::Report
 
 /// Load the space of an LP mechanism; LP mechanisms need a metric (exit 2 otherwise).
 pub(crate) fn lp_space(spec: &str) -> Result<mdp::metric::Space, String> {
-    let space = io::load_space(spec, &Limits::default()).map_err(fail)?;
+    require_metric(io::load_space(spec, &Limits::default()).map_err(fail)?)
+}
+
+/// A loaded space that LP mechanisms and samplers accept: a metric (exit 2 otherwise).
+pub(crate) fn require_metric(space: mdp::metric::Space) -> Result<mdp::metric::Space, String> {
     if let Some((u, v, w)) = space.triangle_violation() {
         return Err(format!(
             "--space: not a metric: d({u},{w}) > d({u},{v}) + d({v},{w})"
@@ -808,12 +809,7 @@ fn build_tem(base: &SpaceEps, beta: f64, gamma: Option<&str>, output: &str) -> R
         None => mdp::mechanisms::tem::gamma_for_beta(&eps, space.n(), beta)
             .ok_or("--beta: must be in (0, 1)")?,
     };
-    // Every TEM score is ≥ −ε·γ/2: entries ≥ e^{−εγ/2}/n.
-    let n = space.n() as f64;
-    let per_entry = 64.0
-        + (mdp::exact::f64_up(&eps) * mdp::exact::f64_up(&gamma) / 2.0 + n.ln())
-            / std::f64::consts::LN_2;
-    within_size_budget(n * n * per_entry)?;
+    within_size_budget(mdp::mechanisms::tem::exact_bits(space.n(), &eps, &gamma))?;
     let lists = mdp::mechanisms::tem::within_gamma(&space, &gamma, MAX_PREC)
         .map_err(|(u, v)| format!("--gamma: d({u},{v}) ≤ γ cannot be decided"))?;
     let Some((matrix, t)) =

@@ -379,17 +379,7 @@ impl Space {
                 ));
             }
             for (t, d) in dist.into_iter().enumerate() {
-                match d {
-                    Some(d) => table[src * n + t] = d,
-                    None => {
-                        return Err(merr(
-                            "edges",
-                            format!(
-                                "graph is disconnected: node {t} is unreachable from node {src}"
-                            ),
-                        ))
-                    }
-                }
+                table[src * n + t] = d.expect("every node is reachable (checked above)");
             }
         }
         Ok(Self::from_exact_table(MetricKind::Graph, n, table))

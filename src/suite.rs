@@ -2,7 +2,7 @@
 //! `calibrate` and `experiment` (part of the binary, declared in `main.rs`; the work is
 //! done by the library's [`mdp::privatize`], [`mdp::calibrate`] and [`mdp::experiment`]).
 
-use crate::{emit, epsilon, lp_space, MAX_PREC};
+use crate::{emit, epsilon, lp_space, require_metric, MAX_PREC};
 use mdp::audit::{self, Verdict};
 use mdp::exact::{f64_nearest, parse_rational, q_from_f64, Q};
 use mdp::mechanism::Outputs;
@@ -115,11 +115,13 @@ fn privatize_policy(a: &PrivatizeArgs) -> Result<audit::Options, String> {
             .as_deref()
             .map(|e| positive("require-epsilon", e))
             .transpose()?,
-        scope: match (&a.require_within, a.allow_scoped) {
-            (Some(eta), _) => audit::ScopePolicy::WithinAtLeast(positive("require-within", eta)?),
-            (None, true) => audit::ScopePolicy::AnyScope,
-            (None, false) => audit::ScopePolicy::AllPairs,
-        },
+        scope: audit::ScopePolicy::from_flags(
+            a.require_within
+                .as_deref()
+                .map(|e| positive("require-within", e))
+                .transpose()?,
+            a.allow_scoped,
+        ),
         ..audit::Options::default()
     })
 }
@@ -178,8 +180,8 @@ fn mechanism_source(path: &str, a: &PrivatizeArgs) -> Result<Result<Source, i32>
 fn sampler_source(kind: SamplerArg, a: &PrivatizeArgs) -> Result<Source, String> {
     let eps = epsilon(a.epsilon.as_deref().ok_or("--epsilon: required with --sampler")?)?;
     let spec = a.space.as_deref().unwrap_or(mdp::builtin::DEFAULT);
-    let (_, labels) = space_with_labels(spec)?;
-    let space = lp_space(spec)?;
+    let (space, labels) = space_with_labels(spec)?;
+    let space = require_metric(space)?;
     let n = space.n();
     let sampler = match kind {
         SamplerArg::Tem => {
@@ -228,13 +230,15 @@ pub fn privatize(a: &PrivatizeArgs) -> Result<i32, String> {
         }
     };
     // The name written for each output column.
+    let coords = |p: &[Q]| -> String {
+        p.iter()
+            .map(|q| f64_nearest(q).to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    };
     let site_name = |i: usize| -> String {
         if a.snap {
-            src.space.points()[i]
-                .iter()
-                .map(|q| f64_nearest(q).to_string())
-                .collect::<Vec<_>>()
-                .join(",")
+            coords(&src.space.points()[i])
         } else {
             match (&labels, a.by_index) {
                 (Some(l), false) => l[i].clone(),
@@ -246,10 +250,7 @@ pub fn privatize(a: &PrivatizeArgs) -> Result<i32, String> {
         Outputs::Inputs => (0..n).map(site_name).collect(),
         Outputs::OfInputs(v) => v.iter().map(|&i| site_name(i)).collect(),
         Outputs::Labels(l) => l.clone(),
-        Outputs::Points(p) => p
-            .iter()
-            .map(|x| x.iter().map(|q| f64_nearest(q).to_string()).collect::<Vec<_>>().join(","))
-            .collect(),
+        Outputs::Points(p) => p.iter().map(|x| coords(x)).collect(),
     };
     let input: Box<dyn std::io::BufRead> = if a.input == "-" {
         Box::new(std::io::stdin().lock())

@@ -52,10 +52,7 @@ fn lp_mechanisms_are_written_and_pass_the_audit() {
         let text = std::fs::read_to_string(&out).unwrap();
         let file = mdp::io::read_mechanism(text.as_bytes(), &mdp::io::Limits::default()).unwrap();
         // A scoped mechanism passes under a policy that accepts its η (and only then).
-        let scope = match &file.within {
-            Some(eta) => mdp::audit::ScopePolicy::WithinAtLeast(eta.clone()),
-            None => mdp::audit::ScopePolicy::AllPairs,
-        };
+        let scope = mdp::audit::ScopePolicy::exactly(file.within.as_ref());
         let opts = mdp::audit::Options {
             scope,
             ..Default::default()

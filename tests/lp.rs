@@ -75,10 +75,7 @@ fn audited(space: &Space, eps: &Q, b: &Built, extra: serde_json::Value) -> audit
     let text = serde_json::to_string(&doc).unwrap();
     let file = io::read_mechanism(text.as_bytes(), &Limits::default()).unwrap();
     // The producer's policy: all pairs, or exactly the η it was built for.
-    let scope = match &file.within {
-        Some(eta) => audit::ScopePolicy::WithinAtLeast(eta.clone()),
-        None => audit::ScopePolicy::AllPairs,
-    };
+    let scope = audit::ScopePolicy::exactly(file.within.as_ref());
     audit::audit(&file, &Options { scope, ..Options::default() }).unwrap()
 }
 

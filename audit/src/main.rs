@@ -87,11 +87,13 @@ fn run(args: &Args) -> Result<i32, String> {
             .as_deref()
             .map(|s| number("quantile", s, false))
             .transpose()?,
-        scope: match (&args.require_within, args.allow_scoped) {
-            (Some(eta), _) => audit::ScopePolicy::WithinAtLeast(number("require-within", eta, true)?),
-            (None, true) => audit::ScopePolicy::AnyScope,
-            (None, false) => audit::ScopePolicy::AllPairs,
-        },
+        scope: audit::ScopePolicy::from_flags(
+            args.require_within
+                .as_deref()
+                .map(|s| number("require-within", s, true))
+                .transpose()?,
+            args.allow_scoped,
+        ),
         row_sum_tolerance: number("row-sum-tolerance", &args.row_sum_tolerance, false)?,
         loss_tolerance: number("loss-tolerance", &args.loss_tolerance, false)?,
         max_prec: args.max_precision,

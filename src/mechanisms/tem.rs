@@ -40,6 +40,17 @@ pub fn gamma_for_beta(eps: &Q, n: usize, beta: f64) -> Option<Q> {
     g.is_finite().then(|| crate::exact::q_from_f64(g))
 }
 
+/// An upper estimate of the size in bits of TEM's exact matrix on n inputs (as
+/// [`super::exponential::exact_bits`]): every score is ≥ −ε·γ/2, so every entry is
+/// ≥ e^{−εγ/2}/n and takes at most 64 + (εγ/2 + ln n)/ln 2 bits.
+pub fn exact_bits(n: usize, eps: &Q, gamma: &Q) -> f64 {
+    let n = n as f64;
+    let per_entry = 64.0
+        + (crate::exact::f64_up(eps) * crate::exact::f64_up(gamma) / 2.0 + n.ln())
+            / std::f64::consts::LN_2;
+    n * n * per_entry
+}
+
 /// The truncated score f(w, y) = −min(d(w, y), γ) of Lemma 4.1, for exact rational
 /// distances (the Lipschitz property is tested on it).
 pub fn truncated_score(d: &Q, gamma: &Q) -> Q {

@@ -1,26 +1,11 @@
 //! `mdp build optimal|pmo|spanner` and `mdp lp export`: produced files pass the audit, bad
 //! input is one line on standard error with exit 2.
 
-use std::process::Command;
-
-fn mdp(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_mdp"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+mod common;
+use common::mdp;
 
 fn tmp(name: &str, text: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("mdp-cli-build-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join(name);
-    std::fs::write(&p, text).unwrap();
-    p.to_string_lossy().into_owned()
+    common::tmp("cli-build", name, Some(text.as_bytes()))
 }
 
 const SPACE: &str =
@@ -61,7 +46,11 @@ fn lp_mechanisms_are_written_and_pass_the_audit() {
         assert_eq!(r.verdict, mdp::audit::Verdict::Pass, "{mech}");
         if file.within.is_some() {
             let strict = mdp::audit::audit(&file, &Default::default()).unwrap();
-            assert_eq!(strict.verdict, mdp::audit::Verdict::Fail, "{mech}: scoped by default");
+            assert_eq!(
+                strict.verdict,
+                mdp::audit::Verdict::Fail,
+                "{mech}: scoped by default"
+            );
         }
         assert_eq!(
             file.certificate.lp_dual.is_some(),

@@ -2,39 +2,11 @@
 //! `privatize`, `estimate madlib`, `experiment`: files pass the audit (with their packing
 //! certificate), bad input is one line on standard error with exit 2.
 
-use std::process::{Command, Stdio};
-
-fn mdp_in(args: &[&str], stdin: &str) -> (i32, String, String) {
-    use std::io::Write;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mdp"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-fn mdp(args: &[&str]) -> (i32, String, String) {
-    mdp_in(args, "")
-}
+mod common;
+use common::{mdp, mdp_in};
 
 fn tmp(name: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("mdp-cli-suite-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name).to_string_lossy().into_owned()
+    common::tmp("cli-suite", name, None)
 }
 
 fn audit(path: &str) -> mdp::audit::Report {

@@ -8,28 +8,18 @@ use mdp::exact::float::FI;
 use mdp::exact::{q_from_f64, Q};
 use proptest::prelude::*;
 use serde_json::{json, Value};
-use std::process::Command;
 
-fn bin(name: &str) -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_BIN_EXE_mdp"))
-        .with_file_name(format!("{name}{}", std::env::consts::EXE_SUFFIX))
-}
+mod common;
 
 fn run(name: &str, args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(bin(name)).args(args).output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    match name {
+        "mdp" => common::mdp(args),
+        _ => common::mdp_audit(args),
+    }
 }
 
 fn write(name: &str, doc: &Value) -> String {
-    let dir = std::env::temp_dir().join(format!("mdp-hostile-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join(name);
-    std::fs::write(&p, doc.to_string()).unwrap();
-    p.to_string_lossy().into_owned()
+    common::tmp("hostile", name, Some(doc.to_string().as_bytes()))
 }
 
 /// Exit 2 with one line on stderr containing `needle`.
@@ -94,16 +84,28 @@ fn claimed_loss_just_outside_the_tolerance_never_passes() {
     let l = 0.3;
     let tol = Q::from_unsigneds(1u32, 1_000_000_000u32);
     let edge = q_from_f64(l) * (Q::from(1u32) + &tol);
-    let beyond = &edge + Q::from_unsigneds(1u32, 1u32 << 31) * &tol * q_from_f64(l) / Q::from(1u32 << 20);
-    assert_eq!(claimed_loss_check(&edge, FI::point(l), &tol).verdict, Verdict::Pass);
-    assert_ne!(claimed_loss_check(&beyond, FI::point(l), &tol).verdict, Verdict::Pass);
+    let beyond =
+        &edge + Q::from_unsigneds(1u32, 1u32 << 31) * &tol * q_from_f64(l) / Q::from(1u32 << 20);
+    assert_eq!(
+        claimed_loss_check(&edge, FI::point(l), &tol).verdict,
+        Verdict::Pass
+    );
+    assert_ne!(
+        claimed_loss_check(&beyond, FI::point(l), &tol).verdict,
+        Verdict::Pass
+    );
 }
 
 #[test]
 fn bound_8_under_neighbors_uses_the_chained_distance() {
     // Two clusters {0,1}, {2,3} 10 apart; privacy claimed within η = 1 only: no guarantee
     // links the clusters, so bound (8) with the plain Q = 10 would be a false lower bound.
-    let d = json!([[0, 1, 10, 11], [1, 0, 11, 10], [10, 11, 0, 1], [11, 10, 1, 0]]);
+    let d = json!([
+        [0, 1, 10, 11],
+        [1, 0, 11, 10],
+        [10, 11, 0, 1],
+        [11, 10, 1, 0]
+    ]);
     let doc = json!({
         "format": "mdp/1", "epsilon": 1,
         "metric": {"kind": "explicit", "distances": d},
@@ -115,7 +117,12 @@ fn bound_8_under_neighbors_uses_the_chained_distance() {
     let (code, out, err) = run("mdp-audit", &["--json", "--allow-scoped", &f]);
     assert_eq!(code, 0, "{err}{out}");
     let r: Value = serde_json::from_str(&out).unwrap();
-    let packing = r["checks"].as_array().unwrap().iter().find(|c| c["name"] == "packing").unwrap();
+    let packing = r["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "packing")
+        .unwrap();
     let detail = packing["detail"].as_str().unwrap();
     assert!(detail.contains("bound (8): 0.000000000e0"), "{detail}");
     assert!(detail.contains("Q ≤ inf"), "{detail}");
@@ -129,7 +136,11 @@ fn coordinates_are_range_checked_for_outputs_and_radius() {
         "matrix": [["1/2", "1/2"], ["1/2", "1/2"]],
         "outputs": {"points": [[100, 0], [0, 0]]},
     });
-    refused("mdp-audit", &[&write("outlat.json", &doc)], "outputs.points[0][0]: latitude");
+    refused(
+        "mdp-audit",
+        &[&write("outlat.json", &doc)],
+        "outputs.points[0][0]: latitude",
+    );
     let doc = json!({
         "format": "mdp/1", "epsilon": 1,
         "metric": {"kind": "haversine", "points": [[41.9, 12.5], [45.4, 9.2]], "radius": "1e99999"},
@@ -149,13 +160,21 @@ fn budgets_refuse_with_one_line() {
     let doc = json!({"format": "mdp/1", "epsilon": 1,
         "metric": {"kind": "euclidean", "points": pts},
         "outputs": {"of_inputs": [0]}, "matrix": vec![json!([1]); 11]});
-    refused("mdp-audit", &["--max-entries", "100", &write("n2.json", &doc)], "metric.points");
+    refused(
+        "mdp-audit",
+        &["--max-entries", "100", &write("n2.json", &doc)],
+        "metric.points",
+    );
     // A certificate number counts against --max-bits.
     let big = format!("1{}", "0".repeat(20_000));
     let doc = json!({"format": "mdp/1", "epsilon": 1,
         "metric": {"kind": "explicit", "distances": [[0, 1], [1, 0]]},
         "matrix": uniform(2), "certificate": {"claimed_loss": big}});
-    refused("mdp-audit", &["--max-bits", "10000", &write("bits.json", &doc)], "--max-bits");
+    refused(
+        "mdp-audit",
+        &["--max-bits", "10000", &write("bits.json", &doc)],
+        "--max-bits",
+    );
     // One multiplier per privacy row.
     let doc = json!({"format": "mdp/1", "epsilon": 1,
         "metric": {"kind": "explicit", "distances": [[0, 1], [1, 0]]},
@@ -168,23 +187,54 @@ fn budgets_refuse_with_one_line() {
 #[test]
 fn extreme_command_line_values_are_input_errors() {
     for e in ["1e300", "1e10", "1e-400", "0"] {
-        refused("mdp", &["build", "exponential", "--epsilon", e, "-o", "/dev/null"], "--epsilon");
+        refused(
+            "mdp",
+            &["build", "exponential", "--epsilon", e, "-o", "/dev/null"],
+            "--epsilon",
+        );
     }
     refused(
         "mdp",
-        &["build", "spanner", "--epsilon", "1", "--k", "3000000000", "-o", "/dev/null"],
+        &[
+            "build",
+            "spanner",
+            "--epsilon",
+            "1",
+            "--k",
+            "3000000000",
+            "-o",
+            "/dev/null",
+        ],
         "--k",
     );
     refused(
         "mdp",
-        &["build", "optimal", "--epsilon", "1", "--max-memory", "10M", "-o", "/dev/null"],
+        &[
+            "build",
+            "optimal",
+            "--epsilon",
+            "1",
+            "--max-memory",
+            "10M",
+            "-o",
+            "/dev/null",
+        ],
         "--max-memory",
     );
     // A limit at u64::MAX does not wrap.
-    let f = write("ok.json", &json!({"format": "mdp/1", "epsilon": 1,
-        "metric": {"kind": "explicit", "distances": [[0, 1], [1, 0]]}, "matrix": uniform(2)}));
-    let (code, _, err) = run("mdp-audit", &["--quiet", "--max-bytes", "18446744073709551615", &f]);
+    let f = write(
+        "ok.json",
+        &json!({"format": "mdp/1", "epsilon": 1,
+        "metric": {"kind": "explicit", "distances": [[0, 1], [1, 0]]}, "matrix": uniform(2)}),
+    );
+    let (code, _, err) = run(
+        "mdp-audit",
+        &["--quiet", "--max-bytes", "18446744073709551615", &f],
+    );
     assert_eq!(code, 0, "{err}");
-    let (code, _, _) = run("mdp-audit", &["--quiet", "--max-precision", "1000000000000", &f]);
+    let (code, _, _) = run(
+        "mdp-audit",
+        &["--quiet", "--max-precision", "1000000000000", &f],
+    );
     assert_eq!(code, 2);
 }

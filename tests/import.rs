@@ -8,27 +8,12 @@ use mdp::import::{self, MatrixFormat};
 use mdp::io::{self, Limits};
 use mdp::metric::{MetricKind, Space};
 use proptest::prelude::*;
-use std::process::Command;
-
-fn mdp(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_mdp"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+mod common;
+use common::mdp;
 
 /// A file `name` with `bytes` in a directory of its own for test `test`.
 fn tmp(test: &str, name: &str, bytes: &[u8]) -> String {
-    let dir = std::env::temp_dir().join(format!("mdp-import-{}-{test}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join(name);
-    std::fs::write(&p, bytes).unwrap();
-    p.to_string_lossy().into_owned()
+    common::tmp(&format!("import-{test}"), name, Some(bytes))
 }
 
 fn q(s: &str) -> Q {
@@ -234,20 +219,15 @@ fn npy_round_trip() {
         }
     };
     // C order, float64.
-    let c = import::matrix_from_npy(&npy_f64(&m), "m.npy", &lim, &import::any_entry).unwrap();
+    let read = |bytes: &[u8]| import::matrix_from_npy(bytes, "m.npy", &lim, &import::any_entry);
+    let c = read(&npy_f64(&m)).unwrap();
     exact(&c, &m);
     // Fortran order: column-major data.
     let data: Vec<u8> = (0..3)
         .flat_map(|j| (0..3).map(move |i| (i, j)))
         .flat_map(|(i, j)| m[i][j].to_le_bytes())
         .collect();
-    let f = import::matrix_from_npy(
-        &npy("<f8", true, 3, 3, &data),
-        "m.npy",
-        &lim,
-        &import::any_entry,
-    )
-    .unwrap();
+    let f = read(&npy("<f8", true, 3, 3, &data)).unwrap();
     exact(&f, &m);
     // float32: the exact value of each f32.
     let data: Vec<u8> = m
@@ -255,13 +235,7 @@ fn npy_round_trip() {
         .flatten()
         .flat_map(|x| (*x as f32).to_le_bytes())
         .collect();
-    let g = import::matrix_from_npy(
-        &npy("<f4", false, 3, 3, &data),
-        "m.npy",
-        &lim,
-        &import::any_entry,
-    )
-    .unwrap();
+    let g = read(&npy("<f4", false, 3, 3, &data)).unwrap();
     let m32: Vec<Vec<f64>> = m
         .iter()
         .map(|r| r.iter().map(|x| *x as f32 as f64).collect())
@@ -269,7 +243,7 @@ fn npy_round_trip() {
     exact(&g, &m32);
     // Rejected: pickles, other dtypes, 1-D arrays, NaN, truncated data.
     let bad = |bytes: Vec<u8>, what: &str| {
-        let e = import::matrix_from_npy(&bytes, "m.npy", &lim, &import::any_entry).unwrap_err();
+        let e = read(&bytes).unwrap_err();
         assert!(e.to_string().contains(what), "{e}");
     };
     bad(npy("|O", false, 1, 1, &[0; 8]), "pickle");

@@ -76,7 +76,14 @@ fn audited(space: &Space, eps: &Q, b: &Built, extra: serde_json::Value) -> audit
     let file = io::read_mechanism(text.as_bytes(), &Limits::default()).unwrap();
     // The producer's policy: all pairs, or exactly the η it was built for.
     let scope = audit::ScopePolicy::exactly(file.within.as_ref());
-    audit::audit(&file, &Options { scope, ..Options::default() }).unwrap()
+    audit::audit(
+        &file,
+        &Options {
+            scope,
+            ..Options::default()
+        },
+    )
+    .unwrap()
 }
 
 fn check(report: &audit::Report, name: &str) -> Verdict {

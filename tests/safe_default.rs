@@ -3,51 +3,20 @@
 //! through the two binaries as a pipeline uses them.
 
 use serde_json::{json, Value};
-use std::process::{Command, Stdio};
 
-fn run(bin: &str, args: &[&str], stdin: &str) -> (i32, String, String) {
-    use std::io::Write;
-    let mut child = Command::new(bin)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-fn mdp(args: &[&str], stdin: &str) -> (i32, String, String) {
-    run(env!("CARGO_BIN_EXE_mdp"), args, stdin)
-}
+mod common;
+use common::mdp_in as mdp;
 
 fn audit(args: &[&str]) -> i32 {
-    let bin = std::path::Path::new(env!("CARGO_BIN_EXE_mdp"))
-        .with_file_name(format!("mdp-audit{}", std::env::consts::EXE_SUFFIX));
-    run(bin.to_str().unwrap(), args, "").0
+    common::mdp_audit(args).0
 }
 
 fn tmp(name: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("mdp-safe-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name).to_string_lossy().into_owned()
+    common::tmp("safe", name, None)
 }
 
 fn write(name: &str, doc: &Value) -> String {
-    let p = tmp(name);
-    std::fs::write(&p, doc.to_string()).unwrap();
-    p
+    common::tmp("safe", name, Some(doc.to_string().as_bytes()))
 }
 
 /// A near-identity mechanism on 3 points at mutual distance 1: the diagonal carries
@@ -75,7 +44,10 @@ fn privatize_is_randomized_by_default_and_warns_on_a_seed() {
     let out = tmp("demo.json");
     let (code, _, err) = mdp(&["demo", "-o", &out], "");
     assert_eq!(code, 0, "{err}");
-    let records: String = (1..=100).map(|i| format!("{i}\n")).collect::<String>().repeat(3);
+    let records: String = (1..=100)
+        .map(|i| format!("{i}\n"))
+        .collect::<String>()
+        .repeat(3);
     let a = mdp(&["privatize", "--mechanism", &out], &records);
     let b = mdp(&["privatize", "--mechanism", &out], &records);
     assert_eq!(a.0, 0, "{}", a.2);
@@ -105,10 +77,20 @@ fn labels_and_indices_never_collide() {
         "0\n",
     );
     assert_eq!(code, 2);
-    assert!(err.contains("line 1") && err.contains("unknown input label"), "{err}");
+    assert!(
+        err.contains("line 1") && err.contains("unknown input label"),
+        "{err}"
+    );
     // Indices only on request, and then indices out.
     let (code, out, err) = mdp(
-        &["privatize", "--mechanism", &mech, "--labels", &labels, "--by-index"],
+        &[
+            "privatize",
+            "--mechanism",
+            &mech,
+            "--labels",
+            &labels,
+            "--by-index",
+        ],
         "0\n2\n",
     );
     assert_eq!(code, 0, "{err}");
@@ -140,7 +122,8 @@ fn rome100_labels_are_not_shifted() {
 
 #[test]
 fn snap_maps_raw_coordinates_to_the_nearest_input() {
-    let metric = json!({"kind": "haversine", "points": [[41.9, 12.5], [45.46, 9.19], [40.85, 14.27]]});
+    let metric =
+        json!({"kind": "haversine", "points": [[41.9, 12.5], [45.46, 9.19], [40.85, 14.27]]});
     // Distances ≥ 180 km: ε = 1 per km makes the near-identity private.
     let mech = write("snap.json", &near_identity(metric, "1", json!({})));
     let (code, out, err) = mdp(
@@ -160,7 +143,10 @@ fn snap_maps_raw_coordinates_to_the_nearest_input() {
 #[test]
 fn the_gate_checks_the_pipelines_epsilon_not_the_files_claim() {
     // Claims ε = 1000: passes on its own claim, fails a gate that requires ε = 1.
-    let f = write("claim1000.json", &near_identity(explicit3(), "1000", json!({})));
+    let f = write(
+        "claim1000.json",
+        &near_identity(explicit3(), "1000", json!({})),
+    );
     assert_eq!(audit(&["--quiet", &f]), 0);
     assert_eq!(audit(&["--quiet", "--require-epsilon", "1", &f]), 1);
     assert_eq!(audit(&["--quiet", "--require-epsilon", "35", &f]), 0);
@@ -169,7 +155,15 @@ fn the_gate_checks_the_pipelines_epsilon_not_the_files_claim() {
     let labels = tmp("l3.txt");
     std::fs::write(&labels, "a\nb\nc\n").unwrap();
     let (code, out, err) = mdp(
-        &["privatize", "--mechanism", &f, "--labels", &labels, "--require-epsilon", "1"],
+        &[
+            "privatize",
+            "--mechanism",
+            &f,
+            "--labels",
+            &labels,
+            "--require-epsilon",
+            "1",
+        ],
         "a\n",
     );
     assert_eq!(code, 1, "{err}");
@@ -197,7 +191,14 @@ fn scoped_claims_fail_unless_the_policy_accepts_them() {
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("policy"), "{err}");
     let (code, _, err) = mdp(
-        &["privatize", "--mechanism", &f, "--labels", &labels, "--allow-scoped"],
+        &[
+            "privatize",
+            "--mechanism",
+            &f,
+            "--labels",
+            &labels,
+            "--allow-scoped",
+        ],
         "a\n",
     );
     assert_eq!(code, 0, "{err}");

@@ -55,3 +55,57 @@ pub fn audit_matrix(
     let file = io::read_mechanism(text.as_bytes(), &Limits::default()).unwrap();
     audit::audit(&file, &Options::default()).unwrap()
 }
+
+/// Run the binary at `bin` with `args` and `stdin`: (exit code, stdout, stderr).
+pub fn run(bin: &std::path::Path, args: &[&str], stdin: &str) -> (i32, String, String) {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(bin)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// `mdp` with `args` and `stdin`.
+pub fn mdp_in(args: &[&str], stdin: &str) -> (i32, String, String) {
+    run(std::path::Path::new(env!("CARGO_BIN_EXE_mdp")), args, stdin)
+}
+
+/// `mdp` with `args` and an empty standard input.
+pub fn mdp(args: &[&str]) -> (i32, String, String) {
+    mdp_in(args, "")
+}
+
+/// `mdp-audit` (built beside `mdp` by `cargo test --workspace`) with `args`.
+pub fn mdp_audit(args: &[&str]) -> (i32, String, String) {
+    let bin = std::path::Path::new(env!("CARGO_BIN_EXE_mdp"))
+        .with_file_name(format!("mdp-audit{}", std::env::consts::EXE_SUFFIX));
+    run(&bin, args, "")
+}
+
+/// The path of `name` in this test process's directory `dir` (created); with `bytes`,
+/// the file is written.
+pub fn tmp(dir: &str, name: &str, bytes: Option<&[u8]>) -> String {
+    let d = std::env::temp_dir().join(format!("mdp-{dir}-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    let p = d.join(name);
+    if let Some(b) = bytes {
+        std::fs::write(&p, b).unwrap();
+    }
+    p.to_string_lossy().into_owned()
+}

@@ -113,8 +113,8 @@ pub fn build(space: &Space, family: &Family, p: f64) -> Result<Instance, String>
             b.matrix
         }
         Family::Tem { beta } => {
-            let gamma =
-                tem::gamma_for_beta(&eps, space.n(), *beta).ok_or("--beta: must be in (0, 1), with γ = (2/ε)·ln((1−β)(n−1)/β) finite")?;
+            let gamma = tem::gamma_for_beta(&eps, space.n(), *beta)
+                .ok_or("--beta: must be in (0, 1), with γ = (2/ε)·ln((1−β)(n−1)/β) finite")?;
             let lists = tem::within_gamma(space, &gamma, PREC)
                 .map_err(|(u, v)| format!("tem: d({u},{v}) ≤ γ undecided"))?;
             tem::tem_matrix_certified(space, &eps, &lists, &gamma, PREC)

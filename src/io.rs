@@ -320,7 +320,13 @@ pub fn over_bits(path: &str, limits: &Limits) -> InputError {
 fn file_bits(f: &MechanismFile) -> u64 {
     let sum = |v: &[Q]| v.iter().map(bits).fold(0u64, u64::saturating_add);
     let mut total = sum(&f.matrix.data)
-        .saturating_add(f.space.points().iter().map(|p| sum(p)).fold(0, u64::saturating_add))
+        .saturating_add(
+            f.space
+                .points()
+                .iter()
+                .map(|p| sum(p))
+                .fold(0, u64::saturating_add),
+        )
         .saturating_add(sum(f.space.table()))
         .saturating_add(bits(&f.epsilon) + bits(&f.delta) + bits(&f.quantile))
         .saturating_add(bits(f.space.radius()));
@@ -347,7 +353,12 @@ fn file_bits(f: &MechanismFile) -> u64 {
         total = total
             .saturating_add(bits(&d.value))
             .saturating_add(d.beta.as_deref().map_or(0, sum))
-            .saturating_add(d.gamma.iter().map(|g| bits(&g.3)).fold(0, u64::saturating_add));
+            .saturating_add(
+                d.gamma
+                    .iter()
+                    .map(|g| bits(&g.3))
+                    .fold(0, u64::saturating_add),
+            );
     }
     total
 }
@@ -450,7 +461,12 @@ pub fn space_from_value(v: &Value, path: &str, limits: &Limits) -> Result<Space,
                 _ => None,
             };
             // The auditor keeps n² distance enclosures: bounded like a table.
-            check_entries(&format!("{path}.points"), pts.len() as u64, pts.len() as u64, limits)?;
+            check_entries(
+                &format!("{path}.points"),
+                pts.len() as u64,
+                pts.len() as u64,
+                limits,
+            )?;
             Space::from_points(kind, pts, radius).map_err(wrap)
         }
     }

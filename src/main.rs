@@ -370,9 +370,14 @@ pub(crate) fn epsilon(s: &str) -> Result<Q, String> {
     if q <= 0u32 {
         return Err("--epsilon: must be > 0".into());
     }
-    let (lo, hi) = (Q::from_unsigneds(1u32, 1_000_000_000u32), Q::from(1_000_000_000u32));
+    let (lo, hi) = (
+        Q::from_unsigneds(1u32, 1_000_000_000u32),
+        Q::from(1_000_000_000u32),
+    );
     if q < lo || q > hi {
-        return Err(format!("--epsilon: {s} is outside the supported range [1e-9, 1e9]"));
+        return Err(format!(
+            "--epsilon: {s} is outside the supported range [1e-9, 1e9]"
+        ));
     }
     Ok(q)
 }
@@ -380,7 +385,10 @@ pub(crate) fn epsilon(s: &str) -> Result<Q, String> {
 /// SpannerMech's k: 1 ≤ k ≤ n (beyond n the stretch 2k − 1 exceeds any path's hops).
 fn spanner_k(k: u64, n: usize) -> Result<u32, String> {
     if k < 1 || k > n.max(1) as u64 {
-        return Err(format!("--k: must be in 1..={} (the number of inputs)", n.max(1)));
+        return Err(format!(
+            "--k: must be in 1..={} (the number of inputs)",
+            n.max(1)
+        ));
     }
     Ok(k as u32)
 }
@@ -459,8 +467,9 @@ pub(crate) fn emit(doc: serde_json::Value, output: &str) -> Result<audit::Report
             Limits::default().max_bytes
         ));
     }
-    let file = io::read_mechanism(text.as_bytes(), &Limits::default())
-        .map_err(|e| format!("--output: the file would exceed mdp-audit's default limits ({e}); nothing written"))?;
+    let file = io::read_mechanism(text.as_bytes(), &Limits::default()).map_err(|e| {
+        format!("--output: the file would exceed mdp-audit's default limits ({e}); nothing written")
+    })?;
     // A producer's policy is what it was asked to build: all pairs, or exactly the η given.
     let opts = Options {
         scope: audit::ScopePolicy::exactly(file.within.as_ref()),

@@ -328,7 +328,10 @@ impl Space {
         if edges.len() < n - 1 {
             return Err(merr(
                 "edges",
-                format!("graph is disconnected: {} edges cannot connect {n} nodes", edges.len()),
+                format!(
+                    "graph is disconnected: {} edges cannot connect {n} nodes",
+                    edges.len()
+                ),
             ));
         }
         let mut adj: Vec<Vec<(usize, Q)>> = vec![Vec::new(); n];
@@ -375,7 +378,9 @@ impl Space {
             if used > max_bits {
                 return Err(merr(
                     "edges",
-                    format!("exact shortest-path distances need more than {max_bits} bits (--max-bits)"),
+                    format!(
+                        "exact shortest-path distances need more than {max_bits} bits (--max-bits)"
+                    ),
                 ));
             }
             for (t, d) in dist.into_iter().enumerate() {

@@ -20,7 +20,7 @@
 //! TEM's Algorithm 3 and Madlib are samplers without a matrix (floating-point noise): they
 //! are the papers' samplers, not the exactly audited matrix, and say so.
 
-use crate::exact::{f64_nearest, Q, N};
+use crate::exact::{f64_nearest, N, Q};
 use crate::mechanism::Matrix;
 use crate::mechanisms::madlib::Madlib;
 use crate::mechanisms::tem::TemSampler;
@@ -304,7 +304,10 @@ mod tests {
         // C = [0, 1/2, 1]: both halves, never out of range.
         let er = ExactRow::new(&[Q::from(1u32), Q::from(1u32)]);
         let mut r = rng(Some(1));
-        let ones = (0..4000).map(|_| er.sample(&mut r)).filter(|&k| k == 1).count();
+        let ones = (0..4000)
+            .map(|_| er.sample(&mut r))
+            .filter(|&k| k == 1)
+            .count();
         assert!((1700..2300).contains(&ones), "{ones}");
     }
 
@@ -318,6 +321,9 @@ mod tests {
     fn normalization_is_exact() {
         let m = Matrix::new(1, 2, vec![Q::from(1u32), Q::from(2u32)]);
         let n = normalized(&m);
-        assert_eq!(n.row(0), &[Q::from_unsigneds(1u32, 3u32), Q::from_unsigneds(2u32, 3u32)]);
+        assert_eq!(
+            n.row(0),
+            &[Q::from_unsigneds(1u32, 3u32), Q::from_unsigneds(2u32, 3u32)]
+        );
     }
 }

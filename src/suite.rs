@@ -5,11 +5,11 @@
 use crate::{emit, epsilon, lp_space, require_metric, MAX_PREC};
 use mdp::audit::{self, Verdict};
 use mdp::exact::{f64_nearest, parse_rational, q_from_f64, Q};
-use mdp::mechanism::Outputs;
-use mdp::metric::Space;
 use mdp::experiment::{self, Family};
 use mdp::io::{self, Limits};
+use mdp::mechanism::Outputs;
 use mdp::mechanisms::{madlib, tem};
+use mdp::metric::Space;
 use mdp::privatize::{self, Sampler};
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
@@ -79,7 +79,8 @@ pub enum SamplerArg {
 
 /// A space and its labels (built-in spaces, CSV and GeoJSON files bring their own).
 fn space_with_labels(spec: &str) -> Result<(Space, Option<Vec<String>>), String> {
-    mdp::import::load_space_with_labels(spec, &Limits::default()).map_err(|e| format!("--space: {e}"))
+    mdp::import::load_space_with_labels(spec, &Limits::default())
+        .map_err(|e| format!("--space: {e}"))
 }
 
 /// Labels from a file: one per line, n of them, unique.
@@ -136,7 +137,8 @@ struct Source {
 }
 
 fn mechanism_source(path: &str, a: &PrivatizeArgs) -> Result<Result<Source, i32>, String> {
-    let bytes = io::read_source(path, &Limits::default()).map_err(|e| format!("--mechanism: {e}"))?;
+    let bytes =
+        io::read_source(path, &Limits::default()).map_err(|e| format!("--mechanism: {e}"))?;
     let mut file = io::read_mechanism(&bytes, &Limits::default()).map_err(|e| e.to_string())?;
     // What is sampled is the exactly normalized matrix: that is what is audited.
     file.matrix = privatize::normalized(&file.matrix);
@@ -178,14 +180,19 @@ fn mechanism_source(path: &str, a: &PrivatizeArgs) -> Result<Result<Source, i32>
 }
 
 fn sampler_source(kind: SamplerArg, a: &PrivatizeArgs) -> Result<Source, String> {
-    let eps = epsilon(a.epsilon.as_deref().ok_or("--epsilon: required with --sampler")?)?;
+    let eps = epsilon(
+        a.epsilon
+            .as_deref()
+            .ok_or("--epsilon: required with --sampler")?,
+    )?;
     let spec = a.space.as_deref().unwrap_or(mdp::builtin::DEFAULT);
     let (space, labels) = space_with_labels(spec)?;
     let space = require_metric(space)?;
     let n = space.n();
     let sampler = match kind {
         SamplerArg::Tem => {
-            let gamma = tem::gamma_for_beta(&eps, n, a.beta).ok_or("--beta: must be in (0, 1), with γ = (2/ε)·ln((1−β)(n−1)/β) finite")?;
+            let gamma = tem::gamma_for_beta(&eps, n, a.beta)
+                .ok_or("--beta: must be in (0, 1), with γ = (2/ε)·ln((1−β)(n−1)/β) finite")?;
             let lists = tem::within_gamma(&space, &gamma, MAX_PREC)
                 .map_err(|(u, v)| format!("--beta: d({u},{v}) ≤ γ cannot be decided"))?;
             Sampler::Tem(tem::TemSampler::new(&space, &eps, &lists, &gamma))
@@ -215,9 +222,10 @@ pub fn privatize(a: &PrivatizeArgs) -> Result<i32, String> {
         None => src.labels.take(),
     };
     let snapper = if a.snap {
-        Some(mdp::privatize::Snapper::new(&src.space).ok_or(
-            "--snap: the space has no coordinates (explicit table or graph)",
-        )?)
+        Some(
+            mdp::privatize::Snapper::new(&src.space)
+                .ok_or("--snap: the space has no coordinates (explicit table or graph)")?,
+        )
     } else {
         None
     };

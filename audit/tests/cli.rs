@@ -72,7 +72,11 @@ fn corpus_exit_codes_witnesses_and_messages() {
             let r = report(&out);
             assert_eq!(r["verdict"], if want == 0 { "pass" } else { "fail" });
             if let Some(p) = entry.get("policy") {
-                let c = r["checks"].as_array().unwrap().iter().find(|c| c["name"] == "policy");
+                let c = r["checks"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|c| c["name"] == "policy");
                 assert_eq!(c.map(|c| &c["verdict"]), Some(p), "{}", file.display());
             }
             if let Some(w) = entry.get("witness") {

@@ -329,7 +329,8 @@ fn bound_at(
         adj.entry((u, kk)).or_default().push(g.clone());
         adj.entry((v, kk)).or_default().push(-(cup * g));
     }
-    let adj: HashMap<(usize, usize), Q> = adj.into_iter().map(|(key, t)| (key, sum_tree(t))).collect();
+    let adj: HashMap<(usize, usize), Q> =
+        adj.into_iter().map(|(key, t)| (key, sum_tree(t))).collect();
     let mut alphas = Vec::with_capacity(n);
     for u in 0..n {
         let mut alpha: Option<Q> = None;

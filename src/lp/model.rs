@@ -46,7 +46,8 @@ const BYTES_PER_ROW: u64 = 1_500;
 /// past `--max-memory` instead of being killed by the allocator.
 pub fn memory_estimate(n: u64, k: u64) -> u64 {
     let total = n.saturating_mul(n.saturating_sub(1)).saturating_mul(k);
-    let working = total.min((super::ipm::FULL_ROWS as u64).max(n.saturating_mul(k).saturating_mul(3)));
+    let working =
+        total.min((super::ipm::FULL_ROWS as u64).max(n.saturating_mul(k).saturating_mul(3)));
     working
         .saturating_mul(BYTES_PER_ROW)
         .saturating_add(n.saturating_mul(n).saturating_mul(64))

@@ -23,7 +23,11 @@ pub fn weighted_exponential(space: &Space, eps: &Q, weights: Option<&[Q]>) -> Ma
 }
 
 /// The exponential mechanism's logits: log Y_j − ε d(w_i, w_j)/2.
-fn logits<'a>(space: &'a Space, eps: &Q, weights: Option<&[Q]>) -> impl Fn(usize, usize) -> f64 + 'a {
+fn logits<'a>(
+    space: &'a Space,
+    eps: &Q,
+    weights: Option<&[Q]>,
+) -> impl Fn(usize, usize) -> f64 + 'a {
     let e = f64_nearest(eps);
     let logy: Vec<f64> = match weights {
         Some(w) => w.iter().map(|y| f64_nearest(y).ln()).collect(),

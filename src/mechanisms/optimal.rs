@@ -211,6 +211,19 @@ pub fn certified(
                 t.elapsed().as_secs_f64()
             );
         }
+        // Float noise can leave the proof a hair below 0 where the optimum is 0 (e.g. a
+        // prior on one input). The same certificate without γ bounds the loss by
+        // Σ_u β_u·min_k cost(u,k) (or the prior's), which is ≥ 0: keep the better proof.
+        if bound < 0u32 {
+            let mut trivial = cert.clone();
+            trivial.gamma.clear();
+            if let Ok(b0) = certificate::proven_bound(&trivial, &pb, lp.n, lp.k()) {
+                if b0 > bound {
+                    trivial.value = b0.clone();
+                    (cert, bound) = (trivial, b0);
+                }
+            }
+        }
         // Every loss is ≥ 0: a certificate proving less says nothing and is not written.
         if bound >= 0u32 {
             built.lower_bound = Some(f64_down(&bound));

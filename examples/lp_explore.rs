@@ -27,13 +27,7 @@ fn main() {
     );
     let sup: Vec<(u32, u32, u32)> = d.gamma.iter().map(|g| (g.0, g.1, g.2)).collect();
     let t = Instant::now();
-    let p = simplex::solve_primal_from(&lp, sup, &mut |r| {
-        eprintln!(
-            "  round {} rows {} added {} obj {:.12} {:.2}s",
-            r.round, r.rows, r.added, r.objective, r.seconds
-        )
-    })
-    .unwrap();
+    let p = simplex::solve_primal_from(&lp, sup, &mdp::progress::Console::new(false, 0.0)).unwrap();
     eprintln!(
         "primal from support: obj {:.12} in {:.2}s",
         p.objective,

@@ -9,6 +9,7 @@ use crate::loss::{self, Cost};
 use crate::mechanism::Outputs;
 use crate::metric::Space;
 use crate::privacy::{self, Decision, EpsEnclosure, Prepared};
+use crate::progress::{Progress, Silent};
 use serde::Serialize;
 use serde_json::Value;
 use std::time::Instant;
@@ -66,6 +67,9 @@ pub struct Options {
     pub row_sum_tolerance: Q,
     pub loss_tolerance: Q,
     pub max_prec: u64,
+    /// Largest size in bits of an exactly row-normalized entry H[u][w] (see
+    /// [`crate::io::Limits::max_number_bits`]); a larger one refuses the file.
+    pub max_number_bits: u64,
 }
 
 impl Default for Options {
@@ -78,6 +82,7 @@ impl Default for Options {
             row_sum_tolerance: Q::from_unsigneds(1u32, 1_000_000_000u32),
             loss_tolerance: Q::from_unsigneds(1u32, 1_000_000_000u32),
             max_prec: privacy::DEFAULT_MAX_PREC,
+            max_number_bits: crate::io::DEFAULT_MAX_NUMBER_BITS,
         }
     }
 }
@@ -246,6 +251,16 @@ fn lp_dual_check(
 
 /// Run every check on a parsed file.
 pub fn audit(file: &MechanismFile, opts: &Options) -> Result<Report, InputError> {
+    audit_with(file, opts, &Silent)
+}
+
+/// [`audit`], reporting its long phases (exact fallback, tight ε, (ε,δ), certificates)
+/// to `progress`.
+pub fn audit_with(
+    file: &MechanismFile,
+    opts: &Options,
+    progress: &dyn Progress,
+) -> Result<Report, InputError> {
     let t0 = Instant::now();
     let mut stats = Stats::default();
     let mut checks = Vec::new();
@@ -278,6 +293,25 @@ pub fn audit(file: &MechanismFile, opts: &Options) -> Result<Report, InputError>
             ));
         }
     };
+    // H[u][w] = M[u][w] / Σ_k M[u][k] has at most bits(M[u][w]) + bits(Σ) bits: refuse rows
+    // whose exact normalization would be larger than the per-number limit.
+    for u in 0..prep.n {
+        let widest = file
+            .matrix
+            .row(u)
+            .iter()
+            .map(crate::io::bits)
+            .max()
+            .unwrap_or(0);
+        let b = widest + crate::io::bits(&prep.sums[u]);
+        if b > opts.max_number_bits {
+            return Err(crate::io::over_number_bits(
+                &format!("matrix[{u}] (row-normalized)"),
+                b,
+                opts.max_number_bits,
+            ));
+        }
+    }
     stats.seconds_prepare = t0.elapsed().as_secs_f64();
     stats.pairs_in_scope = prep.pairs_in_scope();
     stats.triples = stats.pairs_in_scope as u64 * prep.k as u64;
@@ -308,7 +342,7 @@ pub fn audit(file: &MechanismFile, opts: &Options) -> Result<Report, InputError>
     // Pure privacy at the claimed ε.
     let t = Instant::now();
     let ratios = privacy::float_ratios(&prep);
-    let pure = privacy::check_pure(&prep, &ratios, &eps);
+    let pure = privacy::check_pure_with(&prep, &ratios, &eps, progress);
     stats.exact_pairs_pure = pure.exact_pairs;
     stats.exact_triple_fraction = if stats.triples == 0 {
         0.0
@@ -354,6 +388,7 @@ pub fn audit(file: &MechanismFile, opts: &Options) -> Result<Report, InputError>
 
     // Tight pure ε.
     let t = Instant::now();
+    progress.start("audit: tight ε", None);
     let tight = match privacy::tight_pure_eps(&prep, &ratios) {
         Ok(e) => Some(e),
         Err(pair) => {
@@ -362,9 +397,11 @@ pub fn audit(file: &MechanismFile, opts: &Options) -> Result<Report, InputError>
         }
     };
     stats.seconds_tight = t.elapsed().as_secs_f64();
+    progress.finish(&format!("audit: tight ε ({:.1} s)", stats.seconds_tight));
 
     // (ε,δ) tight epsilon.
     let t = Instant::now();
+    progress.start("audit: (ε,δ) tight ε", None);
     let tight_delta = match privacy::tight_eps_delta(&prep, &ratios, &delta) {
         Ok((e, s)) => {
             stats.exact_pairs_delta = s.exact_pairs;
@@ -377,6 +414,10 @@ pub fn audit(file: &MechanismFile, opts: &Options) -> Result<Report, InputError>
         }
     };
     stats.seconds_delta = t.elapsed().as_secs_f64();
+    progress.finish(&format!(
+        "audit: (ε,δ) tight ε ({:.1} s)",
+        stats.seconds_delta
+    ));
 
     // Implied guarantee along shortest η-paths.
     if file.within.is_some() {
@@ -385,6 +426,7 @@ pub fn audit(file: &MechanismFile, opts: &Options) -> Result<Report, InputError>
 
     // Losses.
     let t = Instant::now();
+    progress.start("audit: losses", None);
     let sites = output_sites(file, &space);
     let cost = match (&file.cost, &sites) {
         (Some(c), _) => Some(Cost::Matrix(c)),
@@ -395,6 +437,7 @@ pub fn audit(file: &MechanismFile, opts: &Options) -> Result<Report, InputError>
         .as_ref()
         .map(|c| loss::losses(&prep, c, &quantile, file.prior.as_deref()));
     stats.seconds_loss = t.elapsed().as_secs_f64();
+    progress.finish(&format!("audit: losses ({:.1} s)", stats.seconds_loss));
 
     if let (Some(claim), Some(l)) = (&file.certificate.claimed_loss, &losses) {
         checks.push(claimed_loss_check(claim, l.max, &opts.loss_tolerance));
@@ -408,6 +451,8 @@ pub fn audit(file: &MechanismFile, opts: &Options) -> Result<Report, InputError>
     }
 
     if let Some(pc) = &file.certificate.packing {
+        progress.start("audit: packing lower bound", None);
+        let t = Instant::now();
         checks.push(packing_check(
             file,
             &prep,
@@ -419,8 +464,17 @@ pub fn audit(file: &MechanismFile, opts: &Options) -> Result<Report, InputError>
             losses.as_ref(),
             opts,
         ));
+        progress.finish(&format!(
+            "audit: packing lower bound ({:.1} s)",
+            t.elapsed().as_secs_f64()
+        ));
     }
     if let Some(c) = &file.certificate.lp_dual {
+        progress.start(
+            &format!("audit: lp_dual certificate ({} multipliers)", c.gamma.len()),
+            None,
+        );
+        let t = Instant::now();
         checks.push(lp_dual_check(
             file,
             &space,
@@ -428,6 +482,10 @@ pub fn audit(file: &MechanismFile, opts: &Options) -> Result<Report, InputError>
             c,
             losses.as_ref(),
             opts,
+        ));
+        progress.finish(&format!(
+            "audit: lp_dual certificate ({:.1} s)",
+            t.elapsed().as_secs_f64()
         ));
     }
     if file.certificate.benders.is_some() {

@@ -95,8 +95,9 @@ pub fn build(space: &Space, family: &Family, p: f64) -> Result<Instance, String>
             b.matrix
         }
         Family::Spanner { k } => {
-            let (b, _, _) = spanner::spanner_mech(space, &eps, *k, Solver::Ipm, PREC, &mut |_| {})
-                .map_err(|e| e.to_string())?;
+            let (b, _, _) =
+                spanner::spanner_mech(space, &eps, *k, Solver::Ipm, PREC, &crate::progress::Silent)
+                    .map_err(|e| e.to_string())?;
             lp = Some((
                 privacy_lp_nonzeros(space.n(), b.rows_generated),
                 b.rows_generated,
@@ -104,7 +105,7 @@ pub fn build(space: &Space, family: &Family, p: f64) -> Result<Instance, String>
             b.matrix
         }
         Family::Optimal => {
-            let b = optimal::optimal(space, &eps, Solver::Ipm, PREC, &mut |_| {})
+            let b = optimal::optimal(space, &eps, Solver::Ipm, PREC, &crate::progress::Silent)
                 .map_err(|e| e.to_string())?;
             lp = Some((
                 privacy_lp_nonzeros(space.n(), b.rows_generated),

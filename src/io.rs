@@ -39,7 +39,17 @@ pub struct Limits {
     /// Largest total size, in bits of numerators and denominators, of the exact numbers
     /// of one matrix (16M entries of `1e-999` would otherwise need 13 GB).
     pub max_bits: u64,
+    /// Largest size in bits of one exact number: a matrix entry as written, and (checked by
+    /// the audit, [`crate::audit::Options::max_number_bits`]) an exactly row-normalized
+    /// entry. Exact comparisons, sums and logarithms cost superlinearly in this size, so
+    /// the file-wide `max_bits` alone does not bound the time (fuzz finding F1).
+    pub max_number_bits: u64,
 }
+
+/// Default of [`Limits::max_number_bits`]: 2^16 bits (≈ 19 700 decimal digits), far above
+/// what f64-derived or decimal entries need; the exponential mechanism's exact entries
+/// e^{-εd/2} reach it at ε·d ≈ 90 000.
+pub const DEFAULT_MAX_NUMBER_BITS: u64 = 1 << 16;
 
 impl Default for Limits {
     fn default() -> Self {
@@ -47,6 +57,7 @@ impl Default for Limits {
             max_bytes: 256 << 20,
             max_entries: 16_000_000,
             max_bits: 1 << 33,
+            max_number_bits: DEFAULT_MAX_NUMBER_BITS,
         }
     }
 }
@@ -264,6 +275,9 @@ pub fn number_matrix(
                     }
                     let q = number(x, "").map_err(|e| input_error(ep(), e.message))?;
                     let b = bits(&q);
+                    if b > limits.max_number_bits {
+                        return Err(over_number_bits(&ep(), b, limits.max_number_bits));
+                    }
                     if used.fetch_add(b, Ordering::Relaxed).saturating_add(b) > limits.max_bits {
                         return Err(over_bits(path, limits));
                     }
@@ -302,6 +316,14 @@ pub fn check_entries(path: &str, rows: u64, cols: u64, limits: &Limits) -> Resul
         ));
     }
     Ok(())
+}
+
+/// The `--max-number-bits` error.
+pub fn over_number_bits(path: &str, bits: u64, max: u64) -> InputError {
+    input_error(
+        path,
+        format!("an exact number of {bits} bits exceeds the per-number limit of {max} bits (--max-number-bits)"),
+    )
 }
 
 /// The `--max-bits` error.

@@ -22,6 +22,7 @@
 //! * [`calibrate`]: a mechanism's parameter for a target (ε,δ) tight epsilon;
 //! * [`privatize`]: applying a mechanism to records (seeded, streaming samplers);
 //! * [`experiment`]: the papers' experiments (CSV and SVG);
+//! * [`progress`]: the one reporting interface of long computations;
 //! * [`builtin`]: embedded data sets.
 
 pub mod audit;
@@ -39,3 +40,4 @@ pub mod mechanisms;
 pub mod metric;
 pub mod privacy;
 pub mod privatize;
+pub mod progress;

@@ -14,7 +14,6 @@ use mdp::exact::{parse_rational, Q};
 use mdp::io::{self, Limits};
 use mdp::lp::certificate;
 use mdp::lp::mps;
-use mdp::lp::simplex::Round;
 use mdp::mechanisms::{constopt, exponential, optimal, spanner};
 use serde_json::json;
 
@@ -475,7 +474,8 @@ pub(crate) fn emit(doc: serde_json::Value, output: &str) -> Result<audit::Report
         scope: audit::ScopePolicy::exactly(file.within.as_ref()),
         ..Options::default()
     };
-    let report = audit::audit(&file, &opts).map_err(fail)?;
+    let report =
+        audit::audit_with(&file, &opts, &mdp::progress::Console::new(false, 2.0)).map_err(fail)?;
     if report.verdict == Verdict::Pass {
         if output == "-" {
             use std::io::IsTerminal;
@@ -586,15 +586,8 @@ fn pmo_params(a: &PmoArgs) -> Result<(Option<Q>, optimal::PmoParams<'static>), S
     ))
 }
 
-fn progress(quiet: bool) -> impl FnMut(&Round) {
-    move |r: &Round| {
-        if !quiet {
-            eprintln!(
-                "lp: round {:>3}: {:>8} rows (+{:>6} violated), objective {:.12}, {:.2} s",
-                r.round, r.rows, r.added, r.objective, r.seconds
-            );
-        }
-    }
+fn progress(quiet: bool) -> mdp::progress::Console {
+    mdp::progress::Console::new(quiet, 0.0)
 }
 
 /// Write a certified LP mechanism (with its certificate, scope, outputs and loss data) and
@@ -967,7 +960,7 @@ fn run(cli: Cli) -> Result<i32, String> {
             let eps = epsilon(&base.epsilon)?;
             let space = lp_space(&base.space)?;
             lp_memory(space.n(), space.n(), base.max_memory)?;
-            match optimal::optimal(&space, &eps, solver.into(), MAX_PREC, &mut progress(quiet)) {
+            match optimal::optimal(&space, &eps, solver.into(), MAX_PREC, &progress(quiet)) {
                 Ok(b) => emit_lp(
                     "optimal",
                     &base.space,
@@ -1003,7 +996,7 @@ fn run(cli: Cli) -> Result<i32, String> {
                 &params,
                 solver.into(),
                 MAX_PREC,
-                &mut progress(quiet),
+                &progress(quiet),
             ) {
                 Ok(b) => b,
                 Err(e) => return build_error(e),
@@ -1060,14 +1053,8 @@ fn run(cli: Cli) -> Result<i32, String> {
             let space = lp_space(&base.space)?;
             let k = spanner_k(k, space.n())?;
             lp_memory(space.n(), space.n(), base.max_memory)?;
-            match spanner::spanner_mech(
-                &space,
-                &eps,
-                k,
-                solver.into(),
-                MAX_PREC,
-                &mut progress(quiet),
-            ) {
+            match spanner::spanner_mech(&space, &eps, k, solver.into(), MAX_PREC, &progress(quiet))
+            {
                 Ok((b, edges, stretch)) => emit_lp(
                     "spanner",
                     &base.space,

@@ -377,6 +377,16 @@ fn witness(p: &Prepared, u: usize, v: usize, eps: &Q) -> Witness {
 
 /// Pure ε·d privacy at `eps` for every ordered pair in scope.
 pub fn check_pure(p: &Prepared, ratios: &[f64], eps: &Q) -> PureCheck {
+    check_pure_with(p, ratios, eps, &crate::progress::Silent)
+}
+
+/// [`check_pure`], reporting the exact fallback (its slow part) as a phase.
+pub fn check_pure_with(
+    p: &Prepared,
+    ratios: &[f64],
+    eps: &Q,
+    progress: &dyn crate::progress::Progress,
+) -> PureCheck {
     let n = p.n;
     let feps = FI::from_q(eps);
     // Pass 1 (parallel): the float filter over all pairs.
@@ -403,7 +413,23 @@ pub fn check_pure(p: &Prepared, ratios: &[f64], eps: &Q) -> PureCheck {
     };
     // Pass 2: exact fallback for the flagged pairs (proven failures still get an exact
     // witness).
+    let t = std::time::Instant::now();
+    progress.start(
+        &format!(
+            "audit: pure privacy, exact fallback on {} pairs",
+            flagged.len()
+        ),
+        Some(flagged.len() as u64),
+    );
+    let done = |out: &PureCheck| {
+        progress.finish(&format!(
+            "audit: pure privacy decided {} pairs exactly ({:.1} s)",
+            out.exact_pairs,
+            t.elapsed().as_secs_f64()
+        ))
+    };
     for (u, v, d) in flagged {
+        progress.advance(1);
         let d = if d == Decision::Undecided {
             out.exact_pairs += 1;
             let (r, _) = exact_ratio(p, u, v);
@@ -416,6 +442,7 @@ pub fn check_pure(p: &Prepared, ratios: &[f64], eps: &Q) -> PureCheck {
             Decision::Fails => {
                 out.decision = Decision::Fails;
                 out.witness = Some(witness(p, u, v, eps));
+                done(&out);
                 return out;
             }
             Decision::Undecided => {
@@ -424,6 +451,7 @@ pub fn check_pure(p: &Prepared, ratios: &[f64], eps: &Q) -> PureCheck {
             }
         }
     }
+    done(&out);
     out
 }
 

@@ -142,7 +142,9 @@ fn mechanism_source(path: &str, a: &PrivatizeArgs) -> Result<Result<Source, i32>
     let mut file = io::read_mechanism(&bytes, &Limits::default()).map_err(|e| e.to_string())?;
     // What is sampled is the exactly normalized matrix: that is what is audited.
     file.matrix = privatize::normalized(&file.matrix);
-    let report = audit::audit(&file, &privatize_policy(a)?).map_err(|e| e.to_string())?;
+    let progress = mdp::progress::Console::new(false, 2.0);
+    let report =
+        audit::audit_with(&file, &privatize_policy(a)?, &progress).map_err(|e| e.to_string())?;
     if report.verdict != Verdict::Pass {
         eprint!(
             "mdp: {path} does not pass the audit under this policy; refusing to sample from it\n{}",

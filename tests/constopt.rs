@@ -128,7 +128,8 @@ fn imo_t2_constopt_passes_and_is_above_optimal() {
             assert!(b.t <= 1e-6, "repair mix {}", b.t);
             let rep = audit_matrix(&space, &eps, &b.matrix, json!({}));
             assert_eq!(rep.verdict, Verdict::Pass);
-            let opt = optimal::optimal(&space, &eps, Solver::Ipm, PREC, &mut |_| {}).unwrap();
+            let opt =
+                optimal::optimal(&space, &eps, Solver::Ipm, PREC, &mdp::progress::Silent).unwrap();
             let lo = opt.lower_bound.unwrap();
             assert!(
                 rep.loss_max.unwrap()[1] >= lo - 1e-9,

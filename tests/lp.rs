@@ -7,11 +7,11 @@ use mdp::bounds;
 use mdp::exact::{f64_down, f64_up, q_from_f64, Q};
 use mdp::io::{self, Limits};
 use mdp::lp::certificate::{self, LpDual};
-use mdp::lp::simplex::Round;
 use mdp::mechanisms::exponential::exponential;
 use mdp::mechanisms::optimal::{self, Built, PmoParams, Solver};
 use mdp::mechanisms::spanner;
 use mdp::metric::{MetricKind, Space};
+use mdp::progress::Silent;
 use proptest::prelude::*;
 use serde_json::json;
 
@@ -19,10 +19,6 @@ const PREC: u64 = 4096;
 
 fn q(a: i64, b: i64) -> Q {
     Q::from_signeds(a, b)
-}
-
-fn quiet() -> impl FnMut(&Round) {
-    |_: &Round| {}
 }
 
 fn arb_space(max_n: usize) -> impl Strategy<Value = Space> {
@@ -110,7 +106,7 @@ fn two_points_known_optimum() {
         )
         .unwrap();
         let eps = q(e, 2);
-        let b = optimal::optimal(&space, &eps, solver, PREC, &mut quiet()).unwrap();
+        let b = optimal::optimal(&space, &eps, solver, PREC, &Silent).unwrap();
         let x = (e as f64 / 2.0 * d as f64).exp();
         let want = d as f64 / (1.0 + x);
         let lb = b.lower_bound.unwrap();
@@ -139,7 +135,7 @@ fn pruning_keeps_the_optimum() {
     let lp = optimal::optimal_lp(&space, &eps, PREC);
     assert_eq!(lp.pairs.len(), 4, "pairs {:?}", lp.pairs);
     assert!(!lp.pairs.contains(&(0, 2)) && !lp.pairs.contains(&(2, 0)));
-    let b = optimal::optimal(&space, &eps, Solver::Ipm, PREC, &mut quiet()).unwrap();
+    let b = optimal::optimal(&space, &eps, Solver::Ipm, PREC, &Silent).unwrap();
     let r = audited(&space, &eps, &b, json!({}));
     assert_eq!(r.verdict, Verdict::Pass, "{}", audit::human(&r));
     // Independent full LP (all 6 pairs, no pruning, no lazy rows).
@@ -199,7 +195,7 @@ proptest! {
     /// the lp_dual check verified.
     #[test]
     fn imo_opt_brute_force_and_bounds(space in arb_space(4), eps in arb_eps(), solver in arb_solver()) {
-        let b = optimal::optimal(&space, &eps, solver, PREC, &mut quiet()).unwrap();
+        let b = optimal::optimal(&space, &eps, solver, PREC, &Silent).unwrap();
         let r = audited(&space, &eps, &b, json!({}));
         prop_assert_eq!(r.verdict, Verdict::Pass);
         prop_assert_eq!(check(&r, "lp_dual"), Verdict::Pass);
@@ -232,13 +228,13 @@ proptest! {
     /// is ≤ 2k − 1, and its loss is ≥ OPTMech's certified lower bound.
     #[test]
     fn imo_t4_spanner(space in arb_space(7), eps in arb_eps(), k in 1u32..4, solver in arb_solver()) {
-        let (b, edges, stretch) = spanner::spanner_mech(&space, &eps, k, solver, PREC, &mut quiet()).unwrap();
+        let (b, edges, stretch) = spanner::spanner_mech(&space, &eps, k, solver, PREC, &Silent).unwrap();
         prop_assert!(stretch <= (2 * k - 1) as f64);
         let again = spanner::verify_stretch(&space, &edges, (2 * k - 1) as f64).unwrap();
         prop_assert!(again <= (2 * k - 1) as f64);
         let r = audited(&space, &eps, &b, json!({}));
         prop_assert_eq!(r.verdict, Verdict::Pass, "{}", audit::human(&r));
-        let opt = optimal::optimal(&space, &eps, solver, PREC, &mut quiet()).unwrap();
+        let opt = optimal::optimal(&space, &eps, solver, PREC, &Silent).unwrap();
         prop_assert!(opt.lower_bound.unwrap() <= r.loss_max.unwrap()[1]);
     }
 
@@ -249,7 +245,7 @@ proptest! {
     fn lp_tamper_never_certifies_a_false_bound(space in arb_space(5), eps in arb_eps(), solver in arb_solver(),
                                                pick in 0usize..1000, factor in 0i64..40,
                                                new_row in (0usize..5, 0usize..5, 0usize..5)) {
-        let b = optimal::optimal(&space, &eps, solver, PREC, &mut quiet()).unwrap();
+        let b = optimal::optimal(&space, &eps, solver, PREC, &Silent).unwrap();
         let r = audited(&space, &eps, &b, json!({}));
         let loss_hi = r.loss_max.unwrap()[1];
         let cert = b.certificate.clone().unwrap();
@@ -300,7 +296,7 @@ proptest! {
         if prior.iter().all(|p| *p == 0u32) { prior[0] = q(1, 1); }
         let eta = q(eta, 100);
         let params = PmoParams { within: Some(&eta), prior: Some(prior.clone()), cost: None, outputs: None };
-        let b = optimal::pmo(&space, &eps, &params, solver, PREC, &mut quiet()).unwrap();
+        let b = optimal::pmo(&space, &eps, &params, solver, PREC, &Silent).unwrap();
         let extra = json!({"loss": {"prior": prior.iter().map(io::number_value).collect::<Vec<_>>()}, "neighbors": {"within": io::number_value(&eta)}});
         let r = audited(&space, &eps, &b, extra);
         prop_assert_eq!(r.verdict, Verdict::Pass, "{}", audit::human(&r));
@@ -363,7 +359,7 @@ fn pruning_never_goes_through_a_duplicate() {
             lp.pairs
         );
     }
-    let b = optimal::optimal(&space, &eps, Solver::Simplex, PREC, &mut quiet()).unwrap();
+    let b = optimal::optimal(&space, &eps, Solver::Simplex, PREC, &Silent).unwrap();
     assert!(b.t < 1e-9, "repair needed a mix of {}", b.t);
     let r = audited(&space, &eps, &b, json!({}));
     assert_eq!(r.verdict, Verdict::Pass);
@@ -384,7 +380,7 @@ fn extreme_constants_weak_ipm_dual_is_not_fatal() {
     )
     .unwrap();
     let eps = q(2, 1);
-    let b = optimal::optimal(&space, &eps, Solver::Ipm, PREC, &mut quiet()).unwrap();
+    let b = optimal::optimal(&space, &eps, Solver::Ipm, PREC, &Silent).unwrap();
     let lb = b.lower_bound.expect("a certificate");
     assert!(lb >= 0.98 * b.lp_objective, "{lb} vs {}", b.lp_objective);
     let r = audited(&space, &eps, &b, json!({}));

@@ -53,6 +53,10 @@ struct Args {
     /// Largest total size in bits of the exact numbers of one matrix.
     #[arg(long, default_value_t = Limits::default().max_bits)]
     max_bits: u64,
+    /// Largest size in bits of one exact number (a matrix entry, or an entry after exact
+    /// row normalization).
+    #[arg(long, default_value_t = Limits::default().max_number_bits)]
+    max_number_bits: u64,
     /// Largest precision (bits) of the exact fallback before "inconclusive" (64 to 65536).
     #[arg(long, default_value_t = mdp::privacy::DEFAULT_MAX_PREC,
           value_parser = clap::value_parser!(u64).range(64..=65536))]
@@ -97,6 +101,7 @@ fn run(args: &Args) -> Result<i32, String> {
         row_sum_tolerance: number("row-sum-tolerance", &args.row_sum_tolerance, false)?,
         loss_tolerance: number("loss-tolerance", &args.loss_tolerance, false)?,
         max_prec: args.max_precision,
+        max_number_bits: args.max_number_bits,
     };
     if opts.delta.as_ref().is_some_and(|d| *d >= 1u32) {
         return Err("--delta: must be in [0, 1)".into());
@@ -108,10 +113,12 @@ fn run(args: &Args) -> Result<i32, String> {
         max_bytes: args.max_bytes,
         max_entries: args.max_entries,
         max_bits: args.max_bits,
+        max_number_bits: args.max_number_bits,
     };
     let bytes = io::read_source(&args.file, &limits).map_err(|e| e.to_string())?;
     let file = io::read_mechanism(&bytes, &limits).map_err(|e| e.to_string())?;
-    let report = audit::audit(&file, &opts).map_err(|e| e.to_string())?;
+    let progress = mdp::progress::Console::new(args.quiet, 2.0);
+    let report = audit::audit_with(&file, &opts, &progress).map_err(|e| e.to_string())?;
     if !args.quiet {
         if args.json {
             println!("{}", audit::json(&report));

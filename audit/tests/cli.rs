@@ -202,23 +202,43 @@ fn bit_budget_stops_huge_exact_numbers() {
     let dir = std::env::temp_dir().join(format!("mdp-bits-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let p = dir.join("bits.json");
-    std::fs::write(
-        &p,
-        r#"{"epsilon": 1, "metric": {"kind": "euclidean", "points": [[0], [1]]},
-            "matrix": [["1e-90000", "1"], ["1", "1e-90000"]]}"#,
-    )
-    .unwrap();
-    let out = audit(&["--max-bits", "100000", p.to_str().unwrap()]);
+    let write = |tiny: &str| {
+        std::fs::write(
+            &p,
+            format!(
+                r#"{{"epsilon": 1, "metric": {{"kind": "euclidean", "points": [[0], [1]]}},
+                    "matrix": [["{tiny}", "1"], ["1", "{tiny}"]]}}"#
+            ),
+        )
+        .unwrap()
+    };
+    let f = p.to_str().unwrap();
+    // File-wide budget: two numbers of ≈ 16 600 bits each.
+    write("1e-5000");
+    let out = audit(&["--max-bits", "30000", f]);
     assert_eq!(out.status.code(), Some(2));
     let e = String::from_utf8_lossy(&out.stderr);
     assert!(
-        e.contains("matrix: exact numbers need more than 100000 bits"),
+        e.contains("matrix: exact numbers need more than 30000 bits"),
         "{e}"
     );
-    // Within the default budget the same file is audited: a proven failure (the rows
-    // differ by a factor e^{207000} at distance 1).
+    // Within the default budgets the same file is audited: a proven failure (the rows
+    // differ by a factor 10^5000 at distance 1).
+    assert_eq!(audit(&["--quiet", f]).status.code(), Some(1));
+    // Per-number budget: one number of ≈ 299 000 bits is refused by default (fuzz
+    // finding F1), and audited when the limit is raised.
+    write("1e-90000");
+    let out = audit(&[f]);
+    assert_eq!(out.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        e.contains("matrix[0][0]") && e.contains("--max-number-bits"),
+        "{e}"
+    );
     assert_eq!(
-        audit(&["--quiet", p.to_str().unwrap()]).status.code(),
+        audit(&["--quiet", "--max-number-bits", "1000000", f])
+            .status
+            .code(),
         Some(1)
     );
     std::fs::remove_dir_all(&dir).ok();

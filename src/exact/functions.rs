@@ -593,6 +593,29 @@ fn ln_point(x: &Q, prec: u64) -> Option<Interval> {
     if *x == 1u32 {
         return Some(Interval::zero());
     }
+    // A rational far longer than the precision asks for (a hostile file's entry) is first
+    // enclosed by two dyadics with prec + 64 significant bits (ln is increasing), so the
+    // exact steps below never run on its full size.
+    let w = prec + 64;
+    let e = x.floor_log_base_2_abs();
+    let size = x.numerator_ref().significant_bits() + x.denominator_ref().significant_bits();
+    if size > 4 * w + e.unsigned_abs() {
+        let sh = w as i64 - e;
+        let t = x << sh;
+        let (lo, hi) = (Q::from(t.clone().floor()) >> sh, Q::from(t.ceiling()) >> sh);
+        return Some(Interval {
+            lo: ln_reduced(&lo, prec)?.lo,
+            hi: ln_reduced(&hi, prec)?.hi,
+        });
+    }
+    ln_reduced(x, prec)
+}
+
+/// [`ln_point`] on x > 0 of any size (the algorithm described there; the caller bounds the size).
+fn ln_reduced(x: &Q, prec: u64) -> Option<Interval> {
+    if *x == 1u32 {
+        return Some(Interval::zero());
+    }
     let mut e = x.floor_log_base_2_abs();
     let mut m = x >> e;
     if &m * &m > 2u32 {

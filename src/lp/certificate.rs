@@ -17,7 +17,8 @@ use crate::exact::float::FI;
 use crate::exact::{f64_down, functions, q_from_f64, sum_tree, Q};
 use crate::io::{self, InputError};
 use crate::metric::Space;
-use malachite_base::num::arithmetic::traits::Reciprocal;
+use malachite_base::num::arithmetic::traits::{FloorLogBase2, PowerOf2};
+use malachite_nz::natural::Natural;
 use serde_json::{json, Value};
 use std::cmp::Ordering;
 use std::collections::HashMap;
@@ -348,8 +349,78 @@ fn bound_at(
     Ok(sum_tree(alphas))
 }
 
+/// Fractional bits of the objective weights w_u (see [`normalized`]).
+pub const WEIGHT_BITS: u64 = 256;
+
+/// The weights w_u = x_u / Σx rounded **down** to multiples of 2^-[`WEIGHT_BITS`].
+///
+/// Sound: the certificate proves Σ_u w_u·L_u(M) ≥ bound for any w ≥ 0 (spec/lp.md §5), and
+/// with w ≤ x/Σx and L_u ≥ 0 (costs are ≥ 0) the left side is ≤ the expected loss under the
+/// prior, and ≤ (Σw)·max_u L_u ≤ the maximum loss. Cheap: a hostile weight with a huge
+/// denominator costs one integer division here, not n·K exact products on its denominator
+/// (fuzz finding F1).
 fn normalized(x: &[Q]) -> Vec<Q> {
-    let s: Q = sum_tree(x.to_vec());
-    let r = s.reciprocal();
-    x.iter().map(|q| q * &r).collect()
+    // s_hi ≥ Σx without forming the exact sum of (possibly hostile) denominators: every
+    // term rounded up to a multiple of 2^g, g = (largest term's exponent) − 2P, so
+    // s_hi ≤ Σx·(1 + n·2^-2P). Then w_u = floor(x_u·2^P / s_hi)·2^-P ≤ x_u/Σx.
+    let Some(top) = x
+        .iter()
+        .filter(|q| **q > 0u32)
+        .map(|q| q.floor_log_base_2())
+        .max()
+    else {
+        return vec![Q::from(0u32); x.len()];
+    };
+    let p = WEIGHT_BITS as i64;
+    let g = top - 2 * p;
+    let s_hi: Natural = x
+        .iter()
+        .map(|q| scaled(q, -g, &Natural::from(1u32), true))
+        .sum();
+    let unit = Natural::power_of_2(WEIGHT_BITS);
+    x.iter()
+        .map(|q| Q::from_naturals(scaled(q, p - g, &s_hi, false), unit.clone()))
+        .collect()
+}
+
+/// ⌊q·2^e / d⌋ (or ⌈·⌉ when `up`) for q ≥ 0, d > 0, in integers.
+fn scaled(q: &Q, e: i64, d: &Natural, up: bool) -> Natural {
+    let (mut num, mut den) = (q.numerator_ref().clone(), q.denominator_ref() * d);
+    if e >= 0 {
+        num <<= e as u64;
+    } else {
+        den <<= e.unsigned_abs();
+    }
+    if up {
+        num += &den - Natural::from(1u32);
+    }
+    num / den
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The dyadic weights are ≤ x/Σx (so Σw ≤ 1, the soundness condition of the
+        /// bound) and within n·2^-250 of it, also for weights of wildly different sizes
+        /// and denominators.
+        #[test]
+        fn normalized_weights_round_down(
+            raw in proptest::collection::vec((0u64..1000, 1u64..1000, 0u64..3000), 1..12)
+        ) {
+            let x: Vec<Q> = raw.iter().map(|&(a, b, e)| Q::from_unsigneds(a, b) >> e).collect();
+            prop_assume!(x.iter().any(|q| *q > 0u32));
+            let s: Q = x.iter().sum();
+            let w = normalized(&x);
+            let slack = Q::from(x.len() as u64) >> 250u64;
+            for (wi, xi) in w.iter().zip(&x) {
+                let exact = xi / &s;
+                prop_assert!(*wi <= exact);
+                prop_assert!(&exact - wi <= slack);
+            }
+            prop_assert!(w.iter().sum::<Q>() <= 1u32);
+        }
+    }
 }

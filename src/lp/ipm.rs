@@ -16,6 +16,7 @@
 
 use super::model::{Objective, PrivacyLp};
 use super::simplex::{initial_rows, separate_top, Dual, Primal, Round, SolveError};
+use crate::progress::Progress;
 use clarabel::algebra::CscMatrix;
 use clarabel::solver::{
     DefaultSettingsBuilder, DefaultSolver, IPSolver, NonnegativeConeT, SolverStatus,
@@ -146,10 +147,7 @@ fn solve_rows(lp: &PrivacyLp, rows: &[(u32, u32, u32)]) -> Result<Solved, SolveE
 
 /// Solve (whole, or with lazy rows past [`FULL_ROWS`]); returns the primal and the dual of
 /// the final LP.
-pub fn solve(
-    lp: &PrivacyLp,
-    progress: &mut dyn FnMut(&Round),
-) -> Result<(Primal, Dual), SolveError> {
+pub fn solve(lp: &PrivacyLp, progress: &dyn Progress) -> Result<(Primal, Dual), SolveError> {
     let start = Instant::now();
     let all = lp.pairs.len() * lp.k();
     let mut rows = if all <= FULL_ROWS {
@@ -162,7 +160,7 @@ pub fn solve(
     loop {
         let s = solve_rows(lp, &rows)?;
         let new = separate_top(lp, &s.m, &present, usize::MAX);
-        progress(&Round {
+        progress.round(&Round {
             round,
             rows: rows.len(),
             added: new.len(),

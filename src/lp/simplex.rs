@@ -13,6 +13,7 @@
 //! repeat until no row is violated by more than [`SEPARATION_TOL`].
 
 use super::model::{Objective, PrivacyLp};
+use crate::progress::Progress;
 use microlp::{ComparisonOp, OptimizationDirection, Problem, SolveOptions, Variable};
 use rayon::prelude::*;
 use std::time::Instant;
@@ -133,11 +134,11 @@ pub fn separate_top(
 /// Rows added per (u, k) and round: the most violated ones (measured in spec/lp.md §4).
 pub const PER_ENTRY: usize = 3;
 
-/// Solve the primal with lazy rows. `progress` is called after every round.
+/// Solve the primal with lazy rows, reporting every round to `progress`.
 pub fn solve_primal(
     lp: &PrivacyLp,
     initial_neighbours: usize,
-    progress: &mut dyn FnMut(&Round),
+    progress: &dyn Progress,
 ) -> Result<Primal, SolveError> {
     solve_primal_from(lp, initial_rows(lp, initial_neighbours), progress)
 }
@@ -146,7 +147,7 @@ pub fn solve_primal(
 pub fn solve_primal_from(
     lp: &PrivacyLp,
     mut rows: Vec<(u32, u32, u32)>,
-    progress: &mut dyn FnMut(&Round),
+    progress: &dyn Progress,
 ) -> Result<Primal, SolveError> {
     let start = Instant::now();
     let (mut sol, m) = solve_fresh(lp, &rows)?;
@@ -155,7 +156,7 @@ pub fn solve_primal_from(
     loop {
         let values: Vec<f64> = m.iter().map(|&v| sol.var_value(v)).collect();
         let new = separate_top(lp, &values, &present, PER_ENTRY);
-        progress(&Round {
+        progress.round(&Round {
             round,
             rows: rows.len(),
             added: new.len(),

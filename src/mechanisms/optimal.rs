@@ -10,10 +10,11 @@
 use crate::exact::{f64_down, q_from_f64, Q};
 use crate::lp::certificate::{self, Bounded, LpDual};
 use crate::lp::model::{Objective, PairSet, PrivacyLp, CAPS};
-use crate::lp::simplex::{self, Round};
+use crate::lp::simplex;
 use crate::lp::{ipm, repair};
 use crate::mechanism::Matrix;
 use crate::metric::Space;
+use crate::progress::Progress;
 
 /// Initial neighbours per input for the simplex's lazy rows.
 pub const INITIAL_NEIGHBOURS: usize = 2;
@@ -36,7 +37,7 @@ fn solve_float(
     lp: &PrivacyLp,
     solver: Solver,
     dual: bool,
-    progress: &mut dyn FnMut(&Round),
+    progress: &dyn Progress,
 ) -> Result<(simplex::Primal, Option<simplex::Dual>), simplex::SolveError> {
     match solver {
         Solver::Ipm => ipm::solve(lp, progress).map(|(p, d)| (p, dual.then_some(d))),
@@ -102,7 +103,7 @@ pub fn certified(
     dual: bool,
     solver: Solver,
     max_prec: u64,
-    progress: &mut dyn FnMut(&Round),
+    progress: &dyn Progress,
 ) -> Result<Built, BuildError> {
     // On a numerical failure, retry with a lower cap on the constants (spec/lp.md §2).
     let mut lp_capped;
@@ -113,10 +114,10 @@ pub fn certified(
             Ok(x) => break x,
             Err(e) if attempt + 1 < CAPS.len() => {
                 attempt += 1;
-                eprintln!(
+                progress.note(&format!(
                     "lp: {e}; retrying with constants capped at {}",
                     CAPS[attempt]
-                );
+                ));
                 let next = lp.clone_with_cap(CAPS[attempt]);
                 lp_capped = next;
                 lp = &lp_capped;
@@ -128,10 +129,10 @@ pub fn certified(
     if solver == Solver::Ipm && rep.as_ref().is_none_or(|r| r.t > MAX_IPM_MIX) {
         // An inaccurate interior point (extreme constants near the cap): the simplex's
         // vertex is exact enough (spec/lp.md §4).
-        eprintln!(
+        progress.note(&format!(
             "lp: the interior point solution needed a uniform mix of {:.1e}; re-solving with the simplex",
             rep.as_ref().map_or(1.0, |r| r.t)
-        );
+        ));
         return certified(
             lp,
             claim_eps,
@@ -177,26 +178,32 @@ pub fn certified(
             max_prec,
         };
         let t_proof = std::time::Instant::now();
-        eprintln!(
-            "lp: proving the dual certificate exactly ({} multipliers)…",
-            d.gamma.len()
+        progress.start(
+            &format!(
+                "lp: proving the dual certificate exactly ({} multipliers)",
+                d.gamma.len()
+            ),
+            None,
         );
         let (mut cert, mut bound) = prove(lp, &d, &pb)?;
-        eprintln!(
+        progress.finish(&format!(
             "lp: dual certificate proves loss ≥ {:.12e} ({:.1} s)",
             f64_down(&bound),
             t_proof.elapsed().as_secs_f64()
-        );
+        ));
         // An interior point dual can be inaccurate where constants are extreme: if its
         // proven bound is visibly below the LP value, the simplex's dual LP on the same rows
         // is tried too and the better proof kept.
         let tol = 1e-7 * primal.objective.abs() + 1e-12;
         if solver == Solver::Ipm && f64_down(&bound) < primal.objective - tol {
             let t = std::time::Instant::now();
-            eprintln!(
-                "lp: the interior point dual proves {:.3e} below the LP value; solving the simplex's dual on the {} working rows (can take minutes)…",
-                primal.objective - f64_down(&bound),
-                primal.rows.len()
+            progress.start(
+                &format!(
+                    "lp: the interior point dual proves {:.3e} below the LP value; solving the simplex's dual on the {} working rows (can take minutes)",
+                    primal.objective - f64_down(&bound),
+                    primal.rows.len()
+                ),
+                None,
             );
             if let Ok(d2) = simplex::solve_dual(lp, &primal.rows) {
                 let (c2, b2) = prove(lp, &d2, &pb)?;
@@ -205,16 +212,17 @@ pub fn certified(
                 }
             }
             built.seconds_dual += t.elapsed().as_secs_f64();
-            eprintln!(
+            progress.finish(&format!(
                 "lp: dual certificate proves loss ≥ {:.12e} ({:.1} s)",
                 f64_down(&bound),
                 t.elapsed().as_secs_f64()
-            );
+            ));
         }
         // Float noise can leave the proof a hair below 0 where the optimum is 0 (e.g. a
         // prior on one input). The same certificate without γ bounds the loss by
-        // Σ_u β_u·min_k cost(u,k) (or the prior's), which is ≥ 0: keep the better proof.
-        if bound < 0u32 {
+        // Σ_u w_u·min_k cost(u,k) ≥ 0: it is kept then, and only then (elsewhere a bound
+        // of 0 would say nothing).
+        if bound < 0u32 && primal.objective <= tol {
             let mut trivial = cert.clone();
             trivial.gamma.clear();
             if let Ok(b0) = certificate::proven_bound(&trivial, &pb, lp.n, lp.k()) {
@@ -278,7 +286,7 @@ pub fn optimal(
     eps: &Q,
     solver: Solver,
     max_prec: u64,
-    progress: &mut dyn FnMut(&Round),
+    progress: &dyn Progress,
 ) -> Result<Built, BuildError> {
     let lp = optimal_lp(space, eps, max_prec);
     certified(&lp, eps, None, None, true, solver, max_prec, progress)
@@ -378,7 +386,7 @@ pub fn pmo(
     p: &PmoParams,
     solver: Solver,
     max_prec: u64,
-    progress: &mut dyn FnMut(&Round),
+    progress: &dyn Progress,
 ) -> Result<Built, BuildError> {
     let lp = pmo_lp(space, eps, p, max_prec)?;
     certified(

@@ -13,8 +13,8 @@ use super::optimal::{certified, BuildError, Built, Solver};
 use crate::exact::float::{add_up, mul_down, FI};
 use crate::exact::Q;
 use crate::lp::model::{Objective, PairSet, PrivacyLp};
-use crate::lp::simplex::Round;
 use crate::metric::Space;
+use crate::progress::Progress;
 
 fn dist_fi(space: &Space, u: usize, v: usize) -> FI {
     if space.is_zero(u, v) {
@@ -104,7 +104,7 @@ pub fn spanner_mech(
     k: u32,
     solver: Solver,
     max_prec: u64,
-    progress: &mut dyn FnMut(&Round),
+    progress: &dyn Progress,
 ) -> Result<(Built, Vec<(usize, usize)>, f64), BuildError> {
     if k < 1 {
         return Err(BuildError::Input("--k: must be ≥ 1".into()));

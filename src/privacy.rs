@@ -387,23 +387,7 @@ pub fn check_pure_with(
     eps: &Q,
     progress: &dyn crate::progress::Progress,
 ) -> PureCheck {
-    let n = p.n;
-    let feps = FI::from_q(eps);
-    // Pass 1 (parallel): the float filter over all pairs.
-    let flagged: Vec<(usize, usize, Decision)> = (0..n)
-        .into_par_iter()
-        .flat_map_iter(|u| {
-            (0..n).filter_map(move |v| {
-                if u == v || !p.scope[u * n + v] {
-                    return None;
-                }
-                match filter_pair(p, ratios, feps, u, v) {
-                    Decision::Holds => None,
-                    d => Some((u, v, d)),
-                }
-            })
-        })
-        .collect();
+    let flagged = float_flagged(p, ratios, eps);
     let mut out = PureCheck {
         decision: Decision::Holds,
         witness: None,
@@ -430,14 +414,7 @@ pub fn check_pure_with(
     };
     for (u, v, d) in flagged {
         progress.advance(1);
-        let d = if d == Decision::Undecided {
-            out.exact_pairs += 1;
-            let (r, _) = exact_ratio(p, u, v);
-            exact_ratio_vs_bound(p, u, v, &r, eps)
-        } else {
-            d
-        };
-        match d {
+        match decide_flagged(p, u, v, d, eps, &mut out.exact_pairs) {
             Decision::Holds => {}
             Decision::Fails => {
                 out.decision = Decision::Fails;
@@ -453,6 +430,66 @@ pub fn check_pure_with(
     }
     done(&out);
     out
+}
+
+/// Pass 1 of [`check_pure`] (parallel): the float filter over all pairs in scope; the
+/// pairs it cannot prove, with its verdict (a proven failure, or undecided).
+fn float_flagged(p: &Prepared, ratios: &[f64], eps: &Q) -> Vec<(usize, usize, Decision)> {
+    let n = p.n;
+    let feps = FI::from_q(eps);
+    (0..n)
+        .into_par_iter()
+        .flat_map_iter(|u| {
+            (0..n).filter_map(move |v| {
+                if u == v || !p.scope[u * n + v] {
+                    return None;
+                }
+                match filter_pair(p, ratios, feps, u, v) {
+                    Decision::Holds => None,
+                    d => Some((u, v, d)),
+                }
+            })
+        })
+        .collect()
+}
+
+/// Pass 2 for one flagged pair: an undecided one is decided exactly (counted).
+fn decide_flagged(
+    p: &Prepared,
+    u: usize,
+    v: usize,
+    d: Decision,
+    eps: &Q,
+    exact_pairs: &mut usize,
+) -> Decision {
+    if d == Decision::Undecided {
+        *exact_pairs += 1;
+        let (r, _) = exact_ratio(p, u, v);
+        exact_ratio_vs_bound(p, u, v, &r, eps)
+    } else {
+        d
+    }
+}
+
+/// Every pair that violates ε·d privacy at `eps`, and the first pair that cannot be
+/// decided at the maximum precision.
+fn failing_pairs(
+    p: &Prepared,
+    ratios: &[f64],
+    eps: &Q,
+) -> (Vec<(usize, usize)>, Option<(usize, usize)>) {
+    let mut exact = 0;
+    let (mut fails, mut undecided) = (Vec::new(), None);
+    for (u, v, d) in float_flagged(p, ratios, eps) {
+        match decide_flagged(p, u, v, d, eps, &mut exact) {
+            Decision::Holds => {}
+            Decision::Fails => fails.push((u, v)),
+            Decision::Undecided => {
+                undecided.get_or_insert((u, v));
+            }
+        }
+    }
+    (fails, undecided)
 }
 
 /// An enclosure of a tight ε: `None` = +∞ (no finite ε works).
@@ -582,19 +619,22 @@ pub fn tight_pure_eps(p: &Prepared, ratios: &[f64]) -> Result<EpsEnclosure, (usi
             return Ok(enc);
         }
     }
-    // Verification at T = hi: every pair must satisfy R ≤ e^{T d}; a pair that does not
-    // (or that the filter cannot decide) is computed exactly and absorbed.
+    // Verification at T = hi: every pair must satisfy R ≤ e^{T d}; the pairs that do not
+    // are computed exactly and absorbed, all of them at once. A pair failing at the new
+    // T' ≥ T also failed at T (monotone in T), so this loop runs at most twice unless a
+    // pair was undecided (O(n²K) per round, not one round per violating pair).
     loop {
         let t = enc.hi.clone().expect("finite");
-        let chk = check_pure(p, ratios, &t);
-        match chk.decision {
-            Decision::Holds => return Ok(enc),
-            Decision::Undecided => return Err(chk.undecided.expect("pair")),
-            Decision::Fails => {
-                let w = chk.witness.expect("witness");
-                if absorb_pair(p, w.u, w.v, &mut enc)? {
-                    return Ok(enc);
-                }
+        let (fails, undecided) = failing_pairs(p, ratios, &t);
+        if fails.is_empty() {
+            return match undecided {
+                None => Ok(enc),
+                Some(pair) => Err(pair),
+            };
+        }
+        for (u, v) in fails {
+            if absorb_pair(p, u, v, &mut enc)? {
+                return Ok(enc);
             }
         }
     }

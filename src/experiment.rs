@@ -90,7 +90,8 @@ pub fn build(space: &Space, family: &Family, p: f64) -> Result<Instance, String>
                     lambdas,
                     max_prec: PREC,
                 },
-            )?;
+            )
+            .map_err(|e| e.to_string())?;
             lp = Some((b.counts.nonzeros, b.counts.rows));
             b.matrix
         }

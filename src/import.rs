@@ -226,12 +226,8 @@ fn lat_lon_check(lat: &Q, lon: &Q) -> (Option<String>, Option<String>) {
     (bad_lat, bad_lon)
 }
 
-fn metric_error(name: &str, e: crate::metric::MetricError) -> InputError {
-    if e.path.is_empty() {
-        input_error(name, e.message)
-    } else {
-        input_error(format!("{name}:{}", e.path), e.message)
-    }
+fn metric_error(name: &str, e: InputError) -> InputError {
+    e.within(name, ":")
 }
 
 /// A space from a CSV file with a header row: columns `lat` and `lon` (any case; also

@@ -5,29 +5,9 @@ use crate::exact::{format_rational, parse_rational, Q};
 use crate::mechanism::{Matrix, Outputs};
 use crate::metric::{MetricKind, Space};
 use serde_json::{Map, Value};
-use std::fmt;
 use std::io::Read;
 
-/// A malformed input: the JSON path and the problem (printed as `path: problem`).
-#[derive(Clone, Debug, PartialEq)]
-pub struct InputError {
-    pub path: String,
-    pub message: String,
-}
-
-impl fmt::Display for InputError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.path, self.message)
-    }
-}
-impl std::error::Error for InputError {}
-
-pub fn input_error(path: impl Into<String>, message: impl Into<String>) -> InputError {
-    InputError {
-        path: path.into(),
-        message: message.into(),
-    }
-}
+pub use crate::error::{input_error, InputError};
 
 /// Resource limits a hostile file cannot exceed.
 #[derive(Clone, Copy, Debug)]
@@ -421,14 +401,7 @@ pub fn space_from_value(v: &Value, path: &str, limits: &Limits) -> Result<Space,
             format!("unknown metric kind {kind_s:?} (expected euclidean, manhattan, chebyshev, haversine, explicit or graph)"),
         )
     })?;
-    let wrap = |e: crate::metric::MetricError| {
-        let p = if e.path.is_empty() {
-            path.to_string()
-        } else {
-            format!("{path}.{}", e.path)
-        };
-        input_error(p, e.message)
-    };
+    let wrap = |e: InputError| e.within(path, ".");
     match kind {
         MetricKind::Explicit => {
             let dv = o

@@ -8,6 +8,7 @@
 //! * [`metric`]: finite metric spaces (euclidean, manhattan, chebyshev, haversine,
 //!   explicit, graph);
 //! * [`mechanism`]: the stochastic matrix and its outputs;
+//! * [`error`]: the typed errors, each naming its field;
 //! * [`io`]: the `mdp/1` file format (`spec/mechanism-format.md`);
 //! * [`import`]: what users bring: CSV / GeoJSON spaces, external matrices (npy, JSON,
 //!   CSV) as `mdp/1` documents, exact repair of near-private external matrices;
@@ -17,6 +18,8 @@
 //! * [`lp`]: privacy LPs with directed rounding, a float simplex with lazy rows, exact
 //!   repair and the exactly checked `lp_dual` certificate;
 //! * [`audit`]: the `mdp-audit` checks and report;
+//! * [`certified`]: a mechanism that passed its own audit (the only thing producers write);
+//! * [`produce`]: every family built, packaged and certified through one call;
 //! * [`mechanisms`]: producers (exponential and weighted exponential, OPTMech, PMO,
 //!   SpannerMech, ConstOPTMech, TEM, Madlib);
 //! * [`calibrate`]: a mechanism's parameter for a target (ε,δ) tight epsilon;
@@ -29,6 +32,8 @@ pub mod audit;
 pub mod bounds;
 pub mod builtin;
 pub mod calibrate;
+pub mod certified;
+pub mod error;
 pub mod exact;
 pub mod experiment;
 pub mod import;
@@ -40,4 +45,5 @@ pub mod mechanisms;
 pub mod metric;
 pub mod privacy;
 pub mod privatize;
+pub mod produce;
 pub mod progress;

@@ -5,16 +5,23 @@
 //! * `mdp build exponential --space SPACE --epsilon E [--weights FILE] -o OUT`: the
 //!   exponential / weighted exponential mechanism (Imola et al. Proposition 1).
 //!
-//! Exit codes: 0 success, 1 the produced mechanism failed its own audit, 2 input error.
+//! The binary only parses flags into the library's settings types and dispatches: every
+//! mechanism is built, packaged and certified by [`mdp::produce`]; errors become exit codes
+//! in one place ([`produce_exit`]).
+//!
+//! Exit codes: 0 success, 1 the produced mechanism failed its own audit, 2 input error,
+//! 4 the solver or the exact repair failed.
 
 use clap::{Parser, Subcommand};
-use mdp::audit::{self, Options, Verdict, EXIT_INPUT};
+use mdp::audit::{self, EXIT_INPUT};
 use mdp::bounds::PackingCandidates;
+use mdp::certified::{Certified, CertifyError};
 use mdp::exact::{parse_rational, Q};
 use mdp::io::{self, Limits};
-use mdp::lp::certificate;
 use mdp::lp::mps;
-use mdp::mechanisms::{constopt, exponential, optimal, spanner};
+use mdp::mechanisms::{constopt, optimal, spanner};
+use mdp::produce::{self, Family, ProduceError, Request};
+use mdp::progress::{Console, Silent};
 use serde_json::json;
 
 mod suite;
@@ -233,23 +240,6 @@ fn memory_value(s: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("{s:?} is not a memory size"))
 }
 
-fn mib(bytes: u64) -> String {
-    format!("{:.0} MiB", bytes as f64 / (1u64 << 20) as f64)
-}
-
-/// Refuse an LP over `n` inputs and `k` outputs whose estimated memory exceeds the budget.
-fn lp_memory(n: usize, k: usize, max_memory: u64) -> Result<(), String> {
-    let need = mdp::lp::model::memory_estimate(n as u64, k as u64);
-    if need > max_memory {
-        return Err(format!(
-            "--max-memory: the privacy LP over {n} inputs × {k} outputs needs about {} (estimate), over the budget of {}; use fewer points, ConstOPTMech (mdp build constopt) or raise --max-memory",
-            mib(need),
-            mib(max_memory)
-        ));
-    }
-    Ok(())
-}
-
 #[derive(clap::Args, Clone)]
 struct PmoArgs {
     /// Privacy only for pairs with d ≤ η (Qiu's Definition 2.1); default all pairs.
@@ -362,134 +352,75 @@ fn fail(msg: impl std::fmt::Display) -> String {
     msg.to_string()
 }
 
-/// ε from the command line: a number in [10^-9, 10^9] (beyond that range e^{±ε·d} leaves
-/// every meaningful scale, and exact mechanisms would need unbounded numbers).
+/// ε from the command line ([`produce::epsilon`]'s range).
 pub(crate) fn epsilon(s: &str) -> Result<Q, String> {
-    let q = parse_rational(s).map_err(|e| format!("--epsilon: {e}"))?;
-    if q <= 0u32 {
-        return Err("--epsilon: must be > 0".into());
-    }
-    let (lo, hi) = (
-        Q::from_unsigneds(1u32, 1_000_000_000u32),
-        Q::from(1_000_000_000u32),
-    );
-    if q < lo || q > hi {
-        return Err(format!(
-            "--epsilon: {s} is outside the supported range [1e-9, 1e9]"
-        ));
-    }
-    Ok(q)
+    produce::epsilon(s).map_err(|e| flag_error(&e))
 }
 
-/// SpannerMech's k: 1 ≤ k ≤ n (beyond n the stretch 2k − 1 exceeds any path's hops).
-fn spanner_k(k: u64, n: usize) -> Result<u32, String> {
-    if k < 1 || k > n.max(1) as u64 {
-        return Err(format!(
-            "--k: must be in 1..={} (the number of inputs)",
-            n.max(1)
-        ));
-    }
-    Ok(k as u32)
+/// `--weights FILE`: a JSON array of numbers (checked against the space by `produce`).
+fn weights(path: &str) -> Result<Vec<Q>, String> {
+    q_array(&json_file(path, "--weights")?, "--weights")
 }
 
-fn weights(path: &str, n: usize, limits: &Limits) -> Result<Vec<Q>, String> {
-    let bytes = io::read_source(path, limits).map_err(fail)?;
-    let v = io::parse_json(&bytes).map_err(fail)?;
-    let a = v
-        .as_array()
-        .ok_or("--weights: expected a JSON array of numbers")?;
-    if a.len() != n {
-        return Err(format!(
-            "--weights: has {} weights, the space has {n} points",
-            a.len()
-        ));
-    }
-    a.iter()
-        .enumerate()
-        .map(|(i, x)| {
-            let q = io::number(x, &format!("--weights[{i}]")).map_err(fail)?;
-            if q <= 0u32 {
-                return Err(format!(
-                    "--weights[{i}]: must be > 0 (Proposition 1 needs Y > 0)"
-                ));
-            }
-            Ok(q)
-        })
-        .collect()
-}
-
-/// Refuse a matrix whose exact entries would exceed the auditor's default number budget
-/// (`--max-bits`): a file the auditor refuses by default is never built.
-fn within_size_budget(bits: f64) -> Result<(), String> {
-    let max = Limits::default().max_bits;
-    if bits > max as f64 {
-        return Err(format!(
-            "--epsilon: the exact entries e^(-ε·d/2) would need about {bits:.2e} bits, over the auditor's default budget of {max} bits (--max-bits); use a smaller ε or fewer points"
-        ));
-    }
-    Ok(())
-}
-
-/// Build the exponential mechanism, prove it private, write it. Returns the audit report.
-fn build_exponential(
-    space_spec: &str,
-    eps: &Q,
-    weights_path: Option<&str>,
-    output: &str,
-) -> Result<audit::Report, String> {
-    let limits = Limits::default();
-    let space = io::load_space(space_spec, &limits).map_err(fail)?;
-    let w = weights_path
-        .map(|p| weights(p, space.n(), &limits))
-        .transpose()?;
-    within_size_budget(exponential::exact_bits(&space, eps, w.as_deref()))?;
-    let matrix = exponential::weighted_exponential(&space, eps, w.as_deref());
-    let name = if w.is_some() {
-        "weighted_exponential"
-    } else {
-        "exponential"
-    };
-    let meta = json!({"producer": format!("mdp {}", env!("CARGO_PKG_VERSION")), "mechanism": name, "space": space_spec});
-    let doc = io::mechanism_to_value(eps, &space, &matrix, meta);
-    emit(doc, output)
-}
-
-/// Prove a produced document before writing it: it is read back as any peer's file would
-/// be and audited; only a pass is written. Returns the audit report.
+/// Certify a produced document ([`Certified::certify`]) and write it only if it passes.
+/// Returns the audit report (a failing one is returned, not written).
 pub(crate) fn emit(doc: serde_json::Value, output: &str) -> Result<audit::Report, String> {
-    let text = serde_json::to_string(&doc).expect("serializable");
-    // Read back under the auditor's default limits: what we write, mdp-audit accepts.
-    if text.len() as u64 > Limits::default().max_bytes {
-        return Err(format!(
-            "--output: the file would be {} bytes, over mdp-audit's default --max-bytes {}; nothing written",
-            text.len(),
-            Limits::default().max_bytes
-        ));
+    match Certified::certify(&doc, &Console::new(false, 2.0)) {
+        Ok(c) => {
+            write_certified(&c, output)?;
+            Ok(c.report().clone())
+        }
+        Err(CertifyError::NotPrivate(report)) => Ok(*report),
+        Err(e) => Err(certify_error(&e)),
     }
-    let file = io::read_mechanism(text.as_bytes(), &Limits::default()).map_err(|e| {
-        format!("--output: the file would exceed mdp-audit's default limits ({e}); nothing written")
-    })?;
-    // A producer's policy is what it was asked to build: all pairs, or exactly the η given.
-    let opts = Options {
-        scope: audit::ScopePolicy::exactly(file.within.as_ref()),
-        ..Options::default()
-    };
-    let report =
-        audit::audit_with(&file, &opts, &mdp::progress::Console::new(false, 2.0)).map_err(fail)?;
-    if report.verdict == Verdict::Pass {
-        if output == "-" {
-            use std::io::IsTerminal;
-            if std::io::stdout().is_terminal() {
-                // A matrix of n² exact numbers is not for reading: ask for a file or a pipe.
-                return Err("--output: not writing the mechanism to a terminal; give -o FILE (or pipe standard output)".into());
-            }
-            println!("{text}");
-        } else {
-            std::fs::write(output, text + "\n")
-                .map_err(|e| format!("{output}: cannot write: {e}"))?;
+}
+
+/// Write a certified mechanism to `output` (`-`: standard output, never a terminal).
+fn write_certified(c: &Certified, output: &str) -> Result<(), String> {
+    if output == "-" {
+        use std::io::IsTerminal;
+        if std::io::stdout().is_terminal() {
+            // A matrix of n² exact numbers is not for reading: ask for a file or a pipe.
+            return Err("--output: not writing the mechanism to a terminal; give -o FILE (or pipe standard output)".into());
         }
     }
-    Ok(report)
+    write_output(output, |w| c.write_to(w))
+}
+
+/// The one place where the library's errors become messages and exit codes: an invalid
+/// parameter names its flag (exit 2), a solver failure exits [`EXIT_SOLVER`], a mechanism
+/// that fails its own audit prints the report and exits 1 (nothing is written).
+fn produce_exit(e: ProduceError) -> Result<i32, String> {
+    match e {
+        ProduceError::Invalid { .. } => Err(flag_error(&e)),
+        ProduceError::Solver(m) => {
+            eprintln!("mdp: {m}");
+            Ok(EXIT_SOLVER)
+        }
+        ProduceError::Certify(CertifyError::NotPrivate(report)) => {
+            eprint!(
+                "mdp: the mechanism did not pass its own audit; nothing written\n{}",
+                audit::human(&report)
+            );
+            Ok(audit::EXIT_FAIL)
+        }
+        ProduceError::Certify(e) => Err(certify_error(&e)),
+    }
+}
+
+/// A parameter error as the command line names it: `--field: message`.
+fn flag_error(e: &ProduceError) -> String {
+    match e {
+        ProduceError::Invalid { field, message } => format!("--{field}: {message}"),
+        other => other.to_string(),
+    }
+}
+
+fn certify_error(e: &CertifyError) -> String {
+    match e {
+        CertifyError::Audit(e) => e.to_string(),
+        e => format!("--output: {e}; nothing written"),
+    }
 }
 
 /// Load the space of an LP mechanism; LP mechanisms need a metric (exit 2 otherwise).
@@ -499,12 +430,7 @@ pub(crate) fn lp_space(spec: &str) -> Result<mdp::metric::Space, String> {
 
 /// A loaded space that LP mechanisms and samplers accept: a metric (exit 2 otherwise).
 pub(crate) fn require_metric(space: mdp::metric::Space) -> Result<mdp::metric::Space, String> {
-    if let Some((u, v, w)) = space.triangle_violation() {
-        return Err(format!(
-            "--space: not a metric: d({u},{w}) > d({u},{v}) + d({v},{w})"
-        ));
-    }
-    Ok(space)
+    produce::require_metric(space).map_err(|e| flag_error(&e))
 }
 
 fn json_file(path: &str, flag: &str) -> Result<serde_json::Value, String> {
@@ -523,7 +449,7 @@ fn q_array(v: &serde_json::Value, flag: &str) -> Result<Vec<Q>, String> {
 }
 
 /// The PMO parameters from the command line.
-fn pmo_params(a: &PmoArgs) -> Result<(Option<Q>, optimal::PmoParams<'static>), String> {
+fn pmo_params(a: &PmoArgs) -> Result<produce::Pmo, String> {
     let within = a
         .within
         .as_deref()
@@ -575,270 +501,44 @@ fn pmo_params(a: &PmoArgs) -> Result<(Option<Q>, optimal::PmoParams<'static>), S
             Ok(out)
         })
         .transpose()?;
-    Ok((
+    Ok(produce::Pmo {
         within,
-        optimal::PmoParams {
-            within: None,
-            prior,
-            cost,
-            outputs,
-        },
-    ))
-}
-
-fn progress(quiet: bool) -> mdp::progress::Console {
-    mdp::progress::Console::new(quiet, 0.0)
-}
-
-/// Write a certified LP mechanism (with its certificate, scope, outputs and loss data) and
-/// print the build summary on standard error.
-#[allow(clippy::too_many_arguments)]
-fn emit_lp(
-    name: &str,
-    space_spec: &str,
-    space: &mdp::metric::Space,
-    eps: &Q,
-    built: &optimal::Built,
-    extra_meta: serde_json::Value,
-    tweak: impl FnOnce(&mut serde_json::Value),
-    output: &str,
-) -> Result<i32, String> {
-    let mut meta = json!({
-        "lp": {
-            "objective": built.lp_objective,
-            "rows_total": built.rows_total,
-            "rows_generated": built.rows_generated,
-            "rounds": built.rounds,
-            "uniform_mix": built.t,
-            "seconds_primal": built.seconds_primal,
-            "seconds_dual": built.seconds_dual,
-        }
-    });
-    if let (Some(m), Some(x)) = (meta.as_object_mut(), extra_meta.as_object()) {
-        m.extend(x.clone());
-    }
-    let cert = built
-        .certificate
-        .as_ref()
-        .map(|c| json!({"lower_bound": certificate::to_value(c)}));
-    emit_built(
-        Built {
-            name,
-            space_spec,
-            space,
-            eps,
-            matrix: &built.matrix,
-            certificate: cert,
-            lower_bound: built.lower_bound,
-        },
-        meta,
-        tweak,
-        output,
-    )
-}
-
-/// A mechanism ready to be written.
-struct Built<'a> {
-    name: &'a str,
-    space_spec: &'a str,
-    space: &'a mdp::metric::Space,
-    eps: &'a Q,
-    matrix: &'a mdp::mechanism::Matrix,
-    /// The file's `certificate` object.
-    certificate: Option<serde_json::Value>,
-    /// The certified lower bound it carries (for the summary).
-    lower_bound: Option<f64>,
-}
-
-/// Audit and write a built mechanism (nothing is written unless it passes) and print the
-/// `stats:` summary line on standard error; `meta` joins the file's `meta`.
-fn emit_built(
-    b: Built,
-    extra_meta: serde_json::Value,
-    tweak: impl FnOnce(&mut serde_json::Value),
-    output: &str,
-) -> Result<i32, String> {
-    let mut meta = json!({
-        "producer": format!("mdp {}", env!("CARGO_PKG_VERSION")),
-        "mechanism": b.name,
-        "space": b.space_spec,
-    });
-    if let (Some(m), Some(x)) = (meta.as_object_mut(), extra_meta.as_object()) {
-        m.extend(x.clone());
-    }
-    let mut doc = io::mechanism_to_value(b.eps, b.space, b.matrix, meta.clone());
-    if let Some(c) = b.certificate {
-        doc["certificate"] = c;
-    }
-    tweak(&mut doc);
-    let report = emit(doc, output)?;
-    let mut summary = json!({
-        "mechanism": b.name,
-        "n": b.space.n(),
-        "verdict": report.verdict,
-        "loss_max": report.loss_max,
-        "expected_loss": report.expected_loss,
-        "certified_lower_bound": b.lower_bound,
-    });
-    for key in ["lp", "constopt", "tem"] {
-        if let Some(v) = meta.get(key) {
-            summary[key] = v.clone();
-        }
-    }
-    eprintln!("stats: {summary}");
-    if report.verdict == Verdict::Pass {
-        Ok(0)
-    } else {
-        eprint!(
-            "mdp: the mechanism did not pass its own audit; nothing written\n{}",
-            audit::human(&report)
-        );
-        Ok(1)
-    }
-}
-
-/// The best verified k-center packing bound at `eps` for a square mechanism on `space`,
-/// as a `packing` certificate and the bound's rigorous lower end.
-fn packing_certificate(space: &mdp::metric::Space, eps: &Q) -> Option<(serde_json::Value, f64)> {
-    let outputs: Vec<usize> = (0..space.n()).collect();
-    let cands = PackingCandidates::new(space, &outputs);
-    let best = cands.best(space, &outputs, mdp::exact::f64_up(eps), MAX_PREC)?;
-    Some((
-        json!({"lower_bound": {
-            "kind": "packing",
-            "centers": best.packing.centers,
-            "radius": io::number_value(&best.packing.radius),
-        }}),
-        best.bound.lo,
-    ))
+        prior,
+        cost,
+        outputs,
+    })
 }
 
 /// ConstOPTMech's replacement function: `--replacement FILE` (I(v) per v) or I_NN,r.
-fn replacement_arg(
-    space: &mdp::metric::Space,
-    a: &ReplacementArgs,
-) -> Result<constopt::Replacement, String> {
-    let (n, r) = (space.n(), a.r);
+fn replacement_arg(a: &ReplacementArgs) -> Result<produce::ReplacementSpec, String> {
     match &a.replacement {
         Some(path) => {
             let v = json_file(path, "--replacement")?;
             let sets: Vec<Vec<usize>> = serde_json::from_value(v)
                 .map_err(|_| "--replacement: expected a JSON array of n arrays of input indices")?;
-            constopt::Replacement::from_sets(n, sets).map_err(|e| format!("--replacement: {e}"))
+            Ok(produce::ReplacementSpec::Sets(sets))
         }
-        None => {
-            if r < 1 || r >= n {
-                return Err(format!(
-                    "--r: must be in 1..{} (n = {n})",
-                    n.saturating_sub(1)
-                ));
-            }
-            Ok(constopt::Replacement::nearest_neighbours(space, r))
-        }
+        None => Ok(produce::ReplacementSpec::NearestNeighbours { r: a.r }),
     }
 }
 
-/// `mdp build constopt`.
-fn build_constopt(
-    base: &SpaceEps,
-    repl_args: &ReplacementArgs,
-    lambda: &[f64],
-    output: &str,
-    quiet: bool,
-) -> Result<i32, String> {
+/// `mdp build FAMILY`: load the space, produce the certified mechanism, write it and print
+/// the `stats:` line.
+fn build(base: &SpaceEps, family: Family, output: &str, quiet: bool) -> Result<i32, String> {
     let eps = epsilon(&base.epsilon)?;
     let space = lp_space(&base.space)?;
-    let repl = replacement_arg(&space, repl_args)?;
-    let params = constopt::Params {
-        eps: &eps,
-        replacement: &repl,
-        lambdas: lambda,
-        max_prec: MAX_PREC,
+    let req = Request {
+        max_memory: base.max_memory,
+        ..Request::new(&space, &base.space, eps)
     };
-    let built = match constopt::constopt(&space, &params) {
-        Ok(b) => b,
-        Err(e) if e.starts_with("--") => return Err(e),
-        Err(e) => {
-            eprintln!("mdp: {e}");
-            return Ok(EXIT_SOLVER);
+    match produce::produce(&req, &family, &Console::new(quiet, 0.0)) {
+        Ok(p) => {
+            write_certified(&p.certified, output)?;
+            eprintln!("stats: {}", p.summary);
+            Ok(0)
         }
-    };
-    if !quiet {
-        for t in &built.trials {
-            eprintln!(
-                "constopt: λ = {:<8} LP objective {:.9}, loss {:.9}, {:.2} s",
-                t.lambda, t.lp_objective, t.loss, t.seconds
-            );
-        }
+        Err(e) => produce_exit(e),
     }
-    let (cert, lower) = packing_certificate(&space, &eps).unzip();
-    let meta = json!({"constopt": {
-        "r": repl_args.replacement.is_none().then_some(repl_args.r),
-        "lambda": built.trials[built.best].lambda,
-        "trials": built.trials,
-        "lp": built.counts,
-        "theorem1_bounds": constopt::theorem1_bounds(space.n(), &repl),
-        "uniform_mix": built.t,
-    }});
-    emit_built(
-        Built {
-            name: "constopt",
-            space_spec: &base.space,
-            space: &space,
-            eps: &eps,
-            matrix: &built.matrix,
-            certificate: cert,
-            lower_bound: lower,
-        },
-        meta,
-        |_| {},
-        output,
-    )
-}
-
-/// `mdp build tem`.
-fn build_tem(base: &SpaceEps, beta: f64, gamma: Option<&str>, output: &str) -> Result<i32, String> {
-    let eps = epsilon(&base.epsilon)?;
-    let space = lp_space(&base.space)?;
-    let gamma = match gamma {
-        Some(g) => {
-            let q = parse_rational(g).map_err(|e| format!("--gamma: {e}"))?;
-            if q < 0u32 {
-                return Err("--gamma: must be ≥ 0".into());
-            }
-            q
-        }
-        None => mdp::mechanisms::tem::gamma_for_beta(&eps, space.n(), beta)
-            .ok_or("--beta: must be in (0, 1)")?,
-    };
-    within_size_budget(mdp::mechanisms::tem::exact_bits(space.n(), &eps, &gamma))?;
-    let lists = mdp::mechanisms::tem::within_gamma(&space, &gamma, MAX_PREC)
-        .map_err(|(u, v)| format!("--gamma: d({u},{v}) ≤ γ cannot be decided"))?;
-    let Some((matrix, t)) =
-        mdp::mechanisms::tem::tem_matrix_certified(&space, &eps, &lists, &gamma, MAX_PREC)
-    else {
-        eprintln!(
-            "mdp: exact repair failed: no uniform mix up to the limit passes the exact check"
-        );
-        return Ok(EXIT_SOLVER);
-    };
-    let meta = json!({"tem": {"gamma": io::number_value(&gamma), "beta": beta, "uniform_mix": t,
-        "mean_list_size": lists.iter().map(Vec::len).sum::<usize>() as f64 / space.n() as f64}});
-    let (cert, lower) = packing_certificate(&space, &eps).unzip();
-    emit_built(
-        Built {
-            name: "tem",
-            space_spec: &base.space,
-            space: &space,
-            eps: &eps,
-            matrix: &matrix,
-            certificate: cert,
-            lower_bound: lower,
-        },
-        meta,
-        |_| {},
-        output,
-    )
 }
 
 /// `mdp bound packing`: one JSON line per ε.
@@ -852,7 +552,7 @@ fn bound_packing(space_spec: &str, epsilons: &[String]) -> Result<i32, String> {
     let cands = PackingCandidates::new(&space, &outputs);
     for e in &eps {
         let ef = mdp::exact::f64_up(e);
-        let line = match cands.best(&space, &outputs, ef, MAX_PREC) {
+        let line = match cands.best(&space, &outputs, ef, produce::MAX_PREC) {
             Some(b) => json!({
                 "epsilon": ef,
                 "bound": b.bound.lo,
@@ -866,16 +566,6 @@ fn bound_packing(space_spec: &str, epsilons: &[String]) -> Result<i32, String> {
         println!("{line}");
     }
     Ok(0)
-}
-
-fn build_error(e: optimal::BuildError) -> Result<i32, String> {
-    match e {
-        optimal::BuildError::Input(m) => Err(m),
-        optimal::BuildError::Solver(m) => {
-            eprintln!("mdp: {m}");
-            Ok(EXIT_SOLVER)
-        }
-    }
 }
 
 /// Exit code when the float solver or the repair fails.
@@ -916,180 +606,93 @@ fn run(cli: Cli) -> Result<i32, String> {
             epsilon: e,
             space,
             output,
-        } => {
-            let eps = epsilon(&e)?;
-            let report = build_exponential(&space, &eps, None, &output)?;
-            print!("{}", audit::human(&report));
-            if report.verdict == Verdict::Pass {
-                println!("wrote {output}; audit it again with: cargo run --release -p mdp-audit -- {output}");
-                Ok(0)
-            } else {
-                Ok(1)
-            }
-        }
-        Cmd::Build {
-            mechanism:
-                Mechanism::Exponential {
+        } => demo(&space, &e, &output),
+        Cmd::Build { mechanism } => match mechanism {
+            Mechanism::Exponential {
+                space,
+                epsilon,
+                weights: w,
+                output,
+            } => {
+                let weights = w.as_deref().map(weights).transpose()?;
+                let base = SpaceEps {
                     space,
-                    epsilon: e,
-                    weights,
-                    output,
-                },
-        } => {
-            let eps = epsilon(&e)?;
-            let report = build_exponential(&space, &eps, weights.as_deref(), &output)?;
-            if report.verdict == Verdict::Pass {
-                Ok(0)
-            } else {
-                eprint!(
-                    "mdp: the mechanism did not pass its own audit; nothing written\n{}",
-                    audit::human(&report)
-                );
-                Ok(1)
+                    epsilon,
+                    max_memory: produce::DEFAULT_MAX_MEMORY,
+                };
+                build(&base, Family::Exponential { weights }, &output, true)
             }
-        }
-        Cmd::Build {
-            mechanism:
-                Mechanism::Optimal {
-                    base,
-                    output,
-                    quiet,
-                    solver,
+            Mechanism::Optimal {
+                base,
+                output,
+                quiet,
+                solver,
+            } => build(
+                &base,
+                Family::Optimal {
+                    solver: solver.into(),
                 },
-        } => {
-            let eps = epsilon(&base.epsilon)?;
-            let space = lp_space(&base.space)?;
-            lp_memory(space.n(), space.n(), base.max_memory)?;
-            match optimal::optimal(&space, &eps, solver.into(), MAX_PREC, &progress(quiet)) {
-                Ok(b) => emit_lp(
-                    "optimal",
-                    &base.space,
-                    &space,
-                    &eps,
-                    &b,
-                    json!({}),
-                    |_| {},
-                    &output,
-                ),
-                Err(e) => build_error(e),
-            }
-        }
-        Cmd::Build {
-            mechanism:
-                Mechanism::Pmo {
-                    base,
-                    pmo,
-                    output,
-                    quiet,
-                    solver,
-                },
-        } => {
-            let eps = epsilon(&base.epsilon)?;
-            let space = lp_space(&base.space)?;
-            let (within, mut params) = pmo_params(&pmo)?;
-            params.within = within.as_ref();
-            let k = params.outputs.as_ref().map_or(space.n(), Vec::len);
-            lp_memory(space.n(), k, base.max_memory)?;
-            let built = match optimal::pmo(
-                &space,
-                &eps,
-                &params,
-                solver.into(),
-                MAX_PREC,
-                &progress(quiet),
-            ) {
-                Ok(b) => b,
-                Err(e) => return build_error(e),
-            };
-            let n = space.n();
-            let prior = params
-                .prior
-                .clone()
-                .unwrap_or_else(|| vec![Q::from(1u32); n]);
-            let tweak = |doc: &mut serde_json::Value| {
-                let mut loss =
-                    json!({"prior": prior.iter().map(io::number_value).collect::<Vec<_>>()});
-                if let Some(c) = &params.cost {
-                    let k = c.len() / n;
-                    loss["cost"] = (0..n)
-                        .map(|u| {
-                            c[u * k..(u + 1) * k]
-                                .iter()
-                                .map(io::number_value)
-                                .collect::<Vec<_>>()
-                        })
-                        .collect();
-                }
-                doc["loss"] = loss;
-                if let Some(o) = &params.outputs {
-                    doc["outputs"] = json!({"of_inputs": o});
-                }
-                if let Some(w) = &within {
-                    doc["neighbors"] = json!({"within": io::number_value(w)});
-                }
-            };
-            emit_lp(
-                "pmo",
-                &base.space,
-                &space,
-                &eps,
-                &built,
-                json!({}),
-                tweak,
                 &output,
-            )
-        }
-        Cmd::Build {
-            mechanism:
-                Mechanism::Spanner {
-                    base,
-                    k,
-                    output,
-                    quiet,
-                    solver,
-                },
-        } => {
-            let eps = epsilon(&base.epsilon)?;
-            let space = lp_space(&base.space)?;
-            let k = spanner_k(k, space.n())?;
-            lp_memory(space.n(), space.n(), base.max_memory)?;
-            match spanner::spanner_mech(&space, &eps, k, solver.into(), MAX_PREC, &progress(quiet))
-            {
-                Ok((b, edges, stretch)) => emit_lp(
-                    "spanner",
-                    &base.space,
-                    &space,
-                    &eps,
-                    &b,
-                    json!({"k": k, "spanner_edges": edges.len(), "stretch_bound": stretch}),
-                    |_| {},
-                    &output,
-                ),
-                Err(e) => build_error(e),
+                quiet,
+            ),
+            Mechanism::Pmo {
+                base,
+                pmo,
+                output,
+                quiet,
+                solver,
+            } => {
+                let pmo = pmo_params(&pmo)?;
+                let family = Family::Pmo {
+                    pmo,
+                    solver: solver.into(),
+                };
+                build(&base, family, &output, quiet)
             }
-        }
-        Cmd::Build {
-            mechanism:
-                Mechanism::Constopt {
-                    base,
-                    repl,
-                    lambda,
-                    output,
-                    quiet,
-                },
-        } => build_constopt(&base, &repl, &lambda, &output, quiet),
+            Mechanism::Spanner {
+                base,
+                k,
+                output,
+                quiet,
+                solver,
+            } => {
+                let family = Family::Spanner {
+                    k,
+                    solver: solver.into(),
+                };
+                build(&base, family, &output, quiet)
+            }
+            Mechanism::Constopt {
+                base,
+                repl,
+                lambda,
+                output,
+                quiet,
+            } => {
+                let family = Family::Constopt {
+                    replacement: replacement_arg(&repl)?,
+                    lambdas: lambda,
+                };
+                build(&base, family, &output, quiet)
+            }
+            Mechanism::Tem {
+                base,
+                beta,
+                gamma,
+                output,
+            } => {
+                let truncation = match gamma {
+                    Some(g) => produce::Truncation::Gamma(
+                        parse_rational(&g).map_err(|e| format!("--gamma: {e}"))?,
+                    ),
+                    None => produce::Truncation::Beta(beta),
+                };
+                build(&base, Family::Tem { truncation }, &output, true)
+            }
+        },
         Cmd::Bound {
             kind: BoundKind::Packing { space, epsilon },
         } => bound_packing(&space, &epsilon),
-        Cmd::Build {
-            mechanism:
-                Mechanism::Tem {
-                    base,
-                    beta,
-                    gamma,
-                    output,
-                },
-        } => build_tem(&base, beta, gamma.as_deref(), &output),
         Cmd::Estimate {
             sampler:
                 EstimateKind::Madlib {
@@ -1114,66 +717,105 @@ fn run(cli: Cli) -> Result<i32, String> {
         Cmd::Experiment { kind } => suite::experiment(&kind),
         Cmd::Lp {
             cmd: LpCmd::Export { problem },
-        } => match problem {
-            LpProblem::Optimal { base, output } => {
-                let eps = epsilon(&base.epsilon)?;
-                let space = lp_space(&base.space)?;
-                export(&optimal::optimal_lp(&space, &eps, MAX_PREC), &output)
-            }
-            LpProblem::Pmo { base, pmo, output } => {
-                let eps = epsilon(&base.epsilon)?;
-                let space = lp_space(&base.space)?;
-                let (within, mut params) = pmo_params(&pmo)?;
-                params.within = within.as_ref();
-                match optimal::pmo_lp(&space, &eps, &params, MAX_PREC) {
-                    Ok(lp) => export(&lp, &output),
-                    Err(e) => build_error(e),
-                }
-            }
-            LpProblem::Spanner { base, k, output } => {
-                let eps = epsilon(&base.epsilon)?;
-                let space = lp_space(&base.space)?;
-                let k = spanner_k(k, space.n())? as u64;
-                let (edges, _) = spanner::greedy_spanner(&space, (2 * k - 1) as f64);
-                let lp = mdp::lp::model::PrivacyLp::new(
-                    &space,
-                    eps / Q::from(2 * k - 1),
-                    (0..space.n()).collect(),
-                    mdp::lp::model::Objective::MaxLoss,
-                    None,
-                    mdp::lp::model::PairSet::Edges(&edges),
-                    MAX_PREC,
-                );
-                export(&lp, &output)
-            }
-            LpProblem::Constopt {
-                base,
-                repl,
-                lambda,
-                output,
-            } => {
-                let eps = epsilon(&base.epsilon)?;
-                let space = lp_space(&base.space)?;
-                let repl = replacement_arg(&space, &repl)?;
-                if !(lambda > 0.0 && lambda.is_finite()) {
-                    return Err("--lambda: must be a finite number > 0".into());
-                }
-                let red = constopt::reduced_lp(&space, &(eps / Q::from(2u32)), &repl, lambda);
-                write_output(&output, |out| red.lp.write_mps("mdp_constopt", out))?;
-                eprintln!(
-                    "lp export: {} variables, {} rows, {} non-zeros",
-                    red.lp.n_vars(),
-                    red.lp.rows.len(),
-                    red.lp.nnz()
-                );
-                Ok(0)
-            }
-        },
+        } => lp_export(problem),
     }
 }
 
-/// Precision limit (bits) of exact decisions in the LP builders.
-pub(crate) const MAX_PREC: u64 = 4096;
+/// `mdp demo`: the exponential mechanism on the embedded default space, written and its
+/// audit printed.
+fn demo(space_spec: &str, e: &str, output: &str) -> Result<i32, String> {
+    let eps = epsilon(e)?;
+    let space = io::load_space(space_spec, &Limits::default()).map_err(fail)?;
+    let req = Request::new(&space, space_spec, eps);
+    let family = Family::Exponential { weights: None };
+    match produce::produce(&req, &family, &Silent) {
+        Ok(p) => {
+            write_certified(&p.certified, output)?;
+            print!("{}", audit::human(p.certified.report()));
+            println!(
+                "wrote {output}; audit it again with: cargo run --release -p mdp-audit -- {output}"
+            );
+            Ok(0)
+        }
+        Err(ProduceError::Certify(CertifyError::NotPrivate(report))) => {
+            print!("{}", audit::human(&report));
+            Ok(audit::EXIT_FAIL)
+        }
+        Err(e) => produce_exit(e),
+    }
+}
+
+/// `mdp lp export`: the LP a family solves, as MPS.
+fn lp_export(problem: LpProblem) -> Result<i32, String> {
+    let lp_err = |e: mdp::mechanisms::optimal::BuildError| produce_exit(e.into());
+    match problem {
+        LpProblem::Optimal { base, output } => {
+            let eps = epsilon(&base.epsilon)?;
+            let space = lp_space(&base.space)?;
+            export(
+                &optimal::optimal_lp(&space, &eps, produce::MAX_PREC),
+                &output,
+            )
+        }
+        LpProblem::Pmo { base, pmo, output } => {
+            let eps = epsilon(&base.epsilon)?;
+            let space = lp_space(&base.space)?;
+            let pmo = pmo_params(&pmo)?;
+            let params = optimal::PmoParams {
+                within: pmo.within.as_ref(),
+                prior: pmo.prior,
+                cost: pmo.cost,
+                outputs: pmo.outputs,
+            };
+            match optimal::pmo_lp(&space, &eps, &params, produce::MAX_PREC) {
+                Ok(lp) => export(&lp, &output),
+                Err(e) => lp_err(e),
+            }
+        }
+        LpProblem::Spanner { base, k, output } => {
+            let eps = epsilon(&base.epsilon)?;
+            let space = lp_space(&base.space)?;
+            let k = produce::check_spanner_k(k, space.n()).map_err(|e| flag_error(&e))?;
+            let t = 2 * u64::from(k) - 1;
+            let (edges, _) = spanner::greedy_spanner(&space, t as f64);
+            let lp = mdp::lp::model::PrivacyLp::new(
+                &space,
+                eps / Q::from(t),
+                (0..space.n()).collect(),
+                mdp::lp::model::Objective::MaxLoss,
+                None,
+                mdp::lp::model::PairSet::Edges(&edges),
+                produce::MAX_PREC,
+            );
+            export(&lp, &output)
+        }
+        LpProblem::Constopt {
+            base,
+            repl,
+            lambda,
+            output,
+        } => {
+            let eps = epsilon(&base.epsilon)?;
+            let space = lp_space(&base.space)?;
+            let repl = produce::replacement(&space, &replacement_arg(&repl)?)
+                .map_err(|e| flag_error(&e))?;
+            if !(lambda > 0.0 && lambda.is_finite()) {
+                return Err("--lambda: must be a finite number > 0".into());
+            }
+            let red = constopt::reduced_lp(&space, &(eps / Q::from(2u32)), &repl, lambda);
+            write_output(&output, |out| red.lp.write_mps("mdp_constopt", out))?;
+            eprintln!(
+                "lp export: {} variables, {} rows, {} non-zeros",
+                red.lp.n_vars(),
+                red.lp.rows.len(),
+                red.lp.nnz()
+            );
+            Ok(0)
+        }
+    }
+}
+
+pub(crate) use produce::MAX_PREC;
 
 fn main() {
     let code = match run(Cli::parse()) {

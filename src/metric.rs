@@ -63,19 +63,9 @@ pub enum ExactDistance {
     Transcendental,
 }
 
-/// A validation problem, with the path (relative to the metric object) it concerns.
-#[derive(Clone, Debug, PartialEq)]
-pub struct MetricError {
-    pub path: String,
-    pub message: String,
-}
-
-fn merr(path: impl Into<String>, message: impl Into<String>) -> MetricError {
-    MetricError {
-        path: path.into(),
-        message: message.into(),
-    }
-}
+// Validation problems of a metric are `InputError`s with a path relative to the metric
+// object (the caller prefixes it).
+use crate::error::{input_error as merr, InputError};
 
 /// Default earth radius of the contract, in km (IUGG mean radius).
 pub fn default_radius() -> Q {
@@ -122,7 +112,7 @@ const MAX_RADIUS: u64 = 1_000_000_000_000;
 
 /// Haversine coordinates: latitude in [-90, 90], longitude in [-360, 360] (degrees), for
 /// input points and output points alike.
-fn check_lat_lon(points: &[Vec<Q>], path: &str) -> Result<(), MetricError> {
+fn check_lat_lon(points: &[Vec<Q>], path: &str) -> Result<(), InputError> {
     for (i, p) in points.iter().enumerate() {
         if p[0] > 90u32 || p[0] < -90i32 {
             return Err(merr(
@@ -148,7 +138,7 @@ impl Space {
         kind: MetricKind,
         points: Vec<Vec<Q>>,
         radius: Option<Q>,
-    ) -> Result<Space, MetricError> {
+    ) -> Result<Space, InputError> {
         assert!(kind.has_points());
         if points.is_empty() {
             return Err(merr("points", "must hold at least one point"));
@@ -232,7 +222,7 @@ impl Space {
     }
 
     /// The same space with extra sites (output points) appended after the inputs.
-    pub fn with_extra_points(&self, points: Vec<Vec<Q>>) -> Result<Space, MetricError> {
+    pub fn with_extra_points(&self, points: Vec<Vec<Q>>) -> Result<Space, InputError> {
         if !self.kind.has_points() {
             return Err(merr(
                 "",
@@ -265,7 +255,7 @@ impl Space {
     /// An explicit distance table: validated for shape, zero diagonal, non-negativity and
     /// symmetry (errors); the triangle inequality is checked and a violation recorded as a
     /// warning with its witness, as the contract asks.
-    pub fn from_table(rows: Vec<Vec<Q>>) -> Result<Space, MetricError> {
+    pub fn from_table(rows: Vec<Vec<Q>>) -> Result<Space, InputError> {
         let n = rows.len();
         if n == 0 {
             return Err(merr("distances", "must hold at least one row"));
@@ -310,7 +300,7 @@ impl Space {
 
     /// A graph metric: shortest-path lengths over undirected weighted edges (exact rational
     /// Dijkstra from every node). A disconnected graph is an error: its distance would be ∞.
-    pub fn from_graph(n: usize, edges: &[(usize, usize, Q)]) -> Result<Space, MetricError> {
+    pub fn from_graph(n: usize, edges: &[(usize, usize, Q)]) -> Result<Space, InputError> {
         Self::from_graph_within(n, edges, u64::MAX)
     }
 
@@ -321,7 +311,7 @@ impl Space {
         n: usize,
         edges: &[(usize, usize, Q)],
         max_bits: u64,
-    ) -> Result<Space, MetricError> {
+    ) -> Result<Space, InputError> {
         if n == 0 {
             return Err(merr("nodes", "must be ≥ 1"));
         }

@@ -26,6 +26,7 @@
 //! variables 1 + n + S₁; rows (18) n, (20) n, (19) S₁ (bounds), (22) S₂, (25) S₁',
 //! (26) S₁' (S₁' = S₁ without the sets I(w) = W); non-zeros n(n+1) + n² + S₁ + 4S₁' + 2S₂.
 
+use super::optimal::{invalid, BuildError};
 use crate::exact::Q;
 use crate::lp::model::zero_pairs;
 use crate::lp::repair;
@@ -391,16 +392,16 @@ pub struct Built {
 
 /// Algorithm 1 with a λ sweep: solve P_CONSTOPTMECH,red(ε/2) for each λ, normalize, keep
 /// the least loss, repair and prove it ε·d private exactly.
-pub fn constopt(space: &Space, p: &Params) -> Result<Built, String> {
+pub fn constopt(space: &Space, p: &Params) -> Result<Built, BuildError> {
     let n = space.n();
     if p.replacement.sets.len() != n {
-        return Err(format!(
-            "replacement: {} sets for {n} inputs",
-            p.replacement.sets.len()
+        return Err(invalid(
+            "replacement",
+            format!("{} sets for {n} inputs", p.replacement.sets.len()),
         ));
     }
     if p.lambdas.is_empty() || p.lambdas.iter().any(|&l| !(l > 0.0 && l.is_finite())) {
-        return Err("--lambda: every λ must be a finite number > 0".into());
+        return Err(invalid("lambda", "every λ must be a finite number > 0"));
     }
     let eps_lp = p.eps / Q::from(2u32);
     // The λ of the sweep are independent LPs: solved in parallel (one core each).
@@ -411,7 +412,10 @@ pub fn constopt(space: &Space, p: &Params) -> Result<Built, String> {
         .map(|&lambda| {
             let t0 = std::time::Instant::now();
             let red = reduced_lp(space, &eps_lp, p.replacement, lambda);
-            let sol = red.lp.solve_ipm().map_err(|e| e.to_string())?;
+            let sol = red
+                .lp
+                .solve_ipm()
+                .map_err(|e| BuildError::Solver(e.to_string()))?;
             let m = expand(&red, &sol.x);
             let loss = float_max_loss(&red.d, &m);
             let trial = Trial {
@@ -422,7 +426,7 @@ pub fn constopt(space: &Space, p: &Params) -> Result<Built, String> {
             };
             Ok((trial, m, red.counts))
         })
-        .collect::<Result<_, String>>()?;
+        .collect::<Result<_, BuildError>>()?;
     // The least loss; the first λ on ties.
     let best = (0..solved.len())
         .min_by(|&a, &b| solved[a].0.loss.total_cmp(&solved[b].0.loss))
@@ -432,8 +436,12 @@ pub fn constopt(space: &Space, p: &Params) -> Result<Built, String> {
         solved.into_iter().map(|(t, m, _)| (t, m)).unzip();
     let m = ms.swap_remove(best);
     let zero = zero_pairs(space);
-    let rep = repair::repair_matrix(space, &m, n, &zero, p.eps, None, p.max_prec)
-        .ok_or("exact repair failed: no uniform mix up to the limit passes the exact check")?;
+    let rep =
+        repair::repair_matrix(space, &m, n, &zero, p.eps, None, p.max_prec).ok_or_else(|| {
+            BuildError::Solver(
+                "exact repair failed: no uniform mix up to the limit passes the exact check".into(),
+            )
+        })?;
     Ok(Built {
         matrix: rep.matrix,
         counts,

@@ -74,19 +74,21 @@ pub struct Built {
 }
 
 /// Why a build stopped.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum BuildError {
-    /// Bad parameters (exit 2).
-    Input(String),
-    /// The float solver or the repair failed (exit 1).
+    /// A parameter out of its domain; `field` is its name (`k`, `prior`, `outputs`).
+    #[error("{field}: {message}")]
+    Invalid { field: String, message: String },
+    /// The float solver or the exact repair failed.
+    #[error("{0}")]
     Solver(String),
 }
 
-impl std::fmt::Display for BuildError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            BuildError::Input(s) | BuildError::Solver(s) => f.write_str(s),
-        }
+/// A [`BuildError::Invalid`].
+pub fn invalid(field: &str, message: impl Into<String>) -> BuildError {
+    BuildError::Invalid {
+        field: field.into(),
+        message: message.into(),
     }
 }
 
@@ -327,27 +329,24 @@ pub fn pmo_lp<'a>(
     let n = space.n();
     let outputs = p.outputs.clone().unwrap_or_else(|| (0..n).collect());
     if outputs.is_empty() {
-        return Err(BuildError::Input(
-            "--outputs: at least one output is needed".into(),
-        ));
+        return Err(invalid("outputs", "at least one output is needed"));
     }
     if let Some(&o) = outputs.iter().find(|&&o| o >= n) {
-        return Err(BuildError::Input(format!(
-            "--outputs: index {o} is not an input (n = {n})"
-        )));
+        return Err(invalid(
+            "outputs",
+            format!("index {o} is not an input (n = {n})"),
+        ));
     }
     let prior = match &p.prior {
         Some(pr) => {
             if pr.len() != n {
-                return Err(BuildError::Input(format!(
-                    "--prior: has {} weights, the space has {n} points",
-                    pr.len()
-                )));
+                return Err(invalid(
+                    "prior",
+                    format!("has {} weights, the space has {n} points", pr.len()),
+                ));
             }
             if pr.iter().any(|q| *q < 0u32) || pr.iter().all(|q| *q == 0u32) {
-                return Err(BuildError::Input(
-                    "--prior: weights must be ≥ 0 and not all 0".into(),
-                ));
+                return Err(invalid("prior", "weights must be ≥ 0 and not all 0"));
             }
             let s: Q = pr.iter().sum();
             pr.iter().map(|q| q / &s).collect()
@@ -356,12 +355,15 @@ pub fn pmo_lp<'a>(
     };
     if let Some(c) = &p.cost {
         if c.len() != n * outputs.len() {
-            return Err(BuildError::Input(format!(
-                "--cost: has {} entries, expected n × K = {} × {}",
-                c.len(),
-                n,
-                outputs.len()
-            )));
+            return Err(invalid(
+                "cost",
+                format!(
+                    "has {} entries, expected n × K = {} × {}",
+                    c.len(),
+                    n,
+                    outputs.len()
+                ),
+            ));
         }
     }
     let pairs = match p.within {

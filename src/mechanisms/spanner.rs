@@ -107,7 +107,7 @@ pub fn spanner_mech(
     progress: &dyn Progress,
 ) -> Result<(Built, Vec<(usize, usize)>, f64), BuildError> {
     if k < 1 {
-        return Err(BuildError::Input("--k: must be ≥ 1".into()));
+        return Err(super::optimal::invalid("k", "must be ≥ 1"));
     }
     let t = (2 * u64::from(k) - 1) as f64;
     let (edges, _) = greedy_spanner(space, t);

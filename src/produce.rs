@@ -1,0 +1,545 @@
+//! Producers: each mechanism family of the papers built, packaged as an `mdp/1` document
+//! and certified by its own audit ([`Certified`]) through one call, [`produce`], with one
+//! validated settings type per family ([`Family`]). The command line only parses flags
+//! into these types; a library user gets the same certified mechanisms.
+//!
+//! | family | paper | certificate written |
+//! |---|---|---|
+//! | [`Family::Exponential`] | Imola et al. §3.1 (weighted: Proposition 1) | none (privacy is proven) |
+//! | [`Family::Optimal`] | Imola et al. §2 (OPTMech) | `lp_dual` lower bound |
+//! | [`Family::Pmo`] | Qiu 2024 §2.2 (PMO) | `lp_dual` (expected loss) |
+//! | [`Family::Spanner`] | Imola et al. App. A, Theorem 4 | none (a spanner LP bound is no bound on OPTMech) |
+//! | [`Family::Constopt`] | Imola et al. §3.2, Algorithm 1 | k-center `packing` bound (Theorem 3, eq. 7) |
+//! | [`Family::Tem`] | Carvalho et al. Algorithm 2 | k-center `packing` bound |
+//!
+//! ```
+//! use mdp::exact::parse_rational;
+//! use mdp::produce::{produce, Family, Request};
+//! use mdp::progress::Silent;
+//!
+//! let (space, _labels) = mdp::builtin::space("cities40").unwrap().unwrap();
+//! let req = Request::new(&space, "builtin:cities40", parse_rational("0.5").unwrap());
+//! let out = produce(&req, &Family::Exponential { weights: None }, &Silent).unwrap();
+//! assert_eq!(out.certified.report().verdict, mdp::audit::Verdict::Pass);
+//! ```
+
+use crate::bounds::PackingCandidates;
+use crate::certified::{Certified, CertifyError};
+use crate::exact::{f64_up, parse_rational, Q};
+use crate::io::{self, Limits};
+use crate::mechanism::Matrix;
+use crate::mechanisms::constopt::{self, Replacement};
+use crate::mechanisms::optimal::{self, BuildError, Built, PmoParams, Solver};
+use crate::mechanisms::{exponential, spanner, tem};
+use crate::metric::Space;
+use crate::progress::Progress;
+use serde_json::{json, Value};
+use thiserror::Error;
+
+/// Precision limit (bits) of exact decisions in the builders.
+pub const MAX_PREC: u64 = 4096;
+
+/// Default memory budget of an LP build (8 GiB).
+pub const DEFAULT_MAX_MEMORY: u64 = 8 << 30;
+
+/// Why a mechanism was not produced.
+#[derive(Debug, Error)]
+pub enum ProduceError {
+    /// A parameter is out of its domain; `field` is its name (`epsilon`, `k`, `prior[3]`).
+    #[error("{field}: {message}")]
+    Invalid { field: String, message: String },
+    /// The float solver or the exact repair failed.
+    #[error("{0}")]
+    Solver(String),
+    /// The built mechanism could not be certified (nothing is returned to write).
+    #[error(transparent)]
+    Certify(#[from] CertifyError),
+}
+
+fn invalid(field: &str, message: impl Into<String>) -> ProduceError {
+    ProduceError::Invalid {
+        field: field.to_string(),
+        message: message.into(),
+    }
+}
+
+impl From<BuildError> for ProduceError {
+    fn from(e: BuildError) -> Self {
+        match e {
+            BuildError::Invalid { field, message } => ProduceError::Invalid { field, message },
+            BuildError::Solver(m) => ProduceError::Solver(m),
+        }
+    }
+}
+
+/// What every family needs: the space, its name for `meta.space`, ε and the LP budget.
+pub struct Request<'a> {
+    pub space: &'a Space,
+    /// How the space was named (`builtin:rome100`, a path), written to `meta.space`.
+    pub space_name: &'a str,
+    pub eps: Q,
+    /// Refuse an LP whose estimated memory ([`crate::lp::model::memory_estimate`])
+    /// exceeds this many bytes.
+    pub max_memory: u64,
+}
+
+impl<'a> Request<'a> {
+    /// A request with the default memory budget.
+    pub fn new(space: &'a Space, space_name: &'a str, eps: Q) -> Self {
+        Request {
+            space,
+            space_name,
+            eps,
+            max_memory: DEFAULT_MAX_MEMORY,
+        }
+    }
+}
+
+/// PMO's parameters (Qiu 2024 §2.2), validated against the space by [`produce`].
+#[derive(Clone, Debug, Default)]
+pub struct Pmo {
+    /// Privacy only for pairs with d ≤ η (Qiu's Definition 2.1); all pairs if `None`.
+    pub within: Option<Q>,
+    /// n prior weights ≥ 0, not all 0 (uniform if `None`).
+    pub prior: Option<Vec<Q>>,
+    /// n×K costs ≥ 0, row-major (the distance to the output if `None`).
+    pub cost: Option<Vec<Q>>,
+    /// The inputs that are the outputs (all inputs if `None`).
+    pub outputs: Option<Vec<usize>>,
+}
+
+/// ConstOPTMech's replacement function I (Imola et al. §3.2).
+#[derive(Clone, Debug)]
+pub enum ReplacementSpec {
+    /// I_NN,r: each input's r nearest inputs, 1 ≤ r < n.
+    NearestNeighbours { r: usize },
+    /// I(v) given per input.
+    Sets(Vec<Vec<usize>>),
+}
+
+/// TEM's truncation threshold (Carvalho et al. Theorem 4.2).
+#[derive(Clone, Debug)]
+pub enum Truncation {
+    /// γ ≥ 0 given.
+    Gamma(Q),
+    /// γ such that the output is within γ with probability ≥ 1 − β, β ∈ (0, 1).
+    Beta(f64),
+}
+
+/// The mechanism families and their settings: the one registry `build` and `lp export`
+/// dispatch on.
+#[derive(Clone, Debug)]
+pub enum Family {
+    /// Pr[w|u] ∝ Y_w·exp(−ε·d(u,w)/2); `weights` = Y > 0 (weighted exponential).
+    Exponential { weights: Option<Vec<Q>> },
+    /// OPTMech: the least worst-case loss among ε·d-private mechanisms.
+    Optimal { solver: Solver },
+    /// PMO: the least expected loss under a prior, privacy within η.
+    Pmo { pmo: Pmo, solver: Solver },
+    /// SpannerMech: OPTMech's rows on a greedy (2k−1)-spanner at ε/(2k−1), 1 ≤ k ≤ n.
+    Spanner { k: u64, solver: Solver },
+    /// ConstOPTMech: the reduced LP at ε/2 with a replacement function; the λ sweep keeps
+    /// the least loss.
+    Constopt {
+        replacement: ReplacementSpec,
+        lambdas: Vec<f64>,
+    },
+    /// TEM: the exponential mechanism on min(d, γ).
+    Tem { truncation: Truncation },
+}
+
+impl Family {
+    /// The name written to `meta.mechanism`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Family::Exponential { weights: None } => "exponential",
+            Family::Exponential { weights: Some(_) } => "weighted_exponential",
+            Family::Optimal { .. } => "optimal",
+            Family::Pmo { .. } => "pmo",
+            Family::Spanner { .. } => "spanner",
+            Family::Constopt { .. } => "constopt",
+            Family::Tem { .. } => "tem",
+        }
+    }
+}
+
+/// A certified mechanism and the build's summary (the CLI's `stats:` line).
+#[derive(Debug)]
+pub struct Produced {
+    pub certified: Certified,
+    /// mechanism, n, verdict, losses, certified lower bound, and the family's own build
+    /// data (`lp`, `constopt`, `tem`).
+    pub summary: Value,
+}
+
+/// ε in the supported range [10^-9, 10^9] (beyond it e^{±ε·d} leaves every meaningful
+/// scale, and exact mechanisms would need unbounded numbers).
+pub fn epsilon(s: &str) -> Result<Q, ProduceError> {
+    let q = parse_rational(s).map_err(|e| invalid("epsilon", e.to_string()))?;
+    check_epsilon(&q)?;
+    Ok(q)
+}
+
+fn check_epsilon(q: &Q) -> Result<(), ProduceError> {
+    if *q <= 0u32 {
+        return Err(invalid("epsilon", "must be > 0"));
+    }
+    let (lo, hi) = (
+        Q::from_unsigneds(1u32, 1_000_000_000u32),
+        Q::from(1_000_000_000u32),
+    );
+    if *q < lo || *q > hi {
+        return Err(invalid(
+            "epsilon",
+            format!(
+                "{} is outside the supported range [1e-9, 1e9]",
+                crate::exact::format_rational(q)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// A space LP mechanisms and samplers accept: a metric.
+pub fn require_metric(space: Space) -> Result<Space, ProduceError> {
+    if let Some((u, v, w)) = space.triangle_violation() {
+        return Err(invalid(
+            "space",
+            format!("not a metric: d({u},{w}) > d({u},{v}) + d({v},{w})"),
+        ));
+    }
+    Ok(space)
+}
+
+/// Refuse an LP over `n` inputs and `k` outputs whose estimated memory exceeds the budget.
+pub fn check_lp_memory(n: usize, k: usize, max_memory: u64) -> Result<(), ProduceError> {
+    let need = crate::lp::model::memory_estimate(n as u64, k as u64);
+    if need > max_memory {
+        let mib = |b: u64| format!("{:.0} MiB", b as f64 / (1u64 << 20) as f64);
+        return Err(invalid(
+            "max-memory",
+            format!(
+                "the privacy LP over {n} inputs × {k} outputs needs about {} (estimate), over the budget of {}; use fewer points, ConstOPTMech (mdp build constopt) or raise --max-memory",
+                mib(need),
+                mib(max_memory)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Refuse a matrix whose exact entries would exceed the auditor's default number budget
+/// (`--max-bits`): a file the auditor refuses by default is never built.
+fn check_size_budget(bits: f64) -> Result<(), ProduceError> {
+    let max = Limits::default().max_bits;
+    if bits > max as f64 {
+        return Err(invalid(
+            "epsilon",
+            format!("the exact entries e^(-ε·d/2) would need about {bits:.2e} bits, over the auditor's default budget of {max} bits (--max-bits); use a smaller ε or fewer points"),
+        ));
+    }
+    Ok(())
+}
+
+/// SpannerMech's k: 1 ≤ k ≤ n (beyond n the stretch 2k − 1 exceeds any path's hops).
+pub fn check_spanner_k(k: u64, n: usize) -> Result<u32, ProduceError> {
+    if k < 1 || k > n.max(1) as u64 {
+        return Err(invalid(
+            "k",
+            format!("must be in 1..={} (the number of inputs)", n.max(1)),
+        ));
+    }
+    Ok(k as u32)
+}
+
+/// ConstOPTMech's replacement function, checked against the space.
+pub fn replacement(space: &Space, spec: &ReplacementSpec) -> Result<Replacement, ProduceError> {
+    let n = space.n();
+    match spec {
+        ReplacementSpec::Sets(sets) => Replacement::from_sets(n, sets.clone())
+            .map_err(|e| invalid("replacement", e.to_string())),
+        ReplacementSpec::NearestNeighbours { r } => {
+            if *r < 1 || *r >= n {
+                return Err(invalid(
+                    "r",
+                    format!("must be in 1..{} (n = {n})", n.saturating_sub(1)),
+                ));
+            }
+            Ok(Replacement::nearest_neighbours(space, *r))
+        }
+    }
+}
+
+/// TEM's γ for the settings.
+pub fn tem_gamma(space: &Space, eps: &Q, t: &Truncation) -> Result<Q, ProduceError> {
+    match t {
+        Truncation::Gamma(g) if *g < 0u32 => Err(invalid("gamma", "must be ≥ 0")),
+        Truncation::Gamma(g) => Ok(g.clone()),
+        Truncation::Beta(beta) => tem::gamma_for_beta(eps, space.n(), *beta)
+            .ok_or_else(|| invalid("beta", "must be in (0, 1)")),
+    }
+}
+
+fn pmo_params(p: &Pmo) -> PmoParams<'_> {
+    PmoParams {
+        within: p.within.as_ref(),
+        prior: p.prior.clone(),
+        cost: p.cost.clone(),
+        outputs: p.outputs.clone(),
+    }
+}
+
+/// The best verified k-center packing bound at `eps` for a square mechanism on `space`,
+/// as a `packing` certificate and the bound's rigorous lower end.
+fn packing_certificate(space: &Space, eps: &Q) -> Option<(Value, f64)> {
+    let outputs: Vec<usize> = (0..space.n()).collect();
+    let cands = PackingCandidates::new(space, &outputs);
+    let best = cands.best(space, &outputs, f64_up(eps), MAX_PREC)?;
+    Some((
+        json!({"lower_bound": {
+            "kind": "packing",
+            "centers": best.packing.centers,
+            "radius": io::number_value(&best.packing.radius),
+        }}),
+        best.bound.lo,
+    ))
+}
+
+/// A built matrix, before packaging.
+struct Assembled {
+    matrix: Matrix,
+    /// The file's `certificate` object.
+    certificate: Option<Value>,
+    /// The certified lower bound it carries (for the summary).
+    lower_bound: Option<f64>,
+    /// Joins the file's `meta` (and the summary under the same keys).
+    meta: Value,
+    /// Extra top-level fields (`loss`, `outputs`, `neighbors`).
+    fields: Value,
+}
+
+fn lp_assembled(b: Built, extra_meta: Value) -> Assembled {
+    let mut meta = json!({"lp": {
+        "objective": b.lp_objective,
+        "rows_total": b.rows_total,
+        "rows_generated": b.rows_generated,
+        "rounds": b.rounds,
+        "uniform_mix": b.t,
+        "seconds_primal": b.seconds_primal,
+        "seconds_dual": b.seconds_dual,
+    }});
+    merge(&mut meta, &extra_meta);
+    Assembled {
+        certificate: b
+            .certificate
+            .as_ref()
+            .map(|c| json!({"lower_bound": crate::lp::certificate::to_value(c)})),
+        lower_bound: b.lower_bound,
+        matrix: b.matrix,
+        meta,
+        fields: json!({}),
+    }
+}
+
+fn merge(into: &mut Value, from: &Value) {
+    if let (Some(m), Some(x)) = (into.as_object_mut(), from.as_object()) {
+        m.extend(x.clone());
+    }
+}
+
+/// Build `family` on the request's space at its ε, package it as an `mdp/1` document and
+/// certify it ([`Certified::certify`]): a returned mechanism has passed its audit.
+pub fn produce(
+    req: &Request,
+    family: &Family,
+    progress: &dyn Progress,
+) -> Result<Produced, ProduceError> {
+    check_epsilon(&req.eps)?;
+    let (space, eps) = (req.space, &req.eps);
+    let n = space.n();
+    let a = match family {
+        Family::Exponential { weights } => {
+            if let Some(w) = weights {
+                if w.len() != n {
+                    return Err(invalid(
+                        "weights",
+                        format!("has {} weights, the space has {n} points", w.len()),
+                    ));
+                }
+                if let Some(i) = w.iter().position(|y| *y <= 0u32) {
+                    return Err(invalid(
+                        &format!("weights[{i}]"),
+                        "must be > 0 (Proposition 1 needs Y > 0)",
+                    ));
+                }
+            }
+            check_size_budget(exponential::exact_bits(space, eps, weights.as_deref()))?;
+            Assembled {
+                matrix: exponential::weighted_exponential(space, eps, weights.as_deref()),
+                certificate: None,
+                lower_bound: None,
+                meta: json!({}),
+                fields: json!({}),
+            }
+        }
+        Family::Optimal { solver } => {
+            check_lp_memory(n, n, req.max_memory)?;
+            lp_assembled(
+                optimal::optimal(space, eps, *solver, MAX_PREC, progress)?,
+                json!({}),
+            )
+        }
+        Family::Pmo { pmo, solver } => {
+            if pmo.within.as_ref().is_some_and(|w| *w <= 0u32) {
+                return Err(invalid("within", "η must be > 0"));
+            }
+            if let Some(c) = &pmo.cost {
+                if let Some(j) = c.iter().position(|q| *q < 0u32) {
+                    return Err(invalid(
+                        "cost",
+                        format!("entry {j} (row-major): costs are ≥ 0"),
+                    ));
+                }
+            }
+            let k = pmo.outputs.as_ref().map_or(n, Vec::len);
+            check_lp_memory(n, k, req.max_memory)?;
+            let params = pmo_params(pmo);
+            let built = optimal::pmo(space, eps, &params, *solver, MAX_PREC, progress)?;
+            let prior = pmo.prior.clone().unwrap_or_else(|| vec![Q::from(1u32); n]);
+            let mut fields =
+                json!({"loss": {"prior": prior.iter().map(io::number_value).collect::<Vec<_>>()}});
+            if let Some(c) = &pmo.cost {
+                let k = c.len() / n;
+                fields["loss"]["cost"] = (0..n)
+                    .map(|u| {
+                        c[u * k..(u + 1) * k]
+                            .iter()
+                            .map(io::number_value)
+                            .collect::<Vec<_>>()
+                    })
+                    .collect();
+            }
+            if let Some(o) = &pmo.outputs {
+                fields["outputs"] = json!({"of_inputs": o});
+            }
+            if let Some(w) = &pmo.within {
+                fields["neighbors"] = json!({"within": io::number_value(w)});
+            }
+            Assembled {
+                fields,
+                ..lp_assembled(built, json!({}))
+            }
+        }
+        Family::Spanner { k, solver } => {
+            let k = check_spanner_k(*k, n)?;
+            check_lp_memory(n, n, req.max_memory)?;
+            let (b, edges, stretch) =
+                spanner::spanner_mech(space, eps, k, *solver, MAX_PREC, progress)?;
+            lp_assembled(
+                b,
+                json!({"k": k, "spanner_edges": edges.len(), "stretch_bound": stretch}),
+            )
+        }
+        Family::Constopt {
+            replacement: spec,
+            lambdas,
+        } => {
+            let repl = replacement(space, spec)?;
+            let params = constopt::Params {
+                eps,
+                replacement: &repl,
+                lambdas,
+                max_prec: MAX_PREC,
+            };
+            let built = constopt::constopt(space, &params)?;
+            for t in &built.trials {
+                progress.note(&format!(
+                    "constopt: λ = {:<8} LP objective {:.9}, loss {:.9}, {:.2} s",
+                    t.lambda, t.lp_objective, t.loss, t.seconds
+                ));
+            }
+            let (certificate, lower_bound) = packing_certificate(space, eps).unzip();
+            let r = match spec {
+                ReplacementSpec::NearestNeighbours { r } => Some(*r),
+                ReplacementSpec::Sets(_) => None,
+            };
+            Assembled {
+                meta: json!({"constopt": {
+                    "r": r,
+                    "lambda": built.trials[built.best].lambda,
+                    "trials": built.trials,
+                    "lp": built.counts,
+                    "theorem1_bounds": constopt::theorem1_bounds(n, &repl),
+                    "uniform_mix": built.t,
+                }}),
+                matrix: built.matrix,
+                certificate,
+                lower_bound,
+                fields: json!({}),
+            }
+        }
+        Family::Tem { truncation } => {
+            let gamma = tem_gamma(space, eps, truncation)?;
+            check_size_budget(tem::exact_bits(n, eps, &gamma))?;
+            let lists = tem::within_gamma(space, &gamma, MAX_PREC)
+                .map_err(|(u, v)| invalid("gamma", format!("d({u},{v}) ≤ γ cannot be decided")))?;
+            let (matrix, t) = tem::tem_matrix_certified(space, eps, &lists, &gamma, MAX_PREC)
+                .ok_or_else(|| {
+                    ProduceError::Solver(
+                        "exact repair failed: no uniform mix up to the limit passes the exact check"
+                            .into(),
+                    )
+                })?;
+            let beta = match truncation {
+                Truncation::Beta(b) => Some(*b),
+                Truncation::Gamma(_) => None,
+            };
+            let (certificate, lower_bound) = packing_certificate(space, eps).unzip();
+            Assembled {
+                meta: json!({"tem": {"gamma": io::number_value(&gamma), "beta": beta, "uniform_mix": t,
+                    "mean_list_size": lists.iter().map(Vec::len).sum::<usize>() as f64 / n as f64}}),
+                matrix,
+                certificate,
+                lower_bound,
+                fields: json!({}),
+            }
+        }
+    };
+    package(req, family.name(), a, progress)
+}
+
+/// The `mdp/1` document of an assembled mechanism, certified, with its summary.
+fn package(
+    req: &Request,
+    name: &str,
+    a: Assembled,
+    progress: &dyn Progress,
+) -> Result<Produced, ProduceError> {
+    let mut meta = json!({
+        "producer": format!("mdp {}", env!("CARGO_PKG_VERSION")),
+        "mechanism": name,
+        "space": req.space_name,
+    });
+    merge(&mut meta, &a.meta);
+    let mut doc = io::mechanism_to_value(&req.eps, req.space, &a.matrix, meta.clone());
+    if let Some(c) = a.certificate {
+        doc["certificate"] = c;
+    }
+    merge(&mut doc, &a.fields);
+    let certified = Certified::certify(&doc, progress)?;
+    let report = certified.report();
+    let mut summary = json!({
+        "mechanism": name,
+        "n": req.space.n(),
+        "verdict": report.verdict,
+        "loss_max": report.loss_max,
+        "expected_loss": report.expected_loss,
+        "certified_lower_bound": a.lower_bound,
+    });
+    for key in ["lp", "constopt", "tem"] {
+        if let Some(v) = meta.get(key) {
+            summary[key] = v.clone();
+        }
+    }
+    Ok(Produced { certified, summary })
+}

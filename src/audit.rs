@@ -67,7 +67,7 @@ pub struct Options {
     pub row_sum_tolerance: Q,
     pub loss_tolerance: Q,
     pub max_prec: u64,
-    /// Largest size in bits of an exactly row-normalized entry H[u][w] (see
+    /// Largest size in bits of an exactly row-normalized entry H\[u\]\[w\] (see
     /// [`crate::io::Limits::max_number_bits`]); a larger one refuses the file.
     pub max_number_bits: u64,
 }

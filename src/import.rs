@@ -1017,9 +1017,9 @@ pub struct ExternalRepair {
     pub matrix: Matrix,
     /// The weight of the uniform mechanism mixed in.
     pub t: f64,
-    /// max_u |Σ_k M[u][k] − 1| of the input.
+    /// max_u |Σ_k M\[u\]\[k\] − 1| of the input.
     pub max_row_deviation: f64,
-    /// max_u ½ Σ_k |P[u][k] − H[u][k]|: the probability mass moved in the worst row (H the
+    /// max_u ½ Σ_k |P\[u\]\[k\] − H\[u\]\[k\]|: the probability mass moved in the worst row (H the
     /// input with negatives set to 0, row-normalized; P the result), in `f64`.
     pub change: f64,
     /// L(M) of H (before) and of P (after), rigorous enclosures; `None` when the outputs have

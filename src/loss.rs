@@ -1,4 +1,4 @@
-//! Mechanism losses (Imola et al. §2): the per-input loss L(M, u) = Σ_k H[u][k]·c(u, k),
+//! Mechanism losses (Imola et al. §2): the per-input loss L(M, u) = Σ_k H\[u\]\[k\]·c(u, k),
 //! the worst-case loss L(M) = max_u L(M, u) (eq. 1 / eq. 3), the quantile loss L_q (eq. 11)
 //! and the prior-weighted expected loss Σ_u π_u L(M, u) / Σ_u π_u (Bordenabe et al.).
 //! c(u, k) is `loss.cost` when given, else d(input u, output k).
@@ -32,7 +32,7 @@ pub struct Losses {
     pub expected: Option<FI>,
 }
 
-/// Enclosure of H[u][k] (rigorous for every row; exact conversion for unsafe rows).
+/// Enclosure of H\[u\]\[k\] (rigorous for every row; exact conversion for unsafe rows).
 pub fn h_fi(p: &Prepared, u: usize, k: usize) -> FI {
     if p.safe[u] {
         let h = p.h[u * p.k + k];

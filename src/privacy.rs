@@ -1,12 +1,12 @@
 //! The privacy checks of `mdp-audit` on the exactly row-normalized matrix
-//! H[u][w] = M[u][w] / Σ_k M[u][k]:
+//! H\[u\]\[w\] = M\[u\]\[w\] / Σ_k M\[u\]\[k\]:
 //!
 //! * pure ε·d privacy (Imola et al., Definition 1 / LP rows (2)): for every ordered pair
-//!   (u, v) in scope and every output w, H[u][w] ≤ e^{ε·d(u,v)} H[v][w];
-//! * the tight pure ε: max over pairs of ln(R_uv)/d(u,v), R_uv = max_w H[u][w]/H[v][w];
+//!   (u, v) in scope and every output w, H\[u\]\[w\] ≤ e^{ε·d(u,v)} H\[v\]\[w\];
+//! * the tight pure ε: max over pairs of ln(R_uv)/d(u,v), R_uv = max_w H\[u\]\[w\]/H\[v\]\[w\];
 //! * the (ε,δ) tight epsilon (Imola et al., eqs. (9)–(10)): per pair the smallest ε with
-//!   Σ_w max(0, H[u][w] − e^{ε d} H[v][w]) ≤ δ (the hockey-stick divergence; the worst
-//!   set S of (9) is {w : H[u][w] > e^{εd} H[v][w]}).
+//!   Σ_w max(0, H\[u\]\[w\] − e^{ε d} H\[v\]\[w\]) ≤ δ (the hockey-stick divergence; the worst
+//!   set S of (9) is {w : H\[u\]\[w\] > e^{εd} H\[v\]\[w\]}).
 //!
 //! Every decision is a proof: a fast `f64` filter whose error bound is proven (see
 //! `spec/soundness.md`, "The fast filter") decides most pairs; the rest are decided in
@@ -187,7 +187,7 @@ impl<'a> Prepared<'a> {
         &self.recip[u * self.k..(u + 1) * self.k]
     }
 
-    /// Exact H[u][w].
+    /// Exact H\[u\]\[w\].
     pub fn h_exact(&self, u: usize, w: usize) -> Q {
         self.m.get(u, w) / &self.sums[u]
     }
@@ -200,8 +200,8 @@ impl<'a> Prepared<'a> {
     }
 }
 
-/// The exact ratio R_uv = max_w H[u][w] / H[v][w] and its arg max, or `None` (R = ∞) with
-/// the output w where H[v][w] = 0 < H[u][w].
+/// The exact ratio R_uv = max_w H\[u\]\[w\] / H\[v\]\[w\] and its arg max, or `None` (R = ∞) with
+/// the output w where H\[v\]\[w\] = 0 < H\[u\]\[w\].
 pub fn exact_ratio(p: &Prepared, u: usize, v: usize) -> (Option<Q>, usize) {
     let mut best: Option<(Q, usize)> = None;
     for w in 0..p.k {
@@ -314,9 +314,9 @@ pub struct Witness {
     pub u: usize,
     pub v: usize,
     pub w: usize,
-    /// H[u][w] (exact, shown as an f64 enclosure).
+    /// H\[u\]\[w\] (exact, shown as an f64 enclosure).
     pub lhs: (f64, f64),
-    /// e^{ε d(u,v)} H[v][w].
+    /// e^{ε d(u,v)} H\[v\]\[w\].
     pub rhs: (f64, f64),
 }
 
@@ -748,7 +748,7 @@ pub fn float_t_star(a: &[f64], b: &[f64], delta: f64) -> Option<f64> {
 }
 
 /// The exact per-pair (ε,δ) t*: the smallest rational t ≥ 1 with f_uv(t) ≤ δ (f is convex,
-/// piecewise linear and non-increasing with breakpoints H[u][w]/H[v][w]), or `None` = ∞.
+/// piecewise linear and non-increasing with breakpoints H\[u\]\[w\]/H\[v\]\[w\]), or `None` = ∞.
 pub fn exact_t_star(p: &Prepared, u: usize, v: usize, delta: &Q) -> Option<Q> {
     let a: Vec<Q> = (0..p.k).map(|w| p.h_exact(u, w)).collect();
     let b: Vec<Q> = (0..p.k).map(|w| p.h_exact(v, w)).collect();

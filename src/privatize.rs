@@ -10,7 +10,7 @@
 //!   matrix is what is audited). [`ExactRow::sample`] draws a uniform U ∈ [0, 1) one
 //!   64-bit block at a time, as the dyadic interval [a/2^m, (a+1)/2^m) it is known to lie
 //!   in, and returns the output k with C_k ≤ U < C_{k+1} (C the exact cumulative sums) as
-//!   soon as the interval lies inside one [C_k, C_{k+1}). So Pr[k] = C_{k+1} − C_k = H[u][k]
+//!   soon as the interval lies inside one [C_k, C_{k+1}). So Pr\[k\] = C_{k+1} − C_k = H\[u\]\[k\]
 //!   exactly: no float rounding of any probability; an entry of 2^-2000 keeps its mass.
 //! * **Records**: inputs are named by their label when the space has labels; by 0-based
 //!   index only when asked ([`Records::Index`]); raw coordinates are snapped to the
@@ -59,7 +59,7 @@ impl ExactRow {
     }
 
     /// The index k with C_k ≤ U < C_{k+1} for a uniform U ∈ [0, 1) drawn lazily (module
-    /// doc): Pr[k] = C_{k+1} − C_k exactly.
+    /// doc): Pr\[k\] = C_{k+1} − C_k exactly.
     pub fn sample<R: RngCore + ?Sized>(&self, rng: &mut R) -> usize {
         let last = self.cdf.len() - 2;
         let mut a = N::from(0u32);

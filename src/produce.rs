@@ -131,20 +131,111 @@ pub enum Truncation {
 #[derive(Clone, Debug)]
 pub enum Family {
     /// Pr[w|u] ∝ Y_w·exp(−ε·d(u,w)/2); `weights` = Y > 0 (weighted exponential).
+    ///
+    /// ```
+    /// # use mdp::exact::{parse_rational, Q};
+    /// # use mdp::metric::{MetricKind, Space};
+    /// # use mdp::produce::*;
+    /// # use mdp::progress::Silent;
+    /// # use mdp::mechanisms::optimal::Solver;
+    /// # let pts = (0..6).map(|i| vec![Q::from(i * i)]).collect();
+    /// # let space = Space::from_points(MetricKind::Euclidean, pts, None).unwrap();
+    /// let req = Request::new(&space, "points", parse_rational("0.5").unwrap());
+    /// let family = Family::Exponential { weights: Some(vec![Q::from(1u32); 6]) };
+    /// let out = produce(&req, &family, &Silent).unwrap();
+    /// assert_eq!(out.certified.report().verdict, mdp::audit::Verdict::Pass);
+    /// ```
     Exponential { weights: Option<Vec<Q>> },
     /// OPTMech: the least worst-case loss among ε·d-private mechanisms.
+    ///
+    /// ```
+    /// # use mdp::exact::{parse_rational, Q};
+    /// # use mdp::metric::{MetricKind, Space};
+    /// # use mdp::produce::*;
+    /// # use mdp::progress::Silent;
+    /// # use mdp::mechanisms::optimal::Solver;
+    /// # let pts = (0..6).map(|i| vec![Q::from(i * i)]).collect();
+    /// # let space = Space::from_points(MetricKind::Euclidean, pts, None).unwrap();
+    /// let req = Request::new(&space, "points", parse_rational("0.5").unwrap());
+    /// let family = Family::Optimal { solver: Solver::Ipm };
+    /// let out = produce(&req, &family, &Silent).unwrap();
+    /// assert_eq!(out.certified.report().verdict, mdp::audit::Verdict::Pass);
+    /// // The lp_dual certificate proves no private mechanism has a smaller worst-case loss.
+    /// assert!(out.certified.file().certificate.lp_dual.is_some());
+    /// ```
     Optimal { solver: Solver },
     /// PMO: the least expected loss under a prior, privacy within η.
+    ///
+    /// ```
+    /// # use mdp::exact::{parse_rational, Q};
+    /// # use mdp::metric::{MetricKind, Space};
+    /// # use mdp::produce::*;
+    /// # use mdp::progress::Silent;
+    /// # use mdp::mechanisms::optimal::Solver;
+    /// # let pts = (0..6).map(|i| vec![Q::from(i * i)]).collect();
+    /// # let space = Space::from_points(MetricKind::Euclidean, pts, None).unwrap();
+    /// let req = Request::new(&space, "points", parse_rational("0.5").unwrap());
+    /// let pmo = Pmo { within: Some(Q::from(10u32)), prior: Some(vec![Q::from(1u32), Q::from(3u32), Q::from(1u32), Q::from(1u32), Q::from(2u32), Q::from(1u32)]), ..Pmo::default() };
+    /// let family = Family::Pmo { pmo, solver: Solver::Ipm };
+    /// let out = produce(&req, &family, &Silent).unwrap();
+    /// assert_eq!(out.certified.report().verdict, mdp::audit::Verdict::Pass);
+    /// assert!(out.certified.file().within.is_some());
+    /// ```
     Pmo { pmo: Pmo, solver: Solver },
     /// SpannerMech: OPTMech's rows on a greedy (2k−1)-spanner at ε/(2k−1), 1 ≤ k ≤ n.
+    ///
+    /// ```
+    /// # use mdp::exact::{parse_rational, Q};
+    /// # use mdp::metric::{MetricKind, Space};
+    /// # use mdp::produce::*;
+    /// # use mdp::progress::Silent;
+    /// # use mdp::mechanisms::optimal::Solver;
+    /// # let pts = (0..6).map(|i| vec![Q::from(i * i)]).collect();
+    /// # let space = Space::from_points(MetricKind::Euclidean, pts, None).unwrap();
+    /// let req = Request::new(&space, "points", parse_rational("0.5").unwrap());
+    /// let family = Family::Spanner { k: 2, solver: Solver::Ipm };
+    /// let out = produce(&req, &family, &Silent).unwrap();
+    /// assert_eq!(out.certified.report().verdict, mdp::audit::Verdict::Pass);
+    /// ```
     Spanner { k: u64, solver: Solver },
     /// ConstOPTMech: the reduced LP at ε/2 with a replacement function; the λ sweep keeps
     /// the least loss.
+    ///
+    /// ```
+    /// # use mdp::exact::{parse_rational, Q};
+    /// # use mdp::metric::{MetricKind, Space};
+    /// # use mdp::produce::*;
+    /// # use mdp::progress::Silent;
+    /// # use mdp::mechanisms::optimal::Solver;
+    /// # let pts = (0..6).map(|i| vec![Q::from(i * i)]).collect();
+    /// # let space = Space::from_points(MetricKind::Euclidean, pts, None).unwrap();
+    /// let req = Request::new(&space, "points", parse_rational("0.5").unwrap());
+    /// let family = Family::Constopt {
+    ///     replacement: ReplacementSpec::NearestNeighbours { r: 2 },
+    ///     lambdas: vec![0.1, 1.0],
+    /// };
+    /// let out = produce(&req, &family, &Silent).unwrap();
+    /// assert_eq!(out.certified.report().verdict, mdp::audit::Verdict::Pass);
+    /// ```
     Constopt {
         replacement: ReplacementSpec,
         lambdas: Vec<f64>,
     },
     /// TEM: the exponential mechanism on min(d, γ).
+    ///
+    /// ```
+    /// # use mdp::exact::{parse_rational, Q};
+    /// # use mdp::metric::{MetricKind, Space};
+    /// # use mdp::produce::*;
+    /// # use mdp::progress::Silent;
+    /// # use mdp::mechanisms::optimal::Solver;
+    /// # let pts = (0..6).map(|i| vec![Q::from(i * i)]).collect();
+    /// # let space = Space::from_points(MetricKind::Euclidean, pts, None).unwrap();
+    /// let req = Request::new(&space, "points", parse_rational("0.5").unwrap());
+    /// let family = Family::Tem { truncation: Truncation::Beta(0.01) };
+    /// let out = produce(&req, &family, &Silent).unwrap();
+    /// assert_eq!(out.certified.report().verdict, mdp::audit::Verdict::Pass);
+    /// ```
     Tem { truncation: Truncation },
 }
 

@@ -65,7 +65,7 @@ fn calibrate_reaches_the_target_and_privatize_samples_it() {
     assert_eq!(r.verdict, mdp::audit::Verdict::Pass);
     let [lo, hi] = r.epsilon_delta_tight;
     let mid = 0.5 * (lo.unwrap() + hi.unwrap());
-    assert!((mid - 2.0).abs() <= 2e-3, "ε_tight {mid}");
+    approx::assert_abs_diff_eq!(mid, 2.0, epsilon = 2e-3);
     // Same seed, same output; labels in, labels out.
     let records = "Akron\nArizona\nAlaska\n";
     let a = mdp_in(&["privatize", "--mechanism", &out, "--seed", "5"], records);

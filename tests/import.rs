@@ -137,7 +137,7 @@ fn geojson_swaps_lon_lat() {
         assert_eq!(s.points()[1], vec![q("48.85"), q("2.35")]);
         assert_eq!(labels.unwrap(), vec!["Roma", "Paris"]);
         // Rome–Paris is about 1106 km.
-        assert!((s.approx(0, 1) - 1106.0).abs() < 5.0, "{}", s.approx(0, 1));
+        approx::assert_abs_diff_eq!(s.approx(0, 1), 1106.0, epsilon = 5.0);
     }
     let bad = r#"{"type": "FeatureCollection", "features": [
         {"type": "Feature", "geometry": {"type": "Point", "coordinates": [12.5, 41.9]}},
@@ -492,7 +492,7 @@ fn repair_of_a_perturbed_exponential_mechanism() {
     assert!(t > 1e-12 && t < 1e-4, "t = {t}");
     let before = v["meta"]["repair"]["loss_before"][1].as_f64().unwrap();
     let after = v["meta"]["repair"]["loss_after"][1].as_f64().unwrap();
-    assert!((after - before).abs() < 1e-3 * before, "{before} → {after}");
+    approx::assert_relative_eq!(after, before, max_relative = 1e-3);
     // The same repair from an mdp/1 file (positional).
     let mut doc = io::mechanism_to_value(&tight, &space, &exact, serde_json::json!({}));
     doc["matrix"] = m

@@ -140,11 +140,7 @@ fn pruning_keeps_the_optimum() {
     assert_eq!(r.verdict, Verdict::Pass, "{}", audit::human(&r));
     // Independent full LP (all 6 pairs, no pruning, no lazy rows).
     let full = full_lp_value(&space, 1.0);
-    assert!(
-        (b.lower_bound.unwrap() - full).abs() <= 1e-9 * full.max(1e-12),
-        "{} vs {full}",
-        b.lower_bound.unwrap()
-    );
+    approx::assert_abs_diff_eq!(b.lower_bound.unwrap(), full, epsilon = 1e-9 * full.max(1e-12));
 }
 
 /// OPTMech by brute force: the full LP, every row, written independently of `lp::model`

@@ -38,7 +38,7 @@ struct Args {
     /// q for L_q (default: the file's, else 0.95).
     #[arg(long)]
     quantile: Option<String>,
-    /// Largest accepted |Σ_k M[u][k] − 1|.
+    /// Largest accepted |Σ_k M\[u\]\[k\] − 1|.
     #[arg(long, default_value = "1e-9")]
     row_sum_tolerance: String,
     /// Relative tolerance of the claimed_loss check.

@@ -582,7 +582,7 @@ const TBL: i32 = 64;
 /// Rigorous tables, computed once from the exact rational enclosures of
 /// [`functions`](super::functions) and rounded outward to doubles, so every entry is an
 /// enclosure by construction:
-/// `inv_fact[j] ∋ 1/j!`, `inv_odd[j] ∋ 1/(2j+1)`, `exp2[j] ∋ 2^(j/64)` (`j < 64`),
+/// `inv_fact\[j\] ∋ 1/j!`, `inv_odd\[j\] ∋ 1/(2j+1)`, `exp2\[j\] ∋ 2^(j/64)` (`j < 64`),
 /// `ln_c[j − 48] ∋ ln(j/64)` (`48 ≤ j ≤ 96`; `ln(64/64) = 0` exactly).
 struct Tables {
     inv_fact: [FI; EXP_N + 1],

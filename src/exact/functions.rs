@@ -343,7 +343,7 @@ fn atanh_inv(n: u64, w: u64) -> Fx {
 }
 
 /// `atan(1/n) = Σ_{k≥0} (−1)^k/((2k+1)·n^{2k+1})` on the grid 2^-w, `n ≥ 2`. Same brackets as
-/// [`atanh_inv`]; the series alternates with decreasing terms, so the tail after the last
+/// `atanh_inv`; the series alternates with decreasing terms, so the tail after the last
 /// included term is bounded in magnitude by the first omitted term `≤ p_hi` ulps.
 fn atan_inv(n: u64, w: u64) -> Fx {
     let n2 = Z::from(n * n);
@@ -418,13 +418,13 @@ fn pi_fx(w: u64) -> Fx {
     cached(&PI_CACHE, w, compute_pi)
 }
 
-/// Enclosure of π of width ≤ 2^-prec (Machin's formula, see [`atan_inv`]).
+/// Enclosure of π of width ≤ 2^-prec (Machin's formula, see `atan_inv`).
 pub fn pi(prec: u64) -> Interval {
     pi_fx(prec + 2).to_interval(prec + 2)
 }
 
 /// Enclosure of ln 2 of width ≤ 2^-prec (`2·atanh(1/3)`, positive series with geometric tail
-/// bound, see [`atanh_inv`]).
+/// bound, see `atanh_inv`).
 pub fn ln2(prec: u64) -> Interval {
     ln2_fx(prec + 2).to_interval(prec + 2)
 }

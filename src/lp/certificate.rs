@@ -49,7 +49,7 @@ pub struct LpDual {
     pub value: Q,
     /// β (max loss only): n weights ≥ 0, not all 0 (normalized by their sum).
     pub beta: Option<Vec<Q>>,
-    /// γ on privacy rows (u, v, k): M[u][k] ≤ c M[v][k].
+    /// γ on privacy rows (u, v, k): M\[u\]\[k\] ≤ c M\[v\]\[k\].
     pub gamma: Vec<(usize, usize, usize, Q)>,
 }
 
@@ -349,7 +349,7 @@ fn bound_at(
     Ok(sum_tree(alphas))
 }
 
-/// Fractional bits of the objective weights w_u (see [`normalized`]).
+/// Fractional bits of the objective weights w_u (see `normalized`).
 pub const WEIGHT_BITS: u64 = 256;
 
 /// The weights w_u = x_u / Σx rounded **down** to multiples of 2^-[`WEIGHT_BITS`].

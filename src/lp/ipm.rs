@@ -9,8 +9,8 @@
 //! round is a fresh solve: LPs up to [`FULL_ROWS`] rows are solved whole; larger ones start
 //! from [`LAZY_NEIGHBOURS`] neighbours and add every violated row each round.
 //!
-//! Clarabel's form: min q'x s.t. Ax + s = b, s ∈ {0}^e × R_+^m. Rows: Σ_k M[u][k] = 1
-//! (zero cone); Σ_k c(u,k) M[u][k] − L ≤ 0 (max loss only); M[u][k]/c_dn − M[v][k] ≤ 0;
+//! Clarabel's form: min q'x s.t. Ax + s = b, s ∈ {0}^e × R_+^m. Rows: Σ_k M\[u\]\[k\] = 1
+//! (zero cone); Σ_k c(u,k) M\[u\]\[k\] − L ≤ 0 (max loss only); M\[u\]\[k\]/c_dn − M\[v\]\[k\] ≤ 0;
 //! −L ≤ 0, −M ≤ 0. The dual z ≥ 0 of a loss row is β_u, of a privacy row c_dn·γ
 //! (spec/lp.md §5).
 

@@ -3,10 +3,10 @@
 //! One model covers the three LP mechanisms:
 //!
 //! * OPTMech (Imola et al. 2022, §2, the LP after eq. (5)): minimize the worst-case loss
-//!   L subject to Σ_k M[u][k] = 1, Σ_k c(u,k) M[u][k] ≤ L and the privacy rows
-//!   M[u][k] ≤ e^{ε d(u,v)} M[v][k] for every ordered pair (u, v) and output k;
+//!   L subject to Σ_k M\[u\]\[k\] = 1, Σ_k c(u,k) M\[u\]\[k\] ≤ L and the privacy rows
+//!   M\[u\]\[k\] ≤ e^{ε d(u,v)} M\[v\]\[k\] for every ordered pair (u, v) and output k;
 //! * PMO (Bordenabe et al. 2014; Qiu 2024 §2.2, eq. (3)): minimize Σ_u π_u Σ_k c(u,k)
-//!   M[u][k] over N secrets × K outputs with privacy only for pairs with d(u,v) ≤ η;
+//!   M\[u\]\[k\] over N secrets × K outputs with privacy only for pairs with d(u,v) ≤ η;
 //! * SpannerMech (Imola et al. Appendix A): OPTMech's rows restricted to the edges of a
 //!   (2k−1)-spanner, at ε/stretch (Theorem 4).
 //!
@@ -42,7 +42,7 @@ const BYTES_PER_ROW: u64 = 1_500;
 
 /// An estimate, before anything is built, of the memory a privacy LP over `n` inputs and
 /// `k` outputs needs: its working rows (the whole LP up to [`super::ipm::FULL_ROWS`], or the first lazy rounds: at least
-/// 3 rows per (u, k)) at [`BYTES_PER_ROW`], plus the n×n constant tables. Builders refuse
+/// 3 rows per (u, k)) at `BYTES_PER_ROW`, plus the n×n constant tables. Builders refuse
 /// past `--max-memory` instead of being killed by the allocator.
 pub fn memory_estimate(n: u64, k: u64) -> u64 {
     let total = n.saturating_mul(n.saturating_sub(1)).saturating_mul(k);
@@ -57,9 +57,9 @@ pub fn memory_estimate(n: u64, k: u64) -> u64 {
 /// What the LP minimizes.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Objective {
-    /// The worst-case loss max_u Σ_k c(u,k) M[u][k] (OPTMech, SpannerMech).
+    /// The worst-case loss max_u Σ_k c(u,k) M\[u\]\[k\] (OPTMech, SpannerMech).
     MaxLoss,
-    /// The expected loss Σ_u π_u Σ_k c(u,k) M[u][k]; `prior` is normalized to sum 1.
+    /// The expected loss Σ_u π_u Σ_k c(u,k) M\[u\]\[k\]; `prior` is normalized to sum 1.
     Expected { prior: Vec<Q> },
 }
 
@@ -71,7 +71,7 @@ pub struct PrivacyLp<'a> {
     pub eps: Q,
     /// Number of inputs (rows of M).
     pub n: usize,
-    /// Output k is input `outputs[k]` (all inputs for OPTMech; Qiu's O ⊆ R for PMO).
+    /// Output k is input `outputs\[k\]` (all inputs for OPTMech; Qiu's O ⊆ R for PMO).
     pub outputs: Vec<usize>,
     pub objective: Objective,
     /// Costs rounded down, n×K (exact dyadics).
@@ -83,7 +83,7 @@ pub struct PrivacyLp<'a> {
     pub cap: f64,
     /// e^{ε d(u,v)} rounded up (relaxation), n×n; +∞ when it overflows.
     pub c_up: Vec<f64>,
-    /// The ordered pairs (u, v), u ≠ v, whose rows M[u][k] ≤ c M[v][k] the LP has, after
+    /// The ordered pairs (u, v), u ≠ v, whose rows M\[u\]\[k\] ≤ c M\[v\]\[k\] the LP has, after
     /// scope and pruning.
     pub pairs: Vec<(usize, usize)>,
     /// Pairs at distance exactly 0 (their rows must be equal); (u, v) with u < v.
@@ -123,7 +123,7 @@ pub enum PairSet<'b> {
 }
 
 impl<'a> PrivacyLp<'a> {
-    /// Assemble the LP. `cost`: n×K exact costs, or `None` for c(u,k) = d(u, outputs[k]).
+    /// Assemble the LP. `cost`: n×K exact costs, or `None` for c(u,k) = d(u, outputs\[k\]).
     /// `max_prec` bounds the exact scope / pruning decisions; an undecidable one keeps the
     /// row (always sound).
     pub fn new(
@@ -246,7 +246,7 @@ fn rational(space: &Space, u: usize, v: usize) -> Option<Q> {
 
 /// Drop (u, v) when some z ≠ u, v with (u, z) and (z, v) in the set has
 /// d(u,z) + d(z,v) = d(u,v) exactly (all three distances rational and positive): then
-/// M[u][k] ≤ c(u,z) M[z][k] ≤ c(u,z) c(z,v) M[v][k] ≤ e^{ε d(u,v)} M[v][k] for any
+/// M\[u\]\[k\] ≤ c(u,z) M\[z\]\[k\] ≤ c(u,z) c(z,v) M\[v\]\[k\] ≤ e^{ε d(u,v)} M\[v\]\[k\] for any
 /// c ≤ e^{εd}, and a relaxation may always lose rows. A float filter picks the
 /// candidates; equality is decided exactly.
 pub fn prune_implied(space: &Space, pairs: &[(usize, usize)]) -> Vec<(usize, usize)> {

@@ -4,7 +4,7 @@
 //! 1. Clamp negatives to 0 and normalize rows in `f64` (H).
 //! 2. Rows at distance 0 from an earlier input become exact copies of it.
 //! 3. Mix with the uniform mechanism U: P = (1−t)H + tU. Per row pair (u, v) in scope and
-//!    output k, P is private iff H[u][k] − e^{εd} H[v][k] ≤ r (e^{εd} − 1)/K with
+//!    output k, P is private iff H\[u\]\[k\] − e^{εd} H\[v\]\[k\] ≤ r (e^{εd} − 1)/K with
 //!    r = t/(1−t); r is bounded above rigorously (FI arithmetic) over all triples, doubled,
 //!    and floored at [`MIN_MIX`] so step 4's rounding is covered.
 //! 4. Entries are rounded down to multiples of 10^-[`DIGITS`]; each row's largest entry

@@ -18,7 +18,7 @@ use microlp::{ComparisonOp, OptimizationDirection, Problem, SolveOptions, Variab
 use rayon::prelude::*;
 use std::time::Instant;
 
-/// A row counts as violated when M[u][k] − c M[v][k] exceeds this.
+/// A row counts as violated when M\[u\]\[k\] − c M\[v\]\[k\] exceeds this.
 pub const SEPARATION_TOL: f64 = 1e-9;
 /// microlp's feasibility tolerance for our solves.
 pub const FEASIBILITY_TOL: f64 = 1e-9;

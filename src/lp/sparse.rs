@@ -19,7 +19,7 @@ pub enum Sense {
     Eq,
 }
 
-/// One row: Σ coef·x[var] (sense) rhs.
+/// One row: Σ coef·x\[var\] (sense) rhs.
 #[derive(Clone, Debug)]
 pub struct Row {
     pub coefs: Vec<(usize, f64)>,

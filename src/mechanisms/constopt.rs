@@ -34,7 +34,7 @@ use crate::lp::sparse::{Sense, SparseLp};
 use crate::mechanism::Matrix;
 use crate::metric::Space;
 
-/// A replacement function: `sets[v]` = I(v), the inputs u whose entry M_uv is left to the
+/// A replacement function: `sets\[v\]` = I(v), the inputs u whose entry M_uv is left to the
 /// LP; every other entry of column v follows the weighted exponential mechanism (4).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Replacement {
@@ -71,7 +71,7 @@ impl Replacement {
         self.sets.iter().map(Vec::len).filter(|&l| l < n).sum()
     }
 
-    /// A user-given I: `sets[v]` lists inputs < n without repeats.
+    /// A user-given I: `sets\[v\]` lists inputs < n without repeats.
     pub fn from_sets(n: usize, mut sets: Vec<Vec<usize>>) -> Result<Replacement, String> {
         if sets.len() != n {
             return Err(format!("replacement: {} sets for {n} inputs", sets.len()));
@@ -144,7 +144,7 @@ pub struct ReducedLp {
     pub lp: SparseLp,
     /// Index of Y_v.
     pub y: Vec<usize>,
-    /// `free[v]` = [(u, index of M_uv)] for u ∈ I(v).
+    /// `free\[v\]` = [(u, index of M_uv)] for u ∈ I(v).
     pub free: Vec<Vec<(usize, usize)>>,
     /// e^{−ε' d(u,v)} (n×n, float, nearest).
     pub decay: Vec<f64>,

@@ -4,7 +4,7 @@
 //!   Pr[EXPMECH_Y(w_i) = w_j] = Y_j e^{−ε d(w_i, w_j)/2} / Σ_k Y_k e^{−ε d(w_i, w_k)/2},
 //!
 //! ε·d private for every Y > 0 (Proposition 1: each factor of the ratio
-//! H[u][w]/H[v][w] = (e^{−εd(u,w)/2}/e^{−εd(v,w)/2}) · (Z_v/Z_u) is ≤ e^{εd(u,v)/2} by the
+//! H\[u\]\[w\]/H\[v\]\[w\] = (e^{−εd(u,w)/2}/e^{−εd(v,w)/2}) · (Z_v/Z_u) is ≤ e^{εd(u,v)/2} by the
 //! triangle inequality). The plain mechanism is Y = 1.
 //!
 //! The matrix is computed in `f64` (log-sum-exp, relative error ~1e-15) and each entry is

@@ -281,7 +281,7 @@ fn prove(
     Ok((cert, bound))
 }
 
-/// OPTMech: the mechanism with the least worst-case loss max_u Σ_k M[u][k] d(u,k) among
+/// OPTMech: the mechanism with the least worst-case loss max_u Σ_k M\[u\]\[k\] d(u,k) among
 /// ε·d-private mechanisms on the space (outputs = inputs).
 pub fn optimal(
     space: &Space,
@@ -315,7 +315,7 @@ pub struct PmoParams<'p> {
     pub prior: Option<Vec<Q>>,
     /// n×K cost matrix (row-major); d(u, output) if `None`.
     pub cost: Option<Vec<Q>>,
-    /// Output k is input `outputs[k]`; all inputs if `None`.
+    /// Output k is input `outputs\[k\]`; all inputs if `None`.
     pub outputs: Option<Vec<usize>>,
 }
 

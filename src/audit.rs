@@ -192,11 +192,12 @@ fn lp_dual_check(
     file: &MechanismFile,
     space: &Space,
     sites: Option<&[usize]>,
-    c: &crate::lp::certificate::LpDual,
+    c: &crate::io::lp_dual::LpDual,
     losses: Option<&loss::Losses>,
     opts: &Options,
 ) -> Check {
-    use crate::lp::certificate::{self as cert, Bounded};
+    use crate::io::lp_dual::Bounded;
+    use crate::lp::certificate as cert;
     let cost: Option<Vec<Q>> = file
         .cost
         .as_ref()

@@ -99,9 +99,7 @@ pub fn quantile_fi(values: &[FI], q: &Q) -> FI {
     lo.sort_by(f64::total_cmp);
     hi.sort_by(f64::total_cmp);
     let h = q * Q::from(n as u64 - 1);
-    let j =
-        usize::try_from(&malachite_nz::natural::Natural::try_from(&floor_q(&h)).expect("h ≥ 0"))
-            .expect("small");
+    let j = crate::exact::floor_usize(&h).expect("0 ≤ h < n");
     let g = &h - Q::from(j as u64);
     let (glo, ghi) = (f64_down(&g), f64_up(&g));
     let g = FI::new(glo, ghi);
@@ -116,9 +114,4 @@ pub fn quantile_fi(values: &[FI], q: &Q) -> FI {
         .add(FI::point(at(&hi, j + 1)).mul(g))
         .hi;
     FI::new(lo_v.max(at(&lo, j).min(at(&lo, j + 1))), hi_v)
-}
-
-fn floor_q(q: &Q) -> Q {
-    use malachite_base::num::arithmetic::traits::Floor;
-    Q::from(q.clone().floor())
 }

@@ -958,7 +958,6 @@ mod tests {
     /// wider than interval arithmetic plus its a-priori error term.
     #[test]
     fn euclidean_float_enclosure_contains_exact() {
-        use malachite_base::num::arithmetic::traits::Pow;
         use rand::{Rng, SeedableRng};
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
         for case in 0..300 {
@@ -968,9 +967,9 @@ mod tests {
                 let m: i64 = rng.gen_range(-10_i64.pow(17)..10_i64.pow(17));
                 let e = scale - 17;
                 if e >= 0 {
-                    Q::from(m) * Q::from(10u32).pow(e as i64)
+                    Q::from(m) * crate::exact::pow(&Q::from(10u32), e as i64)
                 } else {
-                    Q::from(m) / Q::from(10u32).pow((-e) as i64)
+                    Q::from(m) / crate::exact::pow(&Q::from(10u32), -e as i64)
                 }
             };
             let a: Vec<Q> = (0..k).map(|_| dec(&mut rng)).collect();
@@ -980,9 +979,9 @@ mod tests {
                 b = a.clone();
                 let e = scale - 17 - 1;
                 let tick = if e >= 0 {
-                    Q::from(10u32).pow(e as i64)
+                    crate::exact::pow(&Q::from(10u32), e as i64)
                 } else {
-                    Q::from(10u32).pow(e as i64)
+                    crate::exact::pow(&Q::from(10u32), e as i64)
                 };
                 b[case % k] += tick;
             }

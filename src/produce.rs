@@ -424,7 +424,7 @@ fn lp_assembled(b: Built, extra_meta: Value) -> Assembled {
         certificate: b
             .certificate
             .as_ref()
-            .map(|c| json!({"lower_bound": crate::lp::certificate::to_value(c)})),
+            .map(|c| json!({"lower_bound": io::lp_dual::to_value(c)})),
         lower_bound: b.lower_bound,
         matrix: b.matrix,
         meta,

@@ -5,8 +5,9 @@
 use mdp::audit::{self, Options, Verdict};
 use mdp::bounds;
 use mdp::exact::{f64_down, f64_up, q_from_f64, Q};
+use mdp::io::lp_dual::{self, Bounded, LpDual};
 use mdp::io::{self, Limits};
-use mdp::lp::certificate::{self, LpDual};
+use mdp::lp::certificate;
 use mdp::mechanisms::exponential::exponential;
 use mdp::mechanisms::optimal::{self, Built, PmoParams, Solver};
 use mdp::mechanisms::spanner;
@@ -63,7 +64,7 @@ fn cap_slack(space: &Space, b: &Built) -> f64 {
 fn audited(space: &Space, eps: &Q, b: &Built, extra: serde_json::Value) -> audit::Report {
     let mut doc = io::mechanism_to_value(eps, space, &b.matrix, json!({"producer": "test"}));
     if let Some(c) = &b.certificate {
-        doc["certificate"] = json!({"lower_bound": certificate::to_value(c)});
+        doc["certificate"] = json!({"lower_bound": lp_dual::to_value(c)});
     }
     if let (Some(d), Some(x)) = (doc.as_object_mut(), extra.as_object()) {
         d.extend(x.clone());
@@ -140,7 +141,11 @@ fn pruning_keeps_the_optimum() {
     assert_eq!(r.verdict, Verdict::Pass, "{}", audit::human(&r));
     // Independent full LP (all 6 pairs, no pruning, no lazy rows).
     let full = full_lp_value(&space, 1.0);
-    approx::assert_abs_diff_eq!(b.lower_bound.unwrap(), full, epsilon = 1e-9 * full.max(1e-12));
+    approx::assert_abs_diff_eq!(
+        b.lower_bound.unwrap(),
+        full,
+        epsilon = 1e-9 * full.max(1e-12)
+    );
 }
 
 /// OPTMech by brute force: the full LP, every row, written independently of `lp::model`
@@ -318,7 +323,7 @@ fn lp_dual_rejects_rows_outside_scope() {
     let sites: Vec<usize> = (0..4).collect();
     let prior = vec![q(1, 4); 4];
     let c = LpDual {
-        bounded: certificate::Bounded::ExpectedLoss,
+        bounded: Bounded::ExpectedLoss,
         value: Q::from(-1i64),
         beta: None,
         gamma: vec![(0, 3, 1, q(1, 10))],

@@ -2,9 +2,10 @@
 //! literals, rigorous rational enclosures of transcendental functions
 //! ([`interval`], [`functions`]) and rigorous `f64` interval arithmetic ([`float`]).
 //!
-//! Every other module reaches the exact number type only through [`Q`], so the
-//! big-number library (malachite, LGPL-3.0-only; see `spec/crates.md`) can be swapped
-//! in one place.
+//! Every other module reaches the exact number type only through [`Q`], [`N`], [`Z`] and
+//! the functions of this module (no other module imports a malachite trait), so the
+//! big-number library (malachite, LGPL-3.0-only; see `spec/crates.md`) is used in
+//! `exact` alone.
 
 pub mod float;
 pub mod functions;
@@ -21,8 +22,57 @@ pub type N = malachite_nz::natural::Natural;
 /// Arbitrary-precision integers.
 pub type Z = malachite_nz::integer::Integer;
 
+use malachite_base::num::arithmetic::traits::{Floor, FloorLogBase2, Pow, PowerOf2};
 use malachite_base::num::conversion::traits::RoundingFrom;
+use malachite_base::num::logic::traits::SignificantBits;
 use malachite_base::rounding_modes::RoundingMode;
+
+/// The size of an exact number: significant bits of its numerator and denominator (what
+/// the `--max-bits` and `--max-number-bits` budgets count).
+pub fn bits(q: &Q) -> u64 {
+    q.numerator_ref().significant_bits() + q.denominator_ref().significant_bits()
+}
+
+/// ⌊q⌋.
+pub fn floor(q: &Q) -> Q {
+    Q::from(q.clone().floor())
+}
+
+/// ⌊q⌋ as a `usize`, if q ≥ 0 and it fits.
+pub fn floor_usize(q: &Q) -> Option<usize> {
+    let n = N::try_from(&q.clone().floor()).ok()?;
+    usize::try_from(&n).ok()
+}
+
+/// ⌊log₂ q⌋ for q > 0.
+pub fn floor_log2(q: &Q) -> i64 {
+    q.floor_log_base_2()
+}
+
+/// 2^e as a natural number.
+pub fn pow2(e: u64) -> N {
+    N::power_of_2(e)
+}
+
+/// base^e, exactly (e may be negative).
+pub fn pow(base: &Q, e: i64) -> Q {
+    base.pow(e)
+}
+
+/// ⌊q·2^e / d⌋ (or ⌈·⌉ when `up`) for q ≥ 0 and d > 0, in integers: one division, however
+/// long q's numerator and denominator are.
+pub fn scaled_div(q: &Q, e: i64, d: &N, up: bool) -> N {
+    let (mut num, mut den) = (q.numerator_ref().clone(), q.denominator_ref() * d);
+    if e >= 0 {
+        num <<= e as u64;
+    } else {
+        den <<= e.unsigned_abs();
+    }
+    if up {
+        num += &den - N::from(1u32);
+    }
+    num / den
+}
 
 /// The largest `f64` that is ≤ `q` (−∞ below the range, `f64::MAX` above it).
 pub fn f64_down(q: &Q) -> f64 {

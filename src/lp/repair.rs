@@ -14,11 +14,10 @@
 
 use super::model::{exp_eps_d, PrivacyLp};
 use crate::exact::float::FI;
-use crate::exact::{q_from_f64, Q, Z};
+use crate::exact::{q_from_f64, Q};
 use crate::mechanism::Matrix;
 use crate::metric::Space;
 use crate::privacy::{self, Decision, Prepared};
-use malachite_base::num::arithmetic::traits::{Floor, Pow};
 use rayon::prelude::*;
 
 /// Decimal digits of the written entries.
@@ -164,7 +163,7 @@ fn mix_and_round(h: &[f64], rep: &[usize], n: usize, k: usize, r: f64) -> Matrix
     let t = &rq / (&one + &rq);
     let keep = &one - &t;
     let tk = &t / Q::from(k as u64);
-    let scale = Q::from(Z::from(10u32).pow(DIGITS));
+    let scale = crate::exact::pow(&Q::from(10u32), DIGITS as i64);
     let rows: Vec<Vec<Q>> = (0..n)
         .into_par_iter()
         .map(|u| {
@@ -176,7 +175,7 @@ fn mix_and_round(h: &[f64], rep: &[usize], n: usize, k: usize, r: f64) -> Matrix
                 .iter()
                 .map(|&x| {
                     let p = &keep * q_from_f64(x) + &tk;
-                    Q::from((p * &scale).floor()) / &scale
+                    crate::exact::floor(&(p * &scale)) / &scale
                 })
                 .collect();
             let rest: Q = out

@@ -8,7 +8,8 @@
 //! minus that bound.
 
 use crate::exact::{f64_down, q_from_f64, Q};
-use crate::lp::certificate::{self, Bounded, LpDual};
+use crate::io::lp_dual::{Bounded, LpDual};
+use crate::lp::certificate;
 use crate::lp::model::{Objective, PairSet, PrivacyLp, CAPS};
 use crate::lp::simplex;
 use crate::lp::{ipm, repair};

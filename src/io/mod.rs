@@ -1,6 +1,8 @@
 //! The `mdp/1` mechanism file format: reading (with exact numbers and path-named errors)
 //! and writing. `spec/mechanism-format.md` is the authoritative contract.
 
+pub mod lp_dual;
+
 use crate::exact::{format_rational, parse_rational, Q};
 use crate::mechanism::{Matrix, Outputs};
 use crate::metric::{MetricKind, Space};
@@ -55,7 +57,7 @@ pub struct Certificate {
     pub claimed_loss: Option<Q>,
     pub packing: Option<PackingClaim>,
     /// `lower_bound` of kind `lp_dual` (`spec/lp.md` §5).
-    pub lp_dual: Option<crate::lp::certificate::LpDual>,
+    pub lp_dual: Option<lp_dual::LpDual>,
     /// `benders`: reserved for the Benders decomposition (kept verbatim).
     pub benders: Option<Value>,
 }
@@ -277,11 +279,7 @@ pub fn number_matrix(
     Ok(Matrix::new(a.len(), k, data))
 }
 
-/// The size of an exact number: significant bits of its numerator and denominator.
-pub fn bits(q: &Q) -> u64 {
-    use malachite_base::num::logic::traits::SignificantBits;
-    q.numerator_ref().significant_bits() + q.denominator_ref().significant_bits()
-}
+pub use crate::exact::bits;
 
 /// `rows × cols` exact numbers (entries, or pairwise distances the auditor keeps) within
 /// `--max-entries`.
@@ -747,7 +745,7 @@ fn certificate_from_value(v: &Value, n: usize, k: usize) -> Result<Certificate, 
                         )?;
                         c.packing = Some(PackingClaim { centers, radius });
                     }
-                    "lp_dual" => c.lp_dual = Some(crate::lp::certificate::parse(val, n, k)?),
+                    "lp_dual" => c.lp_dual = Some(lp_dual::parse(val, n, k)?),
                     other => {
                         return Err(input_error(
                             format!("{path}.kind"),

@@ -16,46 +16,42 @@ use crate::calibrate::{calibrate, eps_tight, Calibrated};
 use crate::exact::{f64_up, q_from_f64, Q};
 use crate::io::{Certificate, MechanismFile};
 use crate::mechanism::{Matrix, Outputs};
-use crate::mechanisms::constopt::{self, Replacement};
 use crate::mechanisms::madlib::Madlib;
-use crate::mechanisms::optimal::{self, Solver};
-use crate::mechanisms::{exponential, spanner, tem};
 use crate::metric::Space;
+use crate::produce;
 use rand::SeedableRng;
 use std::time::Instant;
 
-/// Precision limit of the exact decisions.
-const PREC: u64 = 4096;
+use produce::MAX_PREC as PREC;
 
-/// A mechanism family with one privacy parameter (its claimed ε, or Madlib's noise ε).
-#[derive(Clone, Debug, PartialEq)]
+/// A mechanism family with one privacy parameter (its claimed ε, or Madlib's noise ε):
+/// a family of the one registry [`produce::Family`], or the Madlib estimate (a sampled
+/// matrix, not certified).
+#[derive(Clone, Debug)]
 pub enum Family {
-    Exponential,
-    ConstOpt { r: usize, lambdas: Vec<f64> },
-    Spanner { k: u32 },
-    Optimal,
-    Tem { beta: f64 },
+    Built(produce::Family),
     Madlib { samples: usize, seed: u64 },
 }
 
 impl Family {
+    /// The name the papers use.
     pub fn name(&self) -> String {
         match self {
-            Family::Exponential => "EXPMECH".into(),
-            Family::ConstOpt { r, lambdas } if lambdas.len() == 1 => {
-                format!("ConstOPTMech(r={r},λ={})", lambdas[0])
-            }
-            Family::ConstOpt { r, .. } => format!("ConstOPTMech(r={r})"),
-            Family::Spanner { k } => format!("SpannerMech(k={k})"),
-            Family::Optimal => "OPTMech".into(),
-            Family::Tem { beta } => format!("TEM(β={beta})"),
+            Family::Built(f) => f.paper_name(),
             Family::Madlib { .. } => "Madlib (estimate)".into(),
         }
     }
 
-    /// Whether the matrix is proved (false: a Monte Carlo estimate).
     pub fn certified(&self) -> bool {
         !matches!(self, Family::Madlib { .. })
+    }
+
+    /// ConstOPTMech with I_NN,r and the given λ sweep (the experiments' ConstOPTMech).
+    pub fn constopt(r: usize, lambdas: Vec<f64>) -> Family {
+        Family::Built(produce::Family::Constopt {
+            replacement: produce::ReplacementSpec::NearestNeighbours { r },
+            lambdas,
+        })
     }
 }
 
@@ -67,61 +63,21 @@ pub struct Instance {
     pub lp: Option<(usize, usize)>,
 }
 
-/// Non-zeros of a max-loss privacy LP on n inputs = outputs with `rows` privacy rows
-/// M_uk − c·M_vk ≤ 0 (two each), n row sums (n each) and n loss rows (n − 1 costs and L).
-fn privacy_lp_nonzeros(n: usize, rows: usize) -> usize {
-    2 * rows + 2 * n * n
-}
-
 /// Build `family` at parameter `p` on `space`.
 pub fn build(space: &Space, family: &Family, p: f64) -> Result<Instance, String> {
     let eps = q_from_f64(p);
     let t = Instant::now();
     let mut lp = None;
     let matrix = match family {
-        Family::Exponential => exponential::exponential(space, &eps),
-        Family::ConstOpt { r, lambdas } => {
-            let repl = Replacement::nearest_neighbours(space, *r);
-            let b = constopt::constopt(
-                space,
-                &constopt::Params {
-                    eps: &eps,
-                    replacement: &repl,
-                    lambdas,
-                    max_prec: PREC,
-                },
+        Family::Built(f) => {
+            let a = produce::build(
+                &produce::Request::new(space, "experiment", eps.clone()),
+                f,
+                &crate::progress::Silent,
             )
             .map_err(|e| e.to_string())?;
-            lp = Some((b.counts.nonzeros, b.counts.rows));
-            b.matrix
-        }
-        Family::Spanner { k } => {
-            let (b, _, _) =
-                spanner::spanner_mech(space, &eps, *k, Solver::Ipm, PREC, &crate::progress::Silent)
-                    .map_err(|e| e.to_string())?;
-            lp = Some((
-                privacy_lp_nonzeros(space.n(), b.rows_generated),
-                b.rows_generated,
-            ));
-            b.matrix
-        }
-        Family::Optimal => {
-            let b = optimal::optimal(space, &eps, Solver::Ipm, PREC, &crate::progress::Silent)
-                .map_err(|e| e.to_string())?;
-            lp = Some((
-                privacy_lp_nonzeros(space.n(), b.rows_generated),
-                b.rows_generated,
-            ));
-            b.matrix
-        }
-        Family::Tem { beta } => {
-            let gamma = tem::gamma_for_beta(&eps, space.n(), *beta)
-                .ok_or("--beta: must be in (0, 1), with γ = (2/ε)·ln((1−β)(n−1)/β) finite")?;
-            let lists = tem::within_gamma(space, &gamma, PREC)
-                .map_err(|(u, v)| format!("tem: d({u},{v}) ≤ γ undecided"))?;
-            tem::tem_matrix_certified(space, &eps, &lists, &gamma, PREC)
-                .ok_or("tem: exact repair failed")?
-                .0
+            lp = a.lp_size;
+            a.matrix
         }
         Family::Madlib { samples, seed } => {
             let m = Madlib::new(space, &eps)?;
@@ -625,10 +581,7 @@ pub fn ablation(
         .collect();
     let mut rows = vec![];
     for (r, lambda) in configs {
-        let f = Family::ConstOpt {
-            r,
-            lambdas: vec![lambda],
-        };
+        let f = Family::constopt(r, vec![lambda]);
         let row = match calibrated(space, &f, target, delta, target).and_then(|(c, inst)| {
             let t = Instant::now();
             let rebuilt = build(space, &f, c.param)?;

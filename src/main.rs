@@ -409,7 +409,7 @@ fn produce_exit(e: ProduceError) -> Result<i32, String> {
 }
 
 /// A parameter error as the command line names it: `--field: message`.
-fn flag_error(e: &ProduceError) -> String {
+pub(crate) fn flag_error(e: &ProduceError) -> String {
     match e {
         ProduceError::Invalid { field, message } => format!("--{field}: {message}"),
         other => other.to_string(),

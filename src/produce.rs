@@ -240,6 +240,30 @@ pub enum Family {
 }
 
 impl Family {
+    /// The name the papers use (the experiments' tables and figures).
+    pub fn paper_name(&self) -> String {
+        match self {
+            Family::Exponential { weights: None } => "EXPMECH".into(),
+            Family::Exponential { weights: Some(_) } => "weighted EXPMECH".into(),
+            Family::Optimal { .. } => "OPTMech".into(),
+            Family::Pmo { .. } => "PMO".into(),
+            Family::Spanner { k, .. } => format!("SpannerMech(k={k})"),
+            Family::Constopt {
+                replacement: ReplacementSpec::NearestNeighbours { r },
+                lambdas,
+            } if lambdas.len() == 1 => format!("ConstOPTMech(r={r},λ={})", lambdas[0]),
+            Family::Constopt {
+                replacement: ReplacementSpec::NearestNeighbours { r },
+                ..
+            } => format!("ConstOPTMech(r={r})"),
+            Family::Constopt { .. } => "ConstOPTMech".into(),
+            Family::Tem {
+                truncation: Truncation::Beta(b),
+            } => format!("TEM(β={b})"),
+            Family::Tem { .. } => "TEM".into(),
+        }
+    }
+
     /// The name written to `meta.mechanism`.
     pub fn name(&self) -> &'static str {
         match self {
@@ -350,15 +374,29 @@ pub fn replacement(space: &Space, spec: &ReplacementSpec) -> Result<Replacement,
         ReplacementSpec::Sets(sets) => Replacement::from_sets(n, sets.clone())
             .map_err(|e| invalid("replacement", e.to_string())),
         ReplacementSpec::NearestNeighbours { r } => {
-            if *r < 1 || *r >= n {
-                return Err(invalid(
-                    "r",
-                    format!("must be in 1..{} (n = {n})", n.saturating_sub(1)),
-                ));
-            }
+            check_r(*r, n)?;
             Ok(Replacement::nearest_neighbours(space, *r))
         }
     }
+}
+
+/// I_NN,r's r: 1 ≤ r < n.
+pub fn check_r(r: usize, n: usize) -> Result<(), ProduceError> {
+    if r < 1 || r >= n {
+        return Err(invalid(
+            "r",
+            format!("must be in 1..{} (n = {n})", n.saturating_sub(1)),
+        ));
+    }
+    Ok(())
+}
+
+/// TEM's β of Theorem 4.2: in (0, 1).
+pub fn check_beta(beta: f64) -> Result<(), ProduceError> {
+    if !(beta > 0.0 && beta < 1.0) {
+        return Err(invalid("beta", "must be in (0, 1)"));
+    }
+    Ok(())
 }
 
 /// TEM's γ for the settings.
@@ -366,8 +404,11 @@ pub fn tem_gamma(space: &Space, eps: &Q, t: &Truncation) -> Result<Q, ProduceErr
     match t {
         Truncation::Gamma(g) if *g < 0u32 => Err(invalid("gamma", "must be ≥ 0")),
         Truncation::Gamma(g) => Ok(g.clone()),
-        Truncation::Beta(beta) => tem::gamma_for_beta(eps, space.n(), *beta)
-            .ok_or_else(|| invalid("beta", "must be in (0, 1)")),
+        Truncation::Beta(beta) => {
+            check_beta(*beta)?;
+            tem::gamma_for_beta(eps, space.n(), *beta)
+                .ok_or_else(|| invalid("beta", "γ = (2/ε)·ln((1−β)(n−1)/β) is not finite"))
+        }
     }
 }
 
@@ -396,20 +437,31 @@ fn packing_certificate(space: &Space, eps: &Q) -> Option<(Value, f64)> {
     ))
 }
 
-/// A built matrix, before packaging.
-struct Assembled {
-    matrix: Matrix,
+/// A built mechanism before packaging and certification ([`build`]).
+#[derive(Debug)]
+pub struct Assembled {
+    pub matrix: Matrix,
     /// The file's `certificate` object.
-    certificate: Option<Value>,
+    pub certificate: Option<Value>,
     /// The certified lower bound it carries (for the summary).
-    lower_bound: Option<f64>,
+    pub lower_bound: Option<f64>,
     /// Joins the file's `meta` (and the summary under the same keys).
-    meta: Value,
+    pub meta: Value,
     /// Extra top-level fields (`loss`, `outputs`, `neighbors`).
-    fields: Value,
+    pub fields: Value,
+    /// Size of the LP the family solved: (non-zeros, rows), if any.
+    pub lp_size: Option<(usize, usize)>,
+}
+
+/// Non-zeros of a max-loss privacy LP on n inputs = outputs with `rows` privacy rows
+/// M_uk − c·M_vk ≤ 0 (two each), n row sums (n each) and n loss rows (n − 1 costs and L).
+fn privacy_lp_nonzeros(n: usize, rows: usize) -> usize {
+    2 * rows + 2 * n * n
 }
 
 fn lp_assembled(b: Built, extra_meta: Value) -> Assembled {
+    let n = b.matrix.rows;
+    let lp_size = Some((privacy_lp_nonzeros(n, b.rows_generated), b.rows_generated));
     let mut meta = json!({"lp": {
         "objective": b.lp_objective,
         "rows_total": b.rows_total,
@@ -429,6 +481,7 @@ fn lp_assembled(b: Built, extra_meta: Value) -> Assembled {
         matrix: b.matrix,
         meta,
         fields: json!({}),
+        lp_size,
     }
 }
 
@@ -445,6 +498,17 @@ pub fn produce(
     family: &Family,
     progress: &dyn Progress,
 ) -> Result<Produced, ProduceError> {
+    let a = build(req, family, progress)?;
+    package(req, family.name(), a, progress)
+}
+
+/// Build `family`'s matrix and certificate data without packaging or auditing it (the
+/// experiments' sweeps; [`produce`] for a certified mechanism).
+pub fn build(
+    req: &Request,
+    family: &Family,
+    progress: &dyn Progress,
+) -> Result<Assembled, ProduceError> {
     check_epsilon(&req.eps)?;
     let (space, eps) = (req.space, &req.eps);
     let n = space.n();
@@ -471,6 +535,7 @@ pub fn produce(
                 lower_bound: None,
                 meta: json!({}),
                 fields: json!({}),
+                lp_size: None,
             }
         }
         Family::Optimal { solver } => {
@@ -563,6 +628,7 @@ pub fn produce(
                     "theorem1_bounds": constopt::theorem1_bounds(n, &repl),
                     "uniform_mix": built.t,
                 }}),
+                lp_size: Some((built.counts.nonzeros, built.counts.rows)),
                 matrix: built.matrix,
                 certificate,
                 lower_bound,
@@ -593,10 +659,11 @@ pub fn produce(
                 certificate,
                 lower_bound,
                 fields: json!({}),
+                lp_size: None,
             }
         }
     };
-    package(req, family.name(), a, progress)
+    Ok(a)
 }
 
 /// The `mdp/1` document of an assembled mechanism, certified, with its summary.

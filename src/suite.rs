@@ -380,42 +380,43 @@ pub enum FamilyArg {
     Madlib,
 }
 
+/// The experiments' family for a `--mechanism` flag, its parameters checked by the same
+/// functions `mdp build` uses.
 fn family(f: FamilyArg, p: &FamilyParams, n: usize) -> Result<Family, String> {
-    Ok(match f {
-        FamilyArg::Exponential => Family::Exponential,
+    use mdp::produce::{Family as F, ReplacementSpec, Truncation};
+    let flag = |e: mdp::produce::ProduceError| crate::flag_error(&e);
+    let solver = mdp::mechanisms::optimal::Solver::Ipm;
+    Ok(Family::Built(match f {
+        FamilyArg::Exponential => F::Exponential { weights: None },
         FamilyArg::Constopt => {
-            if p.r < 1 || p.r >= n {
-                return Err(format!(
-                    "--r: must be in 1..{} (n = {n})",
-                    n.saturating_sub(1)
-                ));
-            }
-            if p.lambda.iter().any(|&l| !(l > 0.0 && l.is_finite())) {
-                return Err("--lambda: every λ must be a finite number > 0".into());
-            }
-            Family::ConstOpt {
-                r: p.r,
+            mdp::produce::check_r(p.r, n).map_err(flag)?;
+            mdp::mechanisms::constopt::check_lambdas(&p.lambda).map_err(|e| flag(e.into()))?;
+            F::Constopt {
+                replacement: ReplacementSpec::NearestNeighbours { r: p.r },
                 lambdas: p.lambda.clone(),
             }
         }
         FamilyArg::Spanner => {
-            if p.k < 1 {
-                return Err("--k: must be ≥ 1".into());
+            mdp::produce::check_spanner_k(u64::from(p.k), n).map_err(flag)?;
+            F::Spanner {
+                k: u64::from(p.k),
+                solver,
             }
-            Family::Spanner { k: p.k }
         }
-        FamilyArg::Optimal => Family::Optimal,
+        FamilyArg::Optimal => F::Optimal { solver },
         FamilyArg::Tem => {
-            if !(p.beta > 0.0 && p.beta < 1.0) {
-                return Err("--beta: must be in (0, 1)".into());
+            mdp::produce::check_beta(p.beta).map_err(flag)?;
+            F::Tem {
+                truncation: Truncation::Beta(p.beta),
             }
-            Family::Tem { beta: p.beta }
         }
-        FamilyArg::Madlib => Family::Madlib {
-            samples: p.samples.max(2),
-            seed: p.seed,
-        },
-    })
+        FamilyArg::Madlib => {
+            return Ok(Family::Madlib {
+                samples: p.samples.max(2),
+                seed: p.seed,
+            })
+        }
+    }))
 }
 
 fn delta_arg(s: &str) -> Result<Q, String> {
@@ -607,10 +608,7 @@ pub fn experiment(kind: &ExperimentKind) -> Result<i32, String> {
             for &m in mechanisms {
                 let list: Vec<Family> = if m == FamilyArg::Constopt {
                     rs.iter()
-                        .map(|&r| Family::ConstOpt {
-                            r,
-                            lambdas: vec![0.001, 0.1, 1.0],
-                        })
+                        .map(|&r| Family::constopt(r, vec![0.001, 0.1, 1.0]))
                         .collect()
                 } else {
                     vec![family(

@@ -390,6 +390,14 @@ pub struct Built {
     pub t: f64,
 }
 
+/// The λ sweep's values: at least one, each finite and > 0.
+pub fn check_lambdas(lambdas: &[f64]) -> Result<(), BuildError> {
+    if lambdas.is_empty() || lambdas.iter().any(|&l| !(l > 0.0 && l.is_finite())) {
+        return Err(invalid("lambda", "every λ must be a finite number > 0"));
+    }
+    Ok(())
+}
+
 /// Algorithm 1 with a λ sweep: solve P_CONSTOPTMECH,red(ε/2) for each λ, normalize, keep
 /// the least loss, repair and prove it ε·d private exactly.
 pub fn constopt(space: &Space, p: &Params) -> Result<Built, BuildError> {
@@ -400,9 +408,7 @@ pub fn constopt(space: &Space, p: &Params) -> Result<Built, BuildError> {
             format!("{} sets for {n} inputs", p.replacement.sets.len()),
         ));
     }
-    if p.lambdas.is_empty() || p.lambdas.iter().any(|&l| !(l > 0.0 && l.is_finite())) {
-        return Err(invalid("lambda", "every λ must be a finite number > 0"));
-    }
+    check_lambdas(p.lambdas)?;
     let eps_lp = p.eps / Q::from(2u32);
     // The λ of the sweep are independent LPs: solved in parallel (one core each).
     use rayon::prelude::*;

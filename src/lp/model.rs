@@ -23,6 +23,7 @@
 //! Rows implied exactly by two others (d(u,z) + d(z,v) = d(u,v), decided in exact
 //! rationals) are pruned: both directions of the argument survive pruning (spec §3).
 
+use super::sparse::{Sense, SparseLp};
 use crate::exact::float::FI;
 use crate::exact::{f64_down, Q};
 use crate::metric::{ExactDistance, Space};
@@ -102,6 +103,17 @@ pub fn zero_pairs(space: &Space) -> Vec<(usize, usize)> {
         }
     }
     out
+}
+
+/// How [`PrivacyLp::to_sparse`] writes a privacy row M\[u\]\[k\] ≤ c_dn(u,v) M\[v\]\[k\].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RowForm {
+    /// M_u − c_dn M_v ≤ 0: the model's exact dyadic coefficients (MPS export).
+    Plain,
+    /// (1/c_dn) M_u − M_v ≤ 0: the interior point's form, so its dual is c_dn·γ and an
+    /// error in z within the tolerance is not amplified by c in the certificate
+    /// (spec/lp.md §5).
+    Scaled,
 }
 
 /// Directed-rounding bounds [lo, hi] on e^{ε d(u,v)} as f64 (rigorous `FI` arithmetic).
@@ -223,6 +235,60 @@ impl<'a> PrivacyLp<'a> {
     }
 
     /// Number of outputs K.
+    /// The LP with the privacy rows `rows` (u, v, k) as a [`SparseLp`], variables
+    /// [L (max loss only), M row-major]: Σ_k M\[u\]\[k\] = 1 (`sum_u`), Σ_k c_dn(u,k)
+    /// M\[u\]\[k\] − L ≤ 0 (`loss_u`, max loss only), then one row `p_u_v_k` per privacy row
+    /// in `form`; objective L or Σ_u π_u Σ_k c_dn(u,k) M\[u\]\[k\].
+    pub fn to_sparse(&self, rows: &[(u32, u32, u32)], form: RowForm) -> SparseLp {
+        let (n, kk) = (self.n, self.k());
+        let max_loss = self.objective == Objective::MaxLoss;
+        let off = usize::from(max_loss);
+        let mv = |u: usize, k: usize| off + u * kk + k;
+        let mut lp = SparseLp::default();
+        if max_loss {
+            lp.var(1.0);
+            lp.var_names.push("L".into());
+        }
+        for u in 0..n {
+            let w = self.prior_f64(u);
+            for k in 0..kk {
+                lp.var(if max_loss {
+                    0.0
+                } else {
+                    w * self.cost_dn[u * kk + k]
+                });
+                lp.var_names.push(format!("M_{u}_{k}"));
+            }
+        }
+        for u in 0..n {
+            lp.row((0..kk).map(|k| (mv(u, k), 1.0)).collect(), Sense::Eq, 1.0);
+            lp.row_names.push(format!("sum_{u}"));
+        }
+        if max_loss {
+            for u in 0..n {
+                let mut coefs = vec![(0, -1.0)];
+                coefs.extend(
+                    (0..kk)
+                        .filter(|&k| self.cost_dn[u * kk + k] != 0.0)
+                        .map(|k| (mv(u, k), self.cost_dn[u * kk + k])),
+                );
+                lp.row(coefs, Sense::Le, 0.0);
+                lp.row_names.push(format!("loss_{u}"));
+            }
+        }
+        for &(u, v, k) in rows {
+            let (u, v, k) = (u as usize, v as usize, k as usize);
+            let c = self.c_dn[u * n + v];
+            let (a, b) = match form {
+                RowForm::Plain => (1.0, -c),
+                RowForm::Scaled => (1.0 / c, -1.0),
+            };
+            lp.row(vec![(mv(u, k), a), (mv(v, k), b)], Sense::Le, 0.0);
+            lp.row_names.push(format!("p_{u}_{v}_{k}"));
+        }
+        lp
+    }
+
     pub fn k(&self) -> usize {
         self.outputs.len()
     }

@@ -1,8 +1,10 @@
-//! A general sparse LP in floats, min c'x s.t. rows, x ≥ 0, for mechanisms whose LP is not
-//! a [`super::model::PrivacyLp`] (ConstOPTMech's reduced LP, Imola et al. 2022 §3.2).
-//! Solved by Clarabel (the interior point method the privacy LPs use) or, to cross-check
-//! on small instances, by microlp's simplex. The answer is only a candidate: the
-//! mechanism built from it is repaired and proved private exactly (`spec/lp.md` §4).
+//! The one float LP model: min c'x s.t. rows, x ≥ 0, with its Clarabel adapter (primal and
+//! row duals), its MPS writer and its tolerance. A privacy LP lowers to it
+//! ([`super::model::PrivacyLp::to_sparse`]) for the interior point method and for
+//! `mdp lp export`; ConstOPTMech's reduced LP (Imola et al. 2022 §3.2) is built in it
+//! directly. microlp's simplex solves it too, to cross-check small instances. Every answer
+//! is only a candidate: the mechanism built from it is repaired and proved private exactly
+//! (`spec/lp.md` §4).
 
 use super::simplex::SolveError;
 use clarabel::algebra::CscMatrix;
@@ -32,6 +34,9 @@ pub struct Row {
 pub struct SparseLp {
     pub cost: Vec<f64>,
     pub rows: Vec<Row>,
+    /// Names of the variables and rows in MPS (`x{j}`, `r{i}` where empty).
+    pub var_names: Vec<String>,
+    pub row_names: Vec<String>,
 }
 
 /// A float optimum.
@@ -39,6 +44,10 @@ pub struct SparseLp {
 pub struct Solution {
     pub x: Vec<f64>,
     pub objective: f64,
+    /// The dual of each row, in `rows` order (interior point only; empty from the
+    /// simplex): ≥ 0 for an inequality in its ≤ orientation (a ≥ row is negated first),
+    /// free for an equality.
+    pub duals: Vec<f64>,
 }
 
 /// Clarabel's gap and feasibility tolerances.
@@ -77,14 +86,20 @@ impl SparseLp {
             }
             sign * row.rhs
         };
+        // Clarabel's rows in order: the equalities, then the inequalities; `order[t]` is
+        // the index in `rows` of Clarabel's row t.
+        let order: Vec<usize> = (0..self.rows.len())
+            .filter(|&i| self.rows[i].sense == Sense::Eq)
+            .chain((0..self.rows.len()).filter(|&i| self.rows[i].sense != Sense::Eq))
+            .collect();
+        let n_eq = order
+            .iter()
+            .take_while(|&&i| self.rows[i].sense == Sense::Eq)
+            .count();
         let mut at = 0;
-        for r in self.rows.iter().filter(|r| r.sense == Sense::Eq) {
-            b.push(push(r, 1.0, at));
-            at += 1;
-        }
-        let n_eq = at;
-        for r in self.rows.iter().filter(|r| r.sense != Sense::Eq) {
-            let sign = if r.sense == Sense::Le { 1.0 } else { -1.0 };
+        for &i in &order {
+            let r = &self.rows[i];
+            let sign = if r.sense == Sense::Ge { -1.0 } else { 1.0 };
             b.push(push(r, sign, at));
             at += 1;
         }
@@ -110,10 +125,17 @@ impl SparseLp {
         solver.solve();
         let s = &solver.solution;
         match s.status {
-            SolverStatus::Solved | SolverStatus::AlmostSolved => Ok(Solution {
-                x: s.x.clone(),
-                objective: s.obj_val,
-            }),
+            SolverStatus::Solved | SolverStatus::AlmostSolved => {
+                let mut duals = vec![0.0; self.rows.len()];
+                for (t, &i) in order.iter().enumerate() {
+                    duals[i] = s.z[t];
+                }
+                Ok(Solution {
+                    x: s.x.clone(),
+                    objective: s.obj_val,
+                    duals,
+                })
+            }
             other => Err(SolveError(format!("clarabel: {other:?}"))),
         }
     }
@@ -144,12 +166,27 @@ impl SparseLp {
         Ok(Solution {
             x: vars.iter().map(|&v| sol.var_value(v)).collect(),
             objective: sol.objective(),
+            duals: vec![],
         })
     }
 
-    /// Free-format MPS (variables `x_j`, rows `r_i`, objective `obj`; x ≥ 0 is MPS's
-    /// default bound), numbers in shortest round-trip form, so another solver reads the
-    /// same doubles (`mdp lp export constopt`, the ConstOPTMech benchmark).
+    fn var_name(&self, j: usize) -> String {
+        self.var_names
+            .get(j)
+            .cloned()
+            .unwrap_or_else(|| format!("x{j}"))
+    }
+
+    fn row_name(&self, i: usize) -> String {
+        self.row_names
+            .get(i)
+            .cloned()
+            .unwrap_or_else(|| format!("r{i}"))
+    }
+
+    /// Free-format MPS (variables and rows by their names, `x_j` / `r_i` by default;
+    /// objective `obj`; x ≥ 0 is MPS's default bound), numbers in shortest round-trip
+    /// form, so another solver reads the same doubles (`mdp lp export`, the benchmarks).
     pub fn write_mps(&self, name: &str, out: &mut dyn std::io::Write) -> std::io::Result<()> {
         writeln!(out, "NAME {name}")?;
         writeln!(out, "ROWS")?;
@@ -160,7 +197,7 @@ impl SparseLp {
                 Sense::Ge => 'G',
                 Sense::Eq => 'E',
             };
-            writeln!(out, " {t} r{i}")?;
+            writeln!(out, " {t} {}", self.row_name(i))?;
         }
         let mut cols: Vec<Vec<(usize, f64)>> = vec![vec![]; self.n_vars()];
         for (i, r) in self.rows.iter().enumerate() {
@@ -170,20 +207,21 @@ impl SparseLp {
         }
         writeln!(out, "COLUMNS")?;
         for (j, col) in cols.iter().enumerate() {
+            let x = self.var_name(j);
             if self.cost[j] != 0.0 {
-                writeln!(out, " x{j} obj {:?}", self.cost[j])?;
+                writeln!(out, " {x} obj {:?}", self.cost[j])?;
             }
             for &(i, a) in col {
-                writeln!(out, " x{j} r{i} {a:?}")?;
+                writeln!(out, " {x} {} {a:?}", self.row_name(i))?;
             }
             if col.is_empty() && self.cost[j] == 0.0 {
-                writeln!(out, " x{j} obj 0")?;
+                writeln!(out, " {x} obj 0")?;
             }
         }
         writeln!(out, "RHS")?;
         for (i, r) in self.rows.iter().enumerate() {
             if r.rhs != 0.0 {
-                writeln!(out, " rhs r{i} {:?}", r.rhs)?;
+                writeln!(out, " rhs {} {:?}", self.row_name(i), r.rhs)?;
             }
         }
         writeln!(out, "ENDATA")
@@ -223,5 +261,11 @@ mod tests {
         }
         let sol = lp.solve_simplex().unwrap();
         assert!((sol.objective - 1.75).abs() < 1e-9);
+        // The interior point's row duals, in `rows` order: 2 on the ≥ row (in its ≤
+        // orientation), 1 on the bound x0 ≤ 0.25.
+        let ipm = lp.solve_ipm().unwrap();
+        assert!((ipm.objective - 1.75).abs() < 1e-8);
+        assert!((ipm.duals[0] - 2.0).abs() < 1e-6, "{:?}", ipm.duals);
+        assert!((ipm.duals[1] - 1.0).abs() < 1e-6, "{:?}", ipm.duals);
     }
 }

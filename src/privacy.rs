@@ -710,89 +710,131 @@ pub fn hockey_upper(a: &[f64], b: &[f64], t_lo: f64) -> f64 {
         .hi
 }
 
-/// The float estimate of the per-pair (ε,δ) tight t* (smallest t ≥ 1 with f(t) ≤ δ), by the
-/// exact piecewise-linear solve in floats. `None` = ∞.
-pub fn float_t_star(a: &[f64], b: &[f64], delta: f64) -> Option<f64> {
-    if hockey(a, b, 1.0) <= delta {
-        return Some(1.0);
+/// The arithmetic of the per-pair t* solve, written once ([`t_star`]) over `f64` (the
+/// search's estimate) and [`Q`] (the proof), as CGAL writes a predicate once over its
+/// number type.
+pub trait TStarField: Clone + PartialOrd {
+    fn zero() -> Self;
+    fn one() -> Self;
+    fn add(&self, o: &Self) -> Self;
+    fn sub(&self, o: &Self) -> Self;
+    fn mul(&self, o: &Self) -> Self;
+    fn div(&self, o: &Self) -> Self;
+    /// Σ terms (f64: in order; Q: as a tree, no quadratic growth of partial sums).
+    fn sum(terms: Vec<Self>) -> Self;
+    /// f(1) = Σ_w max(0, a_w − b_w).
+    fn excess(a: &[Self], b: &[Self]) -> Self {
+        let terms = a
+            .iter()
+            .zip(b)
+            .filter(|(x, y)| x > y)
+            .map(|(x, y)| x.sub(y))
+            .collect();
+        Self::sum(terms)
     }
-    let mut a0 = 0.0;
-    let mut bp: Vec<(f64, f64, f64)> = Vec::new();
-    for (x, y) in a.iter().zip(b) {
-        if *x > 0.0 {
-            if *y == 0.0 {
-                a0 += x;
-            } else if x > y {
-                bp.push((x / y, *x, *y));
-            }
-        }
-    }
-    if a0 > delta {
-        return None;
-    }
-    bp.sort_by(|p, q| q.0.total_cmp(&p.0));
-    let (mut sa, mut sb) = (a0, 0.0);
-    let mut i = 0;
-    while i < bp.len() {
-        let t = bp[i].0;
-        if sa - t * sb > delta {
-            return Some((sa - delta) / sb);
-        }
-        while i < bp.len() && bp[i].0 == t {
-            sa += bp[i].1;
-            sb += bp[i].2;
-            i += 1;
-        }
-    }
-    Some(((sa - delta) / sb).max(1.0))
 }
 
-/// The exact per-pair (ε,δ) t*: the smallest rational t ≥ 1 with f_uv(t) ≤ δ (f is convex,
-/// piecewise linear and non-increasing with breakpoints H\[u\]\[w\]/H\[v\]\[w\]), or `None` = ∞.
-pub fn exact_t_star(p: &Prepared, u: usize, v: usize, delta: &Q) -> Option<Q> {
-    let a: Vec<Q> = (0..p.k).map(|w| p.h_exact(u, w)).collect();
-    let b: Vec<Q> = (0..p.k).map(|w| p.h_exact(v, w)).collect();
-    let f1: Q = crate::exact::sum_tree(
-        a.iter()
-            .zip(&b)
-            .filter(|(x, y)| x > y)
-            .map(|(x, y)| x - y)
-            .collect(),
-    );
-    if f1 <= *delta {
-        return Some(Q::from(1u32));
+impl TStarField for f64 {
+    fn zero() -> Self {
+        0.0
     }
+    fn one() -> Self {
+        1.0
+    }
+    fn add(&self, o: &Self) -> Self {
+        self + o
+    }
+    fn sub(&self, o: &Self) -> Self {
+        self - o
+    }
+    fn mul(&self, o: &Self) -> Self {
+        self * o
+    }
+    fn div(&self, o: &Self) -> Self {
+        self / o
+    }
+    fn sum(terms: Vec<Self>) -> Self {
+        terms.iter().sum()
+    }
+    fn excess(a: &[Self], b: &[Self]) -> Self {
+        hockey(a, b, 1.0)
+    }
+}
+
+impl TStarField for Q {
+    fn zero() -> Self {
+        Q::from(0u32)
+    }
+    fn one() -> Self {
+        Q::from(1u32)
+    }
+    fn add(&self, o: &Self) -> Self {
+        self + o
+    }
+    fn sub(&self, o: &Self) -> Self {
+        self - o
+    }
+    fn mul(&self, o: &Self) -> Self {
+        self * o
+    }
+    fn div(&self, o: &Self) -> Self {
+        self / o
+    }
+    fn sum(terms: Vec<Self>) -> Self {
+        crate::exact::sum_tree(terms)
+    }
+}
+
+/// The per-pair (ε,δ) t*: the smallest t ≥ 1 with f(t) = Σ_w max(0, a_w − t·b_w) ≤ δ, or
+/// `None` = ∞. f is convex, piecewise linear and non-increasing with breakpoints a_w/b_w:
+/// walk them downwards, accumulating the active a and b; between two breakpoints f is
+/// linear and its root is (Σa − δ)/Σb. Exact over [`Q`]; an estimate over `f64`.
+pub fn t_star<N: TStarField>(a: &[N], b: &[N], delta: &N) -> Option<N> {
+    let one = N::one();
+    if N::excess(a, b) <= *delta {
+        return Some(one);
+    }
+    let zero = N::zero();
     let mut a0_terms = Vec::new();
-    let mut bp: Vec<(Q, usize)> = Vec::new();
-    for w in 0..p.k {
-        if a[w] > 0u32 {
-            if b[w] == 0u32 {
-                a0_terms.push(a[w].clone());
-            } else if a[w] > b[w] {
-                bp.push((&a[w] / &b[w], w));
+    let mut bp: Vec<(N, &N, &N)> = Vec::new();
+    for (x, y) in a.iter().zip(b) {
+        if *x > zero {
+            if *y == zero {
+                a0_terms.push(x.clone());
+            } else if x > y {
+                bp.push((x.div(y), x, y));
             }
         }
     }
-    let a0 = crate::exact::sum_tree(a0_terms);
+    let a0 = N::sum(a0_terms);
     if a0 > *delta {
         return None;
     }
-    bp.sort_by(|x, y| y.0.cmp(&x.0));
-    let (mut sa, mut sb) = (a0, Q::from(0u32));
+    bp.sort_by(|p, q| q.0.partial_cmp(&p.0).unwrap_or(std::cmp::Ordering::Equal));
+    let (mut sa, mut sb) = (a0, zero);
     let mut i = 0;
     while i < bp.len() {
         let t = bp[i].0.clone();
-        if &sa - &t * &sb > *delta {
-            return Some((sa - delta) / sb);
+        if sa.sub(&t.mul(&sb)) > *delta {
+            return Some(sa.sub(delta).div(&sb));
         }
         while i < bp.len() && bp[i].0 == t {
-            sa += &a[bp[i].1];
-            sb += &b[bp[i].1];
+            sa = sa.add(bp[i].1);
+            sb = sb.add(bp[i].2);
             i += 1;
         }
     }
-    // All breakpoints above 1 are active: f(1) = sa − sb > δ, so t* = (sa − δ)/sb > 1.
-    Some((sa - delta) / sb)
+    // Every breakpoint above 1 is active: f(1) = sa − sb > δ, so t* = (sa − δ)/sb > 1
+    // exactly (the max only absorbs float rounding).
+    let t = sa.sub(delta).div(&sb);
+    Some(if t < one { one } else { t })
+}
+
+/// The exact t* of pair (u, v) on the exactly normalized rows.
+pub fn exact_t_star(p: &Prepared, u: usize, v: usize, delta: &Q) -> Option<Q> {
+    let a: Vec<Q> = (0..p.k).map(|w| p.h_exact(u, w)).collect();
+    let b: Vec<Q> = (0..p.k).map(|w| p.h_exact(v, w)).collect();
+    t_star(&a, &b, delta)
 }
 
 /// Exact enclosure of the per-pair (ε,δ) tight ε (`Ok(None)` = ∞).
@@ -863,7 +905,7 @@ pub fn tight_eps_delta(
         if best_pair.is_some() && !p.zero[i] && hockey(a, b, (best * dmid).exp()) <= fdelta {
             continue;
         }
-        let val = match float_t_star(a, b, fdelta) {
+        let val = match t_star(a, b, &fdelta) {
             None => f64::INFINITY,
             Some(t) if t <= 1.0 => 0.0,
             Some(_) if p.zero[i] => f64::INFINITY,

@@ -168,3 +168,44 @@ impl Progress for Console {
         });
     }
 }
+
+/// Forwards LP rounds, notes and the summary of a phase that lasted at least
+/// `min_seconds`, and nothing else: a producer's own audit (many phases, nearly always
+/// quick) reports through it, so a build's log shows only what took time.
+pub struct OnlyLong<'a> {
+    inner: &'a dyn Progress,
+    min_seconds: f64,
+    started: std::sync::Mutex<Option<std::time::Instant>>,
+}
+
+impl<'a> OnlyLong<'a> {
+    pub fn new(inner: &'a dyn Progress, min_seconds: f64) -> Self {
+        OnlyLong {
+            inner,
+            min_seconds,
+            started: std::sync::Mutex::new(None),
+        }
+    }
+}
+
+impl Progress for OnlyLong<'_> {
+    fn start(&self, _phase: &str, _total: Option<u64>) {
+        *self.started.lock().unwrap_or_else(|e| e.into_inner()) = Some(std::time::Instant::now());
+    }
+    fn finish(&self, summary: &str) {
+        let t = self
+            .started
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if t.is_some_and(|t| t.elapsed().as_secs_f64() >= self.min_seconds) {
+            self.inner.note(summary);
+        }
+    }
+    fn round(&self, r: &Round) {
+        self.inner.round(r);
+    }
+    fn note(&self, line: &str) {
+        self.inner.note(line);
+    }
+}

@@ -295,3 +295,50 @@ fn mdp1_round_trip() {
     assert_eq!(f.epsilon, eps);
     assert_eq!(f.space.points(), space.points());
 }
+
+proptest! {
+    /// The (ε,δ) t* solve is written once over its number type (`privacy::t_star`): over
+    /// Q it is the definition's smallest t ≥ 1 with Σ_w max(0, a_w − t·b_w) ≤ δ (f(t*) ≤ δ
+    /// exactly, and f(t) > δ just below t* unless t* = 1); over f64 it agrees with the
+    /// exact value to 1e-9 (relative), and both say ∞ on the same rows.
+    #[test]
+    fn t_star_float_and_exact_agree_with_the_definition(
+        raw in proptest::collection::vec((0u32..50, 0u32..50), 1..12),
+        d in 0u32..100,
+    ) {
+        let (sa, sb): (u32, u32) = (raw.iter().map(|x| x.0).sum(), raw.iter().map(|x| x.1).sum());
+        prop_assume!(sa > 0 && sb > 0);
+        let a: Vec<Q> = raw.iter().map(|x| q(x.0 as i64, sa as i64)).collect();
+        let b: Vec<Q> = raw.iter().map(|x| q(x.1 as i64, sb as i64)).collect();
+        let delta = q(d as i64, 1000);
+        let f = |t: &Q| -> Q {
+            a.iter().zip(&b).map(|(x, y)| {
+                let z = x - t * y;
+                if z > 0u32 { z } else { Q::from(0u32) }
+            }).sum()
+        };
+        let exact = privacy::t_star(&a, &b, &delta);
+        let fa: Vec<f64> = a.iter().map(mdp::exact::f64_nearest).collect();
+        let fb: Vec<f64> = b.iter().map(mdp::exact::f64_nearest).collect();
+        let float = privacy::t_star(&fa, &fb, &mdp::exact::f64_nearest(&delta));
+        match &exact {
+            None => {
+                // ∞: the mass where b = 0 alone exceeds δ.
+                let a0: Q = a.iter().zip(&b).filter(|(_, y)| **y == 0u32).map(|(x, _)| x.clone()).sum();
+                prop_assert!(a0 > delta);
+                prop_assert!(float.is_none());
+            }
+            Some(t) => {
+                prop_assert!(*t >= 1u32);
+                prop_assert!(f(t) <= delta);
+                if *t > 1u32 {
+                    let below = t - q(1, 1_000_000);
+                    prop_assert!(f(&below) > delta || below < 1u32);
+                }
+                let tf = mdp::exact::f64_nearest(t);
+                let got = float.expect("float finite where exact is");
+                approx::assert_relative_eq!(got, tf, max_relative = 1e-9);
+            }
+        }
+    }
+}

@@ -38,13 +38,19 @@ pub struct Problem<'a> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Rejected(pub String);
 
-/// Verify exactly; returns the certified bound Σ α_u ≥ the claimed value.
+/// Verify; returns a certified bound ≥ the claimed value.
 ///
-/// The bound is first computed with `f64` enclosures of the costs and of e^{εd}; only if
-/// that falls below the claim is it recomputed with rational enclosures at
-/// [`REFINE_PREC`] bits (so a claim made with tighter enclosures than ours, by an older
-/// version or a peer, is not rejected for our rounding).
+/// First the safe `f64` bound ([`safe_f64_bound`], directed rounding, what our producers
+/// claim); if it falls below the claim, the bound is computed in exact rationals with `f64`
+/// enclosures of the costs and of e^{εd}, and if that falls short too, with rational
+/// enclosures at [`REFINE_PREC`] bits (so a claim made with tighter enclosures than ours,
+/// by an older version or a peer, is not rejected for our rounding).
 pub fn verify(c: &LpDual, pb: &Problem, n: usize, k: usize) -> Result<Q, Rejected> {
+    // The safe f64 bound first: what our producers claim, decided without rationals.
+    let fast = safe_f64_bound(c, pb, n, k)?;
+    if fast.is_finite() && q_from_f64(fast) >= c.value {
+        return Ok(q_from_f64(fast));
+    }
     let mut total = proven_bound(c, pb, n, k)?;
     if total < c.value {
         total = refined_bound(c, pb, n, k)?;
@@ -130,34 +136,7 @@ fn bound_at(
         let cup = match scope_cache.get(&(u, v)) {
             Some(x) => x.clone(),
             None => {
-                if let Some(eta) = pb.within {
-                    if !matches!(
-                        pb.space.cmp_distance(u, v, eta, pb.max_prec),
-                        Some(Ordering::Less | Ordering::Equal)
-                    ) {
-                        return Err(Rejected(format!(
-                            "gamma[{i}]: pair ({u}, {v}) is not provably within η, so its row is not a constraint of the file's privacy claim"
-                        )));
-                    }
-                }
-                let overflow = || {
-                    Rejected(format!(
-                        "gamma[{i}]: e^(ε·d({u},{v})) overflows; leave this row out"
-                    ))
-                };
-                let x = match prec {
-                    Some(p) if !pb.space.is_zero(u, v) => {
-                        let t = pb.space.enclosure(u, v, p).scale(pb.eps);
-                        functions::exp_checked(&t, p).ok_or_else(overflow)?.hi
-                    }
-                    _ => {
-                        let fi: FI = exp_eps_d(pb.space, pb.eps, u, v);
-                        if !fi.hi.is_finite() {
-                            return Err(overflow());
-                        }
-                        q_from_f64(fi.hi)
-                    }
-                };
+                let x = c_up(pb, i, u, v, prec)?;
                 scope_cache.insert((u, v), x.clone());
                 x
             }
@@ -182,6 +161,128 @@ fn bound_at(
         alphas.push(alpha.unwrap_or_else(|| Q::from(0u32)));
     }
     Ok(sum_tree(alphas))
+}
+
+/// e^{ε·d(u,v)} rounded up for γ row `i` on pair (u, v): the end of an `f64` enclosure
+/// (`prec` = None) or of a rational one at `prec` bits. Rejects a pair not provably in the
+/// file's scope, or whose constant overflows.
+fn c_up(pb: &Problem, i: usize, u: usize, v: usize, prec: Option<u64>) -> Result<Q, Rejected> {
+    if let Some(eta) = pb.within {
+        if !matches!(
+            pb.space.cmp_distance(u, v, eta, pb.max_prec),
+            Some(Ordering::Less | Ordering::Equal)
+        ) {
+            return Err(Rejected(format!(
+                "gamma[{i}]: pair ({u}, {v}) is not provably within η, so its row is not a constraint of the file's privacy claim"
+            )));
+        }
+    }
+    let overflow = || {
+        Rejected(format!(
+            "gamma[{i}]: e^(ε·d({u},{v})) overflows; leave this row out"
+        ))
+    };
+    match prec {
+        Some(p) if !pb.space.is_zero(u, v) => {
+            let t = pb.space.enclosure(u, v, p).scale(pb.eps);
+            Ok(functions::exp_checked(&t, p).ok_or_else(overflow)?.hi)
+        }
+        _ => {
+            let fi: FI = exp_eps_d(pb.space, pb.eps, u, v);
+            if !fi.hi.is_finite() {
+                return Err(overflow());
+            }
+            Ok(q_from_f64(fi.hi))
+        }
+    }
+}
+
+/// The safe dual bound in `f64` with every operation rounded toward −∞ (Neumaier and
+/// Shcherbina 2004, as SCIP's exact mode does): a lower bound on the exact Σ_u α_u of
+/// [`proven_bound`] with w_u ≤ β_u/Σβ, c_dn ≤ c, c_up ≥ e^{εd} and the file's exact γ
+/// (γ rounded down where it is added, c_up·γ rounded up where it is subtracted), so it is
+/// itself a valid bound (spec/lp.md §5). No rational arithmetic: the producer writes this
+/// value and the auditor reproduces it in O(n·K + |γ|) float operations. `-∞` where a
+/// float overflows (the exact passes then decide).
+pub fn safe_f64_bound(c: &LpDual, pb: &Problem, n: usize, k: usize) -> Result<f64, Rejected> {
+    use crate::exact::float::{add_down, add_up, div_down, mul_down, mul_up};
+    let weights: &[Q] = match (c.bounded, &c.beta, pb.prior) {
+        (Bounded::MaxLoss, Some(b), _) => b,
+        (Bounded::ExpectedLoss, _, Some(p)) => p,
+        (Bounded::ExpectedLoss, _, None) => {
+            return Err(Rejected(
+                "expected_loss bound needs loss.prior in the file".into(),
+            ))
+        }
+        (Bounded::MaxLoss, None, _) => return Err(Rejected("max_loss bound needs beta".into())),
+    };
+    if pb.cost.is_none() && pb.sites.is_none() {
+        return Err(Rejected("label outputs need loss.cost".into()));
+    }
+    let enc: Vec<FI> = weights.iter().map(FI::from_q).collect();
+    let total_hi = enc.iter().fold(0.0, |s, x| add_up(s, x.hi));
+    let w: Vec<f64> = enc
+        .iter()
+        .map(|x| {
+            let q = div_down(x.lo.max(0.0), total_hi);
+            if q.is_finite() {
+                q.max(0.0)
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    let cost_dn = |u: usize, kk: usize| -> f64 {
+        match (pb.cost, pb.sites) {
+            (Some(c), _) => crate::exact::f64_down(&c[u * k + kk]).max(0.0),
+            (None, Some(s)) if pb.space.is_zero(u, s[kk]) => 0.0,
+            (None, Some(s)) => pb.space.fi(u, s[kk]).lo.max(0.0),
+            (None, None) => unreachable!("checked above"),
+        }
+    };
+    let mut adj: HashMap<(usize, usize), f64> = HashMap::new();
+    let mut cache: HashMap<(usize, usize), f64> = HashMap::new();
+    for (i, (u, v, kk, g)) in c.gamma.iter().enumerate() {
+        if *g == 0u32 {
+            continue;
+        }
+        let (u, v, kk) = (*u, *v, *kk);
+        let cup = match cache.get(&(u, v)) {
+            Some(x) => *x,
+            None => {
+                let x = crate::exact::f64_up(&c_up(pb, i, u, v, None)?);
+                cache.insert((u, v), x);
+                x
+            }
+        };
+        let gi = FI::from_q(g);
+        let a = adj.entry((u, kk)).or_insert(0.0);
+        *a = add_down(*a, gi.lo.max(0.0));
+        let b = adj.entry((v, kk)).or_insert(0.0);
+        *b = add_down(*b, -mul_up(cup, gi.hi));
+    }
+    let mut total = 0.0;
+    for u in 0..n {
+        let mut alpha = f64::INFINITY;
+        for kk in 0..k {
+            let a = add_down(
+                mul_down(w[u], cost_dn(u, kk)),
+                adj.get(&(u, kk)).copied().unwrap_or(0.0),
+            );
+            // f64::min ignores a NaN (from ∞ − ∞ on a hostile γ): it must count as −∞,
+            // never drop the output from the minimum.
+            alpha = alpha.min(if a.is_nan() { f64::NEG_INFINITY } else { a });
+        }
+        if alpha == f64::INFINITY {
+            alpha = 0.0;
+        }
+        total = add_down(total, alpha);
+    }
+    Ok(if total.is_nan() {
+        f64::NEG_INFINITY
+    } else {
+        total
+    })
 }
 
 /// Fractional bits of the objective weights w_u (see `normalized`).

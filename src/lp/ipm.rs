@@ -84,10 +84,15 @@ pub fn solve(lp: &PrivacyLp, progress: &dyn Progress) -> Result<(Primal, Dual), 
         });
         if new.is_empty() {
             let seconds = start.elapsed().as_secs_f64();
+            // Rows whose constant was capped (c_up above the cap) are not rows of the
+            // relaxation the certificate proves (spec/lp.md §2): their γ, which the
+            // verifier would weigh with the true c_up ≫ cap, is left out (γ = 0 is valid).
             let gamma = rows
                 .iter()
                 .zip(&s.gamma)
-                .filter(|&(_, &g)| g > 0.0)
+                .filter(|&(&(u, v, _), &g)| {
+                    g > 0.0 && lp.c_up[u as usize * lp.n + v as usize] <= lp.cap
+                })
                 .map(|(&(u, v, k), &g)| (u, v, k, g))
                 .collect();
             return Ok((

@@ -221,15 +221,17 @@ pub fn certified(
                 t.elapsed().as_secs_f64()
             ));
         }
-        // Float noise can leave the proof a hair below 0 where the optimum is 0 (e.g. a
+        // Float noise can leave the proof a hair below 0 where the optimum is ≈ 0 (e.g. a
         // prior on one input). The same certificate without γ bounds the loss by
-        // Σ_u w_u·min_k cost(u,k) ≥ 0: it is kept then, and only then (elsewhere a bound
-        // of 0 would say nothing).
-        if bound < 0u32 && primal.objective <= tol {
+        // Σ_u w_u·min_k cost(u,k) ≥ 0: it is kept when it certifies the LP value to within
+        // 10⁻⁹ (absolute) + 10⁻⁷ (relative), and only then (elsewhere a bound of 0 would
+        // say nothing).
+        if bound < 0u32 {
             let mut trivial = cert.clone();
             trivial.gamma.clear();
             if let Ok(b0) = certificate::proven_bound(&trivial, &pb, lp.n, lp.k()) {
-                if b0 > bound {
+                let near = primal.objective - (1e-7 * primal.objective.abs() + 1e-9);
+                if f64_down(&b0) >= near {
                     trivial.value = b0.clone();
                     (cert, bound) = (trivial, b0);
                 }
@@ -276,8 +278,24 @@ fn prove(
     {
         cert.beta = Some(vec![Q::from(1u32); lp.n]);
     }
-    let bound = certificate::proven_bound(&cert, pb, lp.n, lp.k())
-        .map_err(|e| BuildError::Solver(format!("own certificate rejected: {}", e.0)))?;
+    let rejected =
+        |e: certificate::Rejected| BuildError::Solver(format!("own certificate rejected: {}", e.0));
+    // The safe f64 bound (directed rounding; spec/lp.md §5) is the claim whenever it is
+    // within the float LP value's tolerance: the auditor then reproduces it without
+    // rational arithmetic. Otherwise (float cancellation on extreme constants, or an
+    // overflow) the exact bound is computed and the larger one claimed.
+    let fast = certificate::safe_f64_bound(&cert, pb, lp.n, lp.k()).map_err(rejected)?;
+    let objective = d.objective;
+    let bound = if fast.is_finite() && fast >= objective - (1e-9 * objective.abs() + 1e-12) {
+        q_from_f64(fast)
+    } else {
+        let exact = certificate::proven_bound(&cert, pb, lp.n, lp.k()).map_err(rejected)?;
+        if fast.is_finite() && q_from_f64(fast) > exact {
+            q_from_f64(fast)
+        } else {
+            exact
+        }
+    };
     cert.value = bound.clone();
     Ok((cert, bound))
 }

@@ -100,11 +100,13 @@ enum EstimateKind {
         /// Draws per input.
         #[arg(long, default_value = "1000")]
         samples: usize,
+        /// Seed of the draws (an estimate for experiments, not a privacy path).
         #[arg(long, default_value = "1")]
         seed: u64,
         /// Confidence of the loss intervals (Bonferroni over the inputs).
         #[arg(long, default_value = "0.95")]
         confidence: f64,
+        /// Output file (`-` for standard output).
         #[arg(short, long, default_value = "-")]
         output: String,
     },
@@ -139,6 +141,7 @@ enum LpProblem {
     Optimal {
         #[command(flatten)]
         base: SpaceEps,
+        /// Output file (`-` for standard output).
         #[arg(short, long, default_value = "-")]
         output: String,
     },
@@ -148,6 +151,7 @@ enum LpProblem {
         base: SpaceEps,
         #[command(flatten)]
         pmo: PmoArgs,
+        /// Output file (`-` for standard output).
         #[arg(short, long, default_value = "-")]
         output: String,
     },
@@ -155,8 +159,10 @@ enum LpProblem {
     Spanner {
         #[command(flatten)]
         base: SpaceEps,
+        /// Spanner parameter k ≥ 1 (stretch 2k−1).
         #[arg(long, default_value = "2")]
         k: u64,
+        /// Output file (`-` for standard output).
         #[arg(short, long, default_value = "-")]
         output: String,
     },
@@ -167,8 +173,10 @@ enum LpProblem {
         base: SpaceEps,
         #[command(flatten)]
         repl: ReplacementArgs,
+        /// λ > 0 of the reduced LP.
         #[arg(long, default_value = "0.1")]
         lambda: f64,
+        /// Output file (`-` for standard output).
         #[arg(short, long, default_value = "-")]
         output: String,
     },
@@ -294,10 +302,13 @@ enum Mechanism {
         base: SpaceEps,
         #[command(flatten)]
         pmo: PmoArgs,
+        /// Output file (`-` for standard output).
         #[arg(short, long, default_value = "-")]
         output: String,
+        /// No progress on standard error.
         #[arg(long)]
         quiet: bool,
+        /// Float LP solver (`ipm`: Clarabel's interior point; `simplex`: microlp).
         #[arg(long, value_enum, default_value = "ipm")]
         solver: SolverArg,
     },
@@ -312,8 +323,10 @@ enum Mechanism {
         /// Candidate λ > 0 (repeat or comma-separate); default the paper's {0.001, 0.1, 1}.
         #[arg(long, value_delimiter = ',', default_values = ["0.001", "0.1", "1"])]
         lambda: Vec<f64>,
+        /// Output file (`-` for standard output).
         #[arg(short, long, default_value = "-")]
         output: String,
+        /// No progress on standard error.
         #[arg(long)]
         quiet: bool,
     },
@@ -328,6 +341,7 @@ enum Mechanism {
         /// The truncation threshold γ ≥ 0 (instead of --beta).
         #[arg(long)]
         gamma: Option<String>,
+        /// Output file (`-` for standard output).
         #[arg(short, long, default_value = "-")]
         output: String,
     },
@@ -339,10 +353,13 @@ enum Mechanism {
         /// Spanner parameter k ≥ 1 (stretch 2k−1).
         #[arg(long, default_value = "2")]
         k: u64,
+        /// Output file (`-` for standard output).
         #[arg(short, long, default_value = "-")]
         output: String,
+        /// No progress on standard error.
         #[arg(long)]
         quiet: bool,
+        /// Float LP solver (`ipm`: Clarabel's interior point; `simplex`: microlp).
         #[arg(long, value_enum, default_value = "ipm")]
         solver: SolverArg,
     },
@@ -826,4 +843,33 @@ fn main() {
         }
     };
     std::process::exit(code);
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// `--help` describes every flag of every subcommand (issue 10: smaller frictions).
+    #[test]
+    fn every_flag_has_help() {
+        fn walk(cmd: &clap::Command, path: &str, missing: &mut Vec<String>, seen: &mut usize) {
+            for a in cmd.get_arguments() {
+                let id = a.get_id().as_str();
+                if id == "help" || id == "version" || a.is_hide_set() {
+                    continue;
+                }
+                *seen += 1;
+                if a.get_help().is_none() && a.get_long_help().is_none() {
+                    missing.push(format!("{path} --{id}"));
+                }
+            }
+            for sub in cmd.get_subcommands() {
+                walk(sub, &format!("{path} {}", sub.get_name()), missing, seen);
+            }
+        }
+        let (mut missing, mut seen) = (vec![], 0);
+        walk(&super::Cli::command(), "mdp", &mut missing, &mut seen);
+        assert!(seen > 100, "only {seen} flags visited");
+        assert!(missing.is_empty(), "flags without help: {missing:#?}");
+    }
 }

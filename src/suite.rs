@@ -335,11 +335,13 @@ pub struct CalibrateArgs {
     /// Mechanism family.
     #[arg(value_enum)]
     mechanism: FamilyArg,
+    /// Space: `builtin:NAME`, a CSV or GeoJSON file of points, a JSON metric object, or an mdp/1 file.
     #[arg(long, default_value = mdp::builtin::DEFAULT)]
     space: String,
     /// The target (ε,δ) tight epsilon.
     #[arg(long)]
     target: f64,
+    /// δ of the (ε,δ) tight epsilon, in [0, 1).
     #[arg(long, default_value = "0.001")]
     delta: String,
     #[command(flatten)]
@@ -366,6 +368,7 @@ pub struct FamilyParams {
     /// Madlib's draws per input (its matrix is estimated).
     #[arg(long, default_value = "2000")]
     samples: usize,
+    /// Seed of the draws (an estimate for experiments, not a privacy path).
     #[arg(long, default_value = "1")]
     seed: u64,
 }
@@ -470,6 +473,7 @@ pub fn calibrate(a: &CalibrateArgs) -> Result<i32, String> {
 pub enum ExperimentKind {
     /// L_q versus ε_tight for every mechanism, calibrated (Imola et al. Figures 1–2).
     Utility {
+        /// Space: `builtin:NAME`, a CSV or GeoJSON file of points, a JSON metric object, or an mdp/1 file.
         #[arg(long)]
         space: String,
         /// A name for the output files.
@@ -480,11 +484,13 @@ pub enum ExperimentKind {
         #[arg(long, value_delimiter = ',', num_args = 1.., value_parser = target_value,
               default_values = ["0.5", "1", "2", "4", "8"])]
         targets: Vec<f64>,
+        /// Mechanism families (comma-separated).
         #[arg(long, value_delimiter = ',', value_enum,
               default_values = ["exponential", "constopt", "spanner", "optimal", "tem"])]
         mechanisms: Vec<FamilyArg>,
         #[command(flatten)]
         fam: FamilyParams,
+        /// Directory of the CSV and SVG outputs.
         #[arg(long, default_value = "experiments")]
         out_dir: PathBuf,
     },
@@ -493,14 +499,17 @@ pub enum ExperimentKind {
         /// A JSON metric with points; the first n points are used for each n.
         #[arg(long)]
         space: String,
+        /// A name for the output files.
         #[arg(long)]
         name: String,
+        /// The n values (first n points of the space each).
         #[arg(long, value_delimiter = ',', default_values = ["50", "100", "200", "300", "400"])]
         sizes: Vec<usize>,
         /// The ε_tight each family is calibrated to at the smallest n (its parameter is then
         /// kept for every n).
         #[arg(long, default_value = "2", value_parser = target_value)]
         target: f64,
+        /// Mechanism families (comma-separated).
         #[arg(long, value_delimiter = ',', value_enum, default_values = ["constopt", "spanner", "optimal"])]
         mechanisms: Vec<FamilyArg>,
         /// ConstOPTMech's r values (one family each).
@@ -510,21 +519,28 @@ pub enum ExperimentKind {
         /// extrapolated as n³, would exceed this at the next n).
         #[arg(long, default_value = "300")]
         budget: f64,
+        /// Directory of the CSV and SVG outputs.
         #[arg(long, default_value = "experiments")]
         out_dir: PathBuf,
     },
     /// ConstOPTMech over r and λ at a fixed ε_tight (Table 3).
     Ablation {
+        /// Space: `builtin:NAME`, a CSV or GeoJSON file of points, a JSON metric object, or an mdp/1 file.
         #[arg(long)]
         space: String,
+        /// A name for the output files.
         #[arg(long)]
         name: String,
+        /// The target (ε,δ) tight epsilon.
         #[arg(long, default_value = "2", value_parser = target_value)]
         target: f64,
+        /// ConstOPTMech's r values (swept at λ = 50).
         #[arg(long, value_delimiter = ',', default_values = ["1", "3", "5", "7", "9"])]
         rs: Vec<usize>,
+        /// ConstOPTMech's λ values (swept at r = 5; the r sweep uses λ = 50).
         #[arg(long, value_delimiter = ',', default_values = ["0.1", "1", "10", "50", "250"])]
         lambdas: Vec<f64>,
+        /// Directory of the CSV and SVG outputs.
         #[arg(long, default_value = "experiments")]
         out_dir: PathBuf,
     },

@@ -64,7 +64,7 @@ pub fn parse(v: &Value, n: usize, k: usize) -> Result<LpDual, InputError> {
     for key in o.keys() {
         if !["kind", "objective", "value", "beta", "gamma"].contains(&key.as_str()) {
             return Err(input_error(
-                &format!("{base}.{key}"),
+                format!("{base}.{key}"),
                 "unknown field of an lp_dual certificate",
             ));
         }
@@ -74,7 +74,7 @@ pub fn parse(v: &Value, n: usize, k: usize) -> Result<LpDual, InputError> {
         Some("expected_loss") => Bounded::ExpectedLoss,
         _ => {
             return Err(input_error(
-                &format!("{base}.objective"),
+                format!("{base}.objective"),
                 "expected \"max_loss\" or \"expected_loss\"",
             ))
         }
@@ -96,7 +96,7 @@ pub fn parse(v: &Value, n: usize, k: usize) -> Result<LpDual, InputError> {
             for (i, x) in a.iter().enumerate() {
                 let q = number(x, &format!("{p}[{i}]"))?;
                 if q < 0u32 {
-                    return Err(input_error(&format!("{p}[{i}]"), "negative weight"));
+                    return Err(input_error(format!("{p}[{i}]"), "negative weight"));
                 }
                 out.push(q);
             }
@@ -108,7 +108,7 @@ pub fn parse(v: &Value, n: usize, k: usize) -> Result<LpDual, InputError> {
         (Bounded::MaxLoss, None) => return Err(input_error(base, "max_loss needs field \"beta\"")),
         (Bounded::ExpectedLoss, Some(_)) => {
             return Err(input_error(
-                &format!("{base}.beta"),
+                format!("{base}.beta"),
                 "expected_loss uses loss.prior, not beta",
             ))
         }
@@ -140,7 +140,7 @@ pub fn parse(v: &Value, n: usize, k: usize) -> Result<LpDual, InputError> {
         }
         let x = number(&a[3], &format!("{pi}[3]"))?;
         if x < 0u32 {
-            return Err(input_error(&format!("{pi}[3]"), "negative multiplier"));
+            return Err(input_error(format!("{pi}[3]"), "negative multiplier"));
         }
         gamma.push((u, w, kk, x));
     }

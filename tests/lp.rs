@@ -49,15 +49,20 @@ fn arb_eps() -> impl Strategy<Value = Q> {
     (20i64..300).prop_map(|x| q(x, 100))
 }
 
-/// The price of capping the primal's constants at C_CAP (spec/lp.md §2): the capped
-/// optimum is ≤ the true one + K·d_max/(C_CAP − 1); nonzero only where some ε·d > ln C_CAP.
+/// The price of capping the primal's constants at the cap used (spec/lp.md §2): the capped
+/// optimum is ≤ the true one + K·d_max/(cap − 1), nonzero only where some ε·d > ln cap; plus
+/// the repair's uniform mix t, which adds at most t·d_max, and the interior point's
+/// accuracy (1e-9 of the largest cost).
 fn cap_slack(space: &Space, b: &Built) -> f64 {
     let n = space.n();
     let dmax = (0..n)
         .flat_map(|a| (0..n).map(move |b| (a, b)))
         .map(|(a, b)| space.approx(a, b))
         .fold(0.0, f64::max);
-    n as f64 * dmax / (b.cap - 1.0) + 1e-12
+    // The repair's uniform mix (1 − t)M + tU adds at most t·d_max to any loss; an interior
+    // point leaves mass of order its tolerance on every entry, ≈ 1e-9 of the largest cost
+    // where the optimum is ≈ 0 (a prior on one input).
+    n as f64 * dmax / (b.cap - 1.0) + b.t * dmax + 1e-9 * dmax + 1e-12
 }
 
 /// Write a built mechanism as the CLI does and audit it as a peer's file.

@@ -10,7 +10,7 @@
 use crate::exact::{f64_down, q_from_f64, Q};
 use crate::io::lp_dual::{Bounded, LpDual};
 use crate::lp::certificate;
-use crate::lp::model::{Objective, PairSet, PrivacyLp, CAPS};
+use crate::lp::model::{Objective, PairSet, PrivacyLp, CAPS, SIMPLEX_CAP};
 use crate::lp::simplex;
 use crate::lp::{ipm, repair};
 use crate::mechanism::Matrix;
@@ -108,10 +108,16 @@ pub fn certified(
     max_prec: u64,
     progress: &dyn Progress,
 ) -> Result<Built, BuildError> {
-    // On a numerical failure, retry with a lower cap on the constants (spec/lp.md §2).
+    // On a numerical failure, retry with a lower cap on the constants (spec/lp.md §2); the
+    // simplex starts at its own cap.
     let mut lp_capped;
     let mut lp = lp;
     let mut attempt = 0;
+    if solver == Solver::Simplex && lp.cap > SIMPLEX_CAP {
+        lp_capped = lp.clone_with_cap(SIMPLEX_CAP);
+        lp = &lp_capped;
+        attempt = CAPS.iter().position(|&c| c == SIMPLEX_CAP).unwrap_or(0);
+    }
     let (primal, dual_sol) = loop {
         match solve_float(lp, solver, dual, progress) {
             Ok(x) => break x,

@@ -1,0 +1,344 @@
+//! The `mdp` command line: every subcommand, flag and help text (clap derive). Parsing
+//! only: values become the library's settings types in `main.rs`.
+
+use crate::{suite, tools};
+use clap::{Parser, Subcommand};
+use mdp::mechanisms::optimal;
+
+#[derive(Parser)]
+#[command(
+    name = "mdp",
+    version,
+    about = "Metric differential privacy mechanisms with proofs"
+)]
+pub(crate) struct Cli {
+    #[command(subcommand)]
+    pub(crate) cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+pub(crate) enum Cmd {
+    /// Build the exponential mechanism on the embedded default space, write it and audit it.
+    Demo {
+        /// Privacy level ε (per km for the default space).
+        #[arg(long, default_value = "0.5")]
+        epsilon: String,
+        /// Space: `builtin:NAME` or a JSON file.
+        #[arg(long, default_value = mdp::builtin::DEFAULT)]
+        space: String,
+        /// Where to write the mechanism.
+        #[arg(short, long, default_value = "mech.json")]
+        output: String,
+    },
+    /// Build a mechanism and write it as an mdp/1 file.
+    Build {
+        #[command(subcommand)]
+        mechanism: Mechanism,
+    },
+    /// Work with the privacy LPs directly.
+    Lp {
+        #[command(subcommand)]
+        cmd: LpCmd,
+    },
+    /// Monte Carlo estimate of a sampler's matrix and loss (not a certificate).
+    Estimate {
+        #[command(subcommand)]
+        sampler: EstimateKind,
+    },
+    /// Apply a mechanism to records: one input (index or label) per line in, one sampled
+    /// output per line out; seeded and streaming.
+    Privatize(suite::PrivatizeArgs),
+    /// Find a mechanism's parameter giving a target (ε,δ) tight epsilon, and write it.
+    Calibrate(suite::CalibrateArgs),
+    /// The papers' experiments, written as CSV and SVG.
+    Experiment {
+        #[command(subcommand)]
+        kind: suite::ExperimentKind,
+    },
+    /// Lower bounds on the loss of every ε·d-private mechanism.
+    Bound {
+        #[command(subcommand)]
+        kind: BoundKind,
+    },
+    /// Write an external matrix (numpy .npy, JSON, CSV) on a space as an mdp/1 file; it is
+    /// audited and written only if it passes.
+    Import(tools::ImportArgs),
+    /// Repair a near-private external matrix (rounding-level violations) into the nearest
+    /// certified one, by an exact uniform mix; refuses matrices that are not private up to
+    /// rounding.
+    Repair(tools::RepairArgs),
+}
+
+#[derive(Subcommand)]
+pub(crate) enum EstimateKind {
+    /// Madlib (Feyisetan et al.): Laplace-type noise on the embedding, nearest point.
+    Madlib {
+        #[command(flatten)]
+        base: SpaceEps,
+        /// Draws per input.
+        #[arg(long, default_value = "1000")]
+        samples: usize,
+        /// Seed of the draws (an estimate for experiments, not a privacy path).
+        #[arg(long, default_value = "1")]
+        seed: u64,
+        /// Confidence of the loss intervals (Bonferroni over the inputs).
+        #[arg(long, default_value = "0.95")]
+        confidence: f64,
+        /// Output file (`-` for standard output).
+        #[arg(short, long, default_value = "-")]
+        output: String,
+    },
+}
+
+#[derive(Subcommand)]
+pub(crate) enum BoundKind {
+    /// The best packing bound (Imola et al. Theorem 3, eq. 7) over the k-center candidate
+    /// packings, for each ε: one JSON line per ε on standard output, each verified exactly.
+    Packing {
+        /// Space: `builtin:NAME`, a JSON metric object, or an mdp/1 file.
+        #[arg(long, default_value = mdp::builtin::DEFAULT)]
+        space: String,
+        /// Privacy levels ε > 0 (repeat or comma-separate).
+        #[arg(long, value_delimiter = ',', required = true)]
+        epsilon: Vec<String>,
+    },
+}
+
+#[derive(Subcommand)]
+pub(crate) enum LpCmd {
+    /// Write a mechanism's full LP (every privacy row) as free MPS, for any solver.
+    Export {
+        #[command(subcommand)]
+        problem: LpProblem,
+    },
+}
+
+#[derive(Subcommand)]
+pub(crate) enum LpProblem {
+    /// OPTMech's LP.
+    Optimal {
+        #[command(flatten)]
+        base: SpaceEps,
+        /// Output file (`-` for standard output).
+        #[arg(short, long, default_value = "-")]
+        output: String,
+    },
+    /// PMO's LP.
+    Pmo {
+        #[command(flatten)]
+        base: SpaceEps,
+        #[command(flatten)]
+        pmo: PmoArgs,
+        /// Output file (`-` for standard output).
+        #[arg(short, long, default_value = "-")]
+        output: String,
+    },
+    /// SpannerMech's LP (rows on the greedy (2k−1)-spanner's edges, at ε/(2k−1)).
+    Spanner {
+        #[command(flatten)]
+        base: SpaceEps,
+        /// Spanner parameter k ≥ 1 (stretch 2k−1).
+        #[arg(long, default_value = "2")]
+        k: u64,
+        /// Output file (`-` for standard output).
+        #[arg(short, long, default_value = "-")]
+        output: String,
+    },
+    /// ConstOPTMech's reduced LP (Imola et al. eqs. 18–26) at ε/2 for one λ, as
+    /// `mdp build constopt` solves it (variables x_j, rows r_i).
+    Constopt {
+        #[command(flatten)]
+        base: SpaceEps,
+        #[command(flatten)]
+        repl: ReplacementArgs,
+        /// λ > 0 of the reduced LP.
+        #[arg(long, default_value = "0.1")]
+        lambda: f64,
+        /// Output file (`-` for standard output).
+        #[arg(short, long, default_value = "-")]
+        output: String,
+    },
+}
+
+/// ConstOPTMech's replacement function I (Imola et al. §3.2).
+#[derive(clap::Args)]
+pub(crate) struct ReplacementArgs {
+    /// r of I_NN,r: entries M_uv with v among u's r nearest neighbours are free.
+    #[arg(long, default_value = "10")]
+    pub(crate) r: usize,
+    /// JSON array of n arrays: I(v) for each v (instead of I_NN,r).
+    #[arg(long)]
+    pub(crate) replacement: Option<String>,
+}
+
+/// The float LP solver of the LP mechanisms (spec/lp.md §4).
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+pub(crate) enum SolverArg {
+    /// Clarabel's interior point method (primal and dual in one solve).
+    Ipm,
+    /// microlp's simplex with warm-started lazy rows (vertex solutions).
+    Simplex,
+}
+
+impl From<SolverArg> for optimal::Solver {
+    fn from(s: SolverArg) -> Self {
+        match s {
+            SolverArg::Ipm => optimal::Solver::Ipm,
+            SolverArg::Simplex => optimal::Solver::Simplex,
+        }
+    }
+}
+
+#[derive(clap::Args, Clone)]
+pub(crate) struct SpaceEps {
+    /// Space: `builtin:NAME`, a CSV or GeoJSON file of points, a JSON metric object, or an
+    /// mdp/1 file.
+    #[arg(long, default_value = mdp::builtin::DEFAULT)]
+    pub(crate) space: String,
+    /// Privacy level ε > 0.
+    #[arg(long)]
+    pub(crate) epsilon: String,
+    /// Refuse an LP build whose estimated memory exceeds this (bytes, or with a K, M, G
+    /// suffix: 8G).
+    #[arg(long, default_value = "8G", value_parser = memory_value)]
+    pub(crate) max_memory: u64,
+}
+
+/// A memory size: bytes, or a number with a K, M or G suffix (powers of 1024).
+pub(crate) fn memory_value(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let (num, mult) = match t.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => (
+            &t[..i],
+            match c.to_ascii_uppercase() {
+                'K' => 1u64 << 10,
+                'M' => 1 << 20,
+                'G' => 1 << 30,
+                _ => return Err(format!("{s:?}: unknown unit (use K, M or G)")),
+            },
+        ),
+        _ => (t, 1),
+    };
+    num.trim()
+        .parse::<u64>()
+        .ok()
+        .and_then(|x| x.checked_mul(mult))
+        .ok_or_else(|| format!("{s:?} is not a memory size"))
+}
+
+#[derive(clap::Args, Clone)]
+pub(crate) struct PmoArgs {
+    /// Privacy only for pairs with d ≤ η (Qiu's Definition 2.1); default all pairs.
+    #[arg(long)]
+    pub(crate) within: Option<String>,
+    /// JSON array of n prior weights ≥ 0 (default uniform).
+    #[arg(long)]
+    pub(crate) prior: Option<String>,
+    /// JSON n×K cost matrix (default: the distance to the output).
+    #[arg(long)]
+    pub(crate) cost: Option<String>,
+    /// JSON array of input indices that are the outputs (default: all inputs).
+    #[arg(long)]
+    pub(crate) outputs: Option<String>,
+}
+
+#[derive(Subcommand)]
+pub(crate) enum Mechanism {
+    /// The exponential mechanism Pr[w|u] ∝ Y_w·exp(−ε·d(u,w)/2) (Imola et al. §3.1).
+    Exponential {
+        /// Space: `builtin:NAME`, a JSON metric object, or an mdp/1 file.
+        #[arg(long, default_value = mdp::builtin::DEFAULT)]
+        space: String,
+        /// Privacy level ε > 0.
+        #[arg(long)]
+        epsilon: String,
+        /// JSON array of n positive weights Y (the weighted exponential mechanism).
+        #[arg(long)]
+        weights: Option<String>,
+        /// Output file (`-` for standard output).
+        #[arg(short, long, default_value = "-")]
+        output: String,
+    },
+    /// OPTMech: the least worst-case loss among ε·d-private mechanisms (Imola et al. §2),
+    /// certified by an exactly checked LP dual.
+    Optimal {
+        #[command(flatten)]
+        base: SpaceEps,
+        /// Output file (`-` for standard output).
+        #[arg(short, long, default_value = "-")]
+        output: String,
+        /// No progress on standard error.
+        #[arg(long)]
+        quiet: bool,
+        /// Float LP solver.
+        #[arg(long, value_enum, default_value = "ipm")]
+        solver: SolverArg,
+    },
+    /// PMO: the least expected loss under a prior, privacy for pairs within η (Qiu §2.2).
+    Pmo {
+        #[command(flatten)]
+        base: SpaceEps,
+        #[command(flatten)]
+        pmo: PmoArgs,
+        /// Output file (`-` for standard output).
+        #[arg(short, long, default_value = "-")]
+        output: String,
+        /// No progress on standard error.
+        #[arg(long)]
+        quiet: bool,
+        /// Float LP solver (`ipm`: Clarabel's interior point; `simplex`: microlp).
+        #[arg(long, value_enum, default_value = "ipm")]
+        solver: SolverArg,
+    },
+    /// ConstOPTMech (Imola et al. §3.2, Algorithm 1): the reduced LP at ε/2 with the
+    /// replacement function I_NN,r (or --replacement), normalized; a λ sweep keeps the
+    /// least loss. Written with the best k-center packing lower bound as its certificate.
+    Constopt {
+        #[command(flatten)]
+        base: SpaceEps,
+        #[command(flatten)]
+        repl: ReplacementArgs,
+        /// Candidate λ > 0 (repeat or comma-separate); default the paper's {0.001, 0.1, 1}.
+        #[arg(long, value_delimiter = ',', default_values = ["0.001", "0.1", "1"])]
+        lambda: Vec<f64>,
+        /// Output file (`-` for standard output).
+        #[arg(short, long, default_value = "-")]
+        output: String,
+        /// No progress on standard error.
+        #[arg(long)]
+        quiet: bool,
+    },
+    /// TEM (Carvalho et al., Algorithm 2): the exponential mechanism on min(d, γ); γ from
+    /// Theorem 4.2 for --beta, or given with --gamma.
+    Tem {
+        #[command(flatten)]
+        base: SpaceEps,
+        /// β of Theorem 4.2: output within γ with probability ≥ 1 − β.
+        #[arg(long, default_value = "0.001")]
+        beta: f64,
+        /// The truncation threshold γ ≥ 0 (instead of --beta).
+        #[arg(long)]
+        gamma: Option<String>,
+        /// Output file (`-` for standard output).
+        #[arg(short, long, default_value = "-")]
+        output: String,
+    },
+    /// SpannerMech: OPTMech's rows on a greedy (2k−1)-spanner only, at ε/(2k−1)
+    /// (Imola et al. Appendix A, Theorem 4).
+    Spanner {
+        #[command(flatten)]
+        base: SpaceEps,
+        /// Spanner parameter k ≥ 1 (stretch 2k−1).
+        #[arg(long, default_value = "2")]
+        k: u64,
+        /// Output file (`-` for standard output).
+        #[arg(short, long, default_value = "-")]
+        output: String,
+        /// No progress on standard error.
+        #[arg(long)]
+        quiet: bool,
+        /// Float LP solver (`ipm`: Clarabel's interior point; `simplex`: microlp).
+        #[arg(long, value_enum, default_value = "ipm")]
+        solver: SolverArg,
+    },
+}

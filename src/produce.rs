@@ -291,11 +291,13 @@ pub struct Produced {
 /// scale, and exact mechanisms would need unbounded numbers).
 pub fn epsilon(s: &str) -> Result<Q, ProduceError> {
     let q = parse_rational(s).map_err(|e| invalid("epsilon", e.to_string()))?;
-    check_epsilon(&q)?;
+    check_epsilon(&q, s)?;
     Ok(q)
 }
 
-fn check_epsilon(q: &Q) -> Result<(), ProduceError> {
+/// [`epsilon`]'s range check; `shown` is how the value is named in the message (the
+/// user's literal, not a 300-digit expansion of `1e300`).
+fn check_epsilon(q: &Q, shown: &str) -> Result<(), ProduceError> {
     if *q <= 0u32 {
         return Err(invalid("epsilon", "must be > 0"));
     }
@@ -306,10 +308,7 @@ fn check_epsilon(q: &Q) -> Result<(), ProduceError> {
     if *q < lo || *q > hi {
         return Err(invalid(
             "epsilon",
-            format!(
-                "{} is outside the supported range [1e-9, 1e9]",
-                crate::exact::format_rational(q)
-            ),
+            format!("{shown} is outside the supported range [1e-9, 1e9]"),
         ));
     }
     Ok(())
@@ -509,7 +508,10 @@ pub fn build(
     family: &Family,
     progress: &dyn Progress,
 ) -> Result<Assembled, ProduceError> {
-    check_epsilon(&req.eps)?;
+    check_epsilon(
+        &req.eps,
+        &format!("{:e}", crate::exact::f64_nearest(&req.eps)),
+    )?;
     let (space, eps) = (req.space, &req.eps);
     let n = space.n();
     let a = match family {

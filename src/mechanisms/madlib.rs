@@ -13,6 +13,20 @@ use rand::Rng;
 use rand_distr::{Distribution, Gamma, StandardNormal};
 
 /// The sampler: the vocabulary's embeddings (as f64) and ε.
+///
+/// Madlib is applied, not certified: its matrix has no closed form, so there is no
+/// [`crate::produce::Family`] for it; `mdp privatize --sampler madlib` and [`estimate`]
+/// use it. Draws come from the caller's generator (OS-seeded ChaCha20 by default,
+/// [`crate::privatize::rng`]; a seed only in tests):
+///
+/// ```
+/// use mdp::mechanisms::madlib::Madlib;
+/// let (space, _) = mdp::builtin::space("cities40").unwrap().unwrap();
+/// let m = Madlib::new(&space, &mdp::exact::parse_rational("20").unwrap()).unwrap();
+/// let mut rng = mdp::privatize::rng(Some(7));
+/// let w = m.sample(3, &mut rng);
+/// assert!(w < space.n());
+/// ```
 pub struct Madlib {
     points: Vec<Vec<f64>>,
     radius: Gamma<f64>,

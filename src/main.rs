@@ -135,13 +135,7 @@ fn pmo_params(a: &PmoArgs) -> Result<produce::Pmo, String> {
     let within = a
         .within
         .as_deref()
-        .map(|w| {
-            let q = parse_rational(w).map_err(|e| format!("--within: {e}"))?;
-            if q <= 0u32 {
-                return Err("--within: η must be > 0".to_string());
-            }
-            Ok(q)
-        })
+        .map(|w| parse_rational(w).map_err(|e| format!("--within: {e}")))
         .transpose()?;
     let prior = a
         .prior
@@ -174,11 +168,7 @@ fn pmo_params(a: &PmoArgs) -> Result<produce::Pmo, String> {
             let rows = v.as_array().ok_or("--cost: expected an n×K JSON array")?;
             let mut out = vec![];
             for (i, r) in rows.iter().enumerate() {
-                let r = q_array(r, &format!("--cost[{i}]"))?;
-                if let Some(j) = r.iter().position(|q| *q < 0u32) {
-                    return Err(format!("--cost[{i}][{j}]: costs are ≥ 0"));
-                }
-                out.extend(r);
+                out.extend(q_array(r, &format!("--cost[{i}]"))?);
             }
             Ok(out)
         })
@@ -443,13 +433,7 @@ fn lp_export(problem: LpProblem) -> Result<i32, String> {
             let eps = epsilon(&base.epsilon)?;
             let space = lp_space(&base.space)?;
             let pmo = pmo_params(&pmo)?;
-            let params = optimal::PmoParams {
-                within: pmo.within.as_ref(),
-                prior: pmo.prior,
-                cost: pmo.cost,
-                outputs: pmo.outputs,
-            };
-            match optimal::pmo_lp(&space, &eps, &params, produce::MAX_PREC) {
+            match optimal::pmo_lp(&space, &eps, &pmo.params(), produce::MAX_PREC) {
                 Ok(lp) => export(&lp, &output),
                 Err(e) => lp_err(e),
             }

@@ -411,12 +411,16 @@ pub fn tem_gamma(space: &Space, eps: &Q, t: &Truncation) -> Result<Q, ProduceErr
     }
 }
 
-fn pmo_params(p: &Pmo) -> PmoParams<'_> {
-    PmoParams {
-        within: p.within.as_ref(),
-        prior: p.prior.clone(),
-        cost: p.cost.clone(),
-        outputs: p.outputs.clone(),
+impl Pmo {
+    /// The parameters of [`optimal::pmo`] / [`optimal::pmo_lp`], which check them against
+    /// the space (sizes, η > 0, costs ≥ 0, prior ≥ 0 and not all 0).
+    pub fn params(&self) -> PmoParams<'_> {
+        PmoParams {
+            within: self.within.as_ref(),
+            prior: self.prior.clone(),
+            cost: self.cost.clone(),
+            outputs: self.outputs.clone(),
+        }
     }
 }
 
@@ -548,20 +552,9 @@ pub fn build(
             )
         }
         Family::Pmo { pmo, solver } => {
-            if pmo.within.as_ref().is_some_and(|w| *w <= 0u32) {
-                return Err(invalid("within", "η must be > 0"));
-            }
-            if let Some(c) = &pmo.cost {
-                if let Some(j) = c.iter().position(|q| *q < 0u32) {
-                    return Err(invalid(
-                        "cost",
-                        format!("entry {j} (row-major): costs are ≥ 0"),
-                    ));
-                }
-            }
             let k = pmo.outputs.as_ref().map_or(n, Vec::len);
             check_lp_memory(n, k, req.max_memory)?;
-            let params = pmo_params(pmo);
+            let params = pmo.params();
             let built = optimal::pmo(space, eps, &params, *solver, MAX_PREC, progress)?;
             let prior = pmo.prior.clone().unwrap_or_else(|| vec![Q::from(1u32); n]);
             let mut fields =

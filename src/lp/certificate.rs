@@ -88,20 +88,7 @@ fn bound_at(
     k: usize,
     prec: Option<u64>,
 ) -> Result<Q, Rejected> {
-    // Objective weights w_u.
-    let w: Vec<Q> = match (c.bounded, &c.beta, pb.prior) {
-        (Bounded::MaxLoss, Some(b), _) => normalized(b),
-        (Bounded::ExpectedLoss, _, Some(p)) => normalized(p),
-        (Bounded::ExpectedLoss, _, None) => {
-            return Err(Rejected(
-                "expected_loss bound needs loss.prior in the file".into(),
-            ))
-        }
-        (Bounded::MaxLoss, None, _) => return Err(Rejected("max_loss bound needs beta".into())),
-    };
-    if pb.cost.is_none() && pb.sites.is_none() {
-        return Err(Rejected("label outputs need loss.cost".into()));
-    }
+    let w: Vec<Q> = normalized(objective_weights(c, pb)?);
     // Costs rounded down: c_dn(u, k) ≤ c(u, k).
     let cost_dn = |u: usize, kk: usize| -> Q {
         match (pb.cost, pb.sites) {
@@ -163,6 +150,26 @@ fn bound_at(
     Ok(sum_tree(alphas))
 }
 
+/// The objective's weights before normalization (β for the max loss, the file's prior for
+/// the expected loss); also checks that the costs are known (label outputs need
+/// `loss.cost`).
+fn objective_weights<'a>(c: &'a LpDual, pb: &Problem<'a>) -> Result<&'a [Q], Rejected> {
+    let w = match (c.bounded, &c.beta, pb.prior) {
+        (Bounded::MaxLoss, Some(b), _) => b.as_slice(),
+        (Bounded::ExpectedLoss, _, Some(p)) => p,
+        (Bounded::ExpectedLoss, _, None) => {
+            return Err(Rejected(
+                "expected_loss bound needs loss.prior in the file".into(),
+            ))
+        }
+        (Bounded::MaxLoss, None, _) => return Err(Rejected("max_loss bound needs beta".into())),
+    };
+    if pb.cost.is_none() && pb.sites.is_none() {
+        return Err(Rejected("label outputs need loss.cost".into()));
+    }
+    Ok(w)
+}
+
 /// e^{ε·d(u,v)} rounded up for γ row `i` on pair (u, v): the end of an `f64` enclosure
 /// (`prec` = None) or of a rational one at `prec` bits. Rejects a pair not provably in the
 /// file's scope, or whose constant overflows.
@@ -206,20 +213,7 @@ fn c_up(pb: &Problem, i: usize, u: usize, v: usize, prec: Option<u64>) -> Result
 /// float overflows (the exact passes then decide).
 pub fn safe_f64_bound(c: &LpDual, pb: &Problem, n: usize, k: usize) -> Result<f64, Rejected> {
     use crate::exact::float::{add_down, add_up, div_down, mul_down, mul_up};
-    let weights: &[Q] = match (c.bounded, &c.beta, pb.prior) {
-        (Bounded::MaxLoss, Some(b), _) => b,
-        (Bounded::ExpectedLoss, _, Some(p)) => p,
-        (Bounded::ExpectedLoss, _, None) => {
-            return Err(Rejected(
-                "expected_loss bound needs loss.prior in the file".into(),
-            ))
-        }
-        (Bounded::MaxLoss, None, _) => return Err(Rejected("max_loss bound needs beta".into())),
-    };
-    if pb.cost.is_none() && pb.sites.is_none() {
-        return Err(Rejected("label outputs need loss.cost".into()));
-    }
-    let enc: Vec<FI> = weights.iter().map(FI::from_q).collect();
+    let enc: Vec<FI> = objective_weights(c, pb)?.iter().map(FI::from_q).collect();
     let total_hi = enc.iter().fold(0.0, |s, x| add_up(s, x.hi));
     let w: Vec<f64> = enc
         .iter()

@@ -412,17 +412,22 @@ pub fn pmo_lp<'a>(
         None => vec![Q::from(1u32) / Q::from(n as u64); n],
     };
     if let Some(c) = &p.cost {
-        if c.len() != n * outputs.len() {
+        let k = outputs.len();
+        if c.len() != n * k {
             return Err(invalid(
                 "cost",
-                format!(
-                    "has {} entries, expected n × K = {} × {}",
-                    c.len(),
-                    n,
-                    outputs.len()
-                ),
+                format!("has {} entries, expected n × K = {} × {}", c.len(), n, k),
             ));
         }
+        if let Some(j) = c.iter().position(|q| *q < 0u32) {
+            return Err(invalid(
+                &format!("cost[{}][{}]", j / k, j % k),
+                "costs are ≥ 0",
+            ));
+        }
+    }
+    if p.within.is_some_and(|eta| *eta <= 0u32) {
+        return Err(invalid("within", "η must be > 0"));
     }
     let pairs = match p.within {
         Some(eta) => PairSet::Within(eta),

@@ -487,7 +487,7 @@ impl Space {
                 }
                 let dl = &a[1] - &b[1];
                 let turns = dl / Q::from(360u32);
-                turns.denominator_ref() == &1u32
+                turns.is_integer()
             }
             _ => self.coords[i] == self.coords[j],
         }

@@ -195,8 +195,7 @@ fn differential_fast_vs_exact_near_boundary() {
     let c = exp_q(&q(3, 10)); // e^{ε d}
     for k in [3u64, 8, 12, 14, 15, 16, 17, 20, 30] {
         for sign in [-1i64, 1] {
-            let tilt = Q::from(1u32)
-                + Q::from(sign) / Q::from(malachite_nz::natural::Natural::from(10u32).pow(k));
+            let tilt = Q::from(1u32) + Q::from(sign) / Q::from(mdp::exact::N::from(10u32).pow(k));
             // Row 1 = [b, 1 − b]; row 0 = [a, 1 − a] with a = c·b·tilt; b small so other rows hold.
             let b = q(1, 5);
             let a = &c * &b * &tilt;
@@ -219,8 +218,6 @@ fn differential_fast_vs_exact_near_boundary() {
         }
     }
 }
-
-use malachite_base::num::arithmetic::traits::Pow;
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 512, .. ProptestConfig::default() })]

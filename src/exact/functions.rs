@@ -33,12 +33,6 @@
 //! coarser grid is still an enclosure, so a high-precision cache serves every lower request).
 
 use super::{f64_nearest, Interval, Q, Z};
-use malachite_base::num::arithmetic::traits::{
-    Abs, Ceiling, CeilingSqrt, CheckedSqrt, DivRound, Floor, FloorSqrt, ModPowerOf2, MulShrRound,
-    ShrRound,
-};
-use malachite_base::num::logic::traits::SignificantBits;
-use malachite_base::rounding_modes::RoundingMode as RM;
 use std::sync::Mutex;
 
 // ---------------------------------------------------------------------------------------------
@@ -59,27 +53,27 @@ fn pow2(w: u64) -> Z {
     Z::from(1u32) << w
 }
 fn bitlen(x: &Z) -> u64 {
-    x.unsigned_abs_ref().significant_bits()
+    x.bits_abs()
 }
 fn shr_f(x: &Z, b: u64) -> Z {
-    x.shr_round(b, RM::Floor).0
+    x.shr_floor(b)
 }
 fn shr_c(x: &Z, b: u64) -> Z {
-    x.shr_round(b, RM::Ceiling).0
+    x.shr_ceil(b)
 }
 fn div_f(x: &Z, d: &Z) -> Z {
-    x.div_round(d, RM::Floor).0
+    x.div_floor(d)
 }
 fn div_c(x: &Z, d: &Z) -> Z {
-    x.div_round(d, RM::Ceiling).0
+    x.div_ceil(d)
 }
 /// `floor(x·y / 2^w)`.
 fn mulshr_f(x: &Z, y: &Z, w: u64) -> Z {
-    x.mul_shr_round(y, w, RM::Floor).0
+    x.mul_shr_floor(y, w)
 }
 /// `ceil(x·y / 2^w)`.
 fn mulshr_c(x: &Z, y: &Z, w: u64) -> Z {
-    x.mul_shr_round(y, w, RM::Ceiling).0
+    x.mul_shr_ceil(y, w)
 }
 fn zmin(a: Z, b: Z) -> Z {
     if a <= b {
@@ -123,8 +117,8 @@ impl Fx {
     fn from_q(q: &Q, w: u64) -> Fx {
         let s = q << w;
         Fx {
-            lo: (&s).floor(),
-            hi: (&s).ceiling(),
+            lo: s.floor(),
+            hi: s.ceiling(),
         }
     }
     /// The rational interval this stands for (exact).
@@ -305,7 +299,7 @@ impl Fx {
     }
     /// `max(|lo|, |hi|)`.
     fn mag(&self) -> Z {
-        zmax((&self.lo).abs(), (&self.hi).abs())
+        zmax(self.lo.abs(), self.hi.abs())
     }
 }
 
@@ -597,8 +591,8 @@ fn ln_point(x: &Q, prec: u64) -> Option<Interval> {
     // enclosed by two dyadics with prec + 64 significant bits (ln is increasing), so the
     // exact steps below never run on its full size.
     let w = prec + 64;
-    let e = x.floor_log_base_2_abs();
-    let size = x.numerator_ref().significant_bits() + x.denominator_ref().significant_bits();
+    let e = x.floor_log2_abs();
+    let size = x.bits();
     if size > 4 * w + e.unsigned_abs() {
         let sh = w as i64 - e;
         let t = x << sh;
@@ -616,7 +610,7 @@ fn ln_reduced(x: &Q, prec: u64) -> Option<Interval> {
     if *x == 1u32 {
         return Some(Interval::zero());
     }
-    let mut e = x.floor_log_base_2_abs();
+    let mut e = x.floor_log2_abs();
     let mut m = x >> e;
     if &m * &m > 2u32 {
         m >>= 1u64;
@@ -624,7 +618,7 @@ fn ln_reduced(x: &Q, prec: u64) -> Option<Interval> {
     }
     let z = (&m - Q::from(1u32)) / (&m + Q::from(1u32));
     let w = prec + 8;
-    let zt = (&(&z << w)).floor();
+    let zt = (&z << w).floor();
     let a = atanh_series(&zt, w);
     let a = Fx {
         lo: a.lo,
@@ -670,11 +664,11 @@ fn sqrt_point(x: &Q, prec: u64) -> Option<Interval> {
     if let Some(r) = x.checked_sqrt() {
         return Some(Interval::point(r));
     }
-    let e = x.floor_log_base_2_abs();
+    let e = x.floor_log2_abs();
     let w: i64 = prec as i64 + 4 - e.div_euclid(2);
     let y = x << (2 * w);
-    let lo = Z::from((&y).floor()).floor_sqrt();
-    let hi = Z::from((&y).ceiling()).ceiling_sqrt();
+    let lo = y.floor().floor_sqrt();
+    let hi = y.ceiling().ceiling_sqrt();
     Some(Interval {
         lo: Q::from(lo) >> w,
         hi: Q::from(hi) >> w,
@@ -767,7 +761,7 @@ fn sin_quadrant(q: u64, r: &Fx, w: u64) -> Fx {
 }
 
 fn z_mod4(k: &Z) -> u64 {
-    u64::try_from(&k.mod_power_of_2(2)).expect("residue < 4")
+    k.mod_pow2(2)
 }
 
 /// Reduce `t` (radians, exact rational) as `t = k·π/2 + r`: returns `(k mod 4, r)` with `r`
@@ -778,11 +772,11 @@ fn reduce_half_pi(t: &Q, w: u64) -> (u64, Fx) {
     let k: Z = if t.abs() < 1u64 << 40 {
         Z::from(round_i64(f64_nearest(t) * std::f64::consts::FRAC_2_PI))
     } else {
-        let wb = 64 + t.floor_log_base_2_abs().max(0) as u64;
+        let wb = 64 + t.floor_log2_abs().max(0) as u64;
         let p = pi_fx(wb);
         // 2t/π ≈ 2t·2^wb / p.lo, rounded to nearest
         let y = (t << (wb + 1)) / Q::from(&p.lo) + Q::from_signeds(1, 2);
-        (&y).floor()
+        y.floor()
     };
     if k == 0u32 {
         return (0, Fx::from_q(t, w));
@@ -797,7 +791,7 @@ fn reduce_half_pi(t: &Q, w: u64) -> (u64, Fx) {
 /// Reduce `sin(π·q)`: `q = k/2 + f` exactly with `|f| ≤ 1/4`, returns `(k mod 4, r ⊇ π·f)`.
 /// `f = 0` gives the exact point `r = [0, 0]` (so e.g. `sin_pi(0) = [0, 0]` exactly).
 fn reduce_pi_units(q: &Q, w: u64) -> (u64, Fx) {
-    let k: Z = (&((q << 1u64) + Q::from_signeds(1, 2))).floor();
+    let k: Z = ((q << 1u64) + Q::from_signeds(1, 2)).floor();
     let f = q - (Q::from(&k) >> 1u64);
     if f == 0u32 {
         return (z_mod4(&k), Fx::point(zero()));
@@ -808,8 +802,8 @@ fn reduce_pi_units(q: &Q, w: u64) -> (u64, Fx) {
     } else {
         (&p.hi, &p.lo)
     };
-    let lo = (&((Q::from(a) * &f) >> 2u64)).floor();
-    let hi = (&((Q::from(b) * &f) >> 2u64)).ceiling();
+    let lo = ((Q::from(a) * &f) >> 2u64).floor();
+    let hi = ((Q::from(b) * &f) >> 2u64).ceiling();
     (z_mod4(&k), Fx { lo, hi })
 }
 
@@ -1023,8 +1017,8 @@ fn asin_point(t: &Q, prec: u64) -> Option<Interval> {
     let c = Q::from(1u32) - &a * &a; // exact
     let cs = sqrt_point(&c, w).expect("1 − t² ≥ 0");
     let cs = Fx {
-        lo: (&(&cs.lo << w)).floor(),
-        hi: (&(&cs.hi << w)).ceiling(),
+        lo: (&cs.lo << w).floor(),
+        hi: (&cs.hi << w).ceiling(),
     };
     let r = asin_fx(&Fx::from_q(&a, w), &cs, w, hmax);
     let r = if *t < 0u32 { r.neg() } else { r };
@@ -1093,7 +1087,7 @@ pub fn haversine(lat1: &Q, lon1: &Q, lat2: &Q, lon2: &Q, radius: &Q, prec: u64) 
     let rbits = if *radius == 0u32 {
         0
     } else {
-        radius.floor_log_base_2_abs().max(0) as u64
+        radius.floor_log2_abs().max(0) as u64
     };
     let mut extra = 0u64;
     let two_r = radius << 1u64;
@@ -1114,7 +1108,7 @@ pub fn haversine(lat1: &Q, lon1: &Q, lat2: &Q, lon2: &Q, radius: &Q, prec: u64) 
         if width <= target || extra > 4 * prec + 512 {
             return d;
         }
-        let deficit = (width.floor_log_base_2_abs() - target.floor_log_base_2_abs()).max(1) as u64;
+        let deficit = (width.floor_log2_abs() - target.floor_log2_abs()).max(1) as u64;
         extra += 2 * deficit + 8;
     }
 }
@@ -1621,7 +1615,7 @@ mod tests {
                     "sqrt",
                 );
             }
-            if (&x).abs() <= 1u32 {
+            if x.abs() <= 1u32 {
                 within(
                     &asin(&xi, 60).unwrap(),
                     &asin(&xi, 250).unwrap(),
@@ -1708,7 +1702,7 @@ mod tests {
                 prop_assert!(a.intersect(&b).is_some());
             }
             let y = q_from_f64(xf / 700.0);
-            if (&y).abs() <= 1u32 {
+            if y.abs() <= 1u32 {
                 let yi = Interval::point(y.clone());
                 let (a, b) = (asin(&yi, 48).unwrap(), asin(&yi, 160).unwrap());
                 prop_assert!(a.intersect(&b).is_some());

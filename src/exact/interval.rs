@@ -10,9 +10,8 @@
 //! Containment ("inclusion isotonicity") is the invariant everything else relies on: if
 //! `x ∈ X` and `y ∈ Y` then `x ∘ y ∈ X.op(Y)`.
 
+use super::Round;
 use super::{f64_down, f64_up, Q};
-use malachite_base::num::arithmetic::traits::{Abs, RoundToMultipleOfPowerOf2};
-use malachite_base::rounding_modes::RoundingMode;
 
 /// A closed interval of rationals, `lo ≤ hi`. The true value of whatever it encloses lies in
 /// `[lo, hi]` (both ends included).
@@ -100,8 +99,8 @@ impl Interval {
 
     /// `max(|lo|, |hi|)` = sup of |x| over the interval.
     pub fn mag(&self) -> Q {
-        let a = (&self.lo).abs();
-        let b = (&self.hi).abs();
+        let a = self.lo.abs();
+        let b = self.hi.abs();
         if a >= b {
             a
         } else {
@@ -319,12 +318,8 @@ impl Interval {
     pub fn round_outward(&self, prec_bits: u64) -> Interval {
         let p = -(prec_bits as i64);
         Interval {
-            lo: (&self.lo)
-                .round_to_multiple_of_power_of_2(p, RoundingMode::Floor)
-                .0,
-            hi: (&self.hi)
-                .round_to_multiple_of_power_of_2(p, RoundingMode::Ceiling)
-                .0,
+            lo: self.lo.round_to_pow2_grid(p, Round::Down),
+            hi: self.hi.round_to_pow2_grid(p, Round::Up),
         }
     }
 
@@ -334,8 +329,8 @@ impl Interval {
         if self.contains_zero() {
             return None;
         }
-        let a = (&self.lo).abs();
-        let b = (&self.hi).abs();
+        let a = self.lo.abs();
+        let b = self.hi.abs();
         let m = if a <= b { a } else { b };
         Some(self.width() / m)
     }
@@ -405,7 +400,7 @@ mod tests {
         let r = x.round_outward(10);
         assert!(r.is_subset_of(&Interval::new(q(1, 3) - q(1, 1024), q(2, 3) + q(1, 1024))));
         assert!(x.is_subset_of(&r));
-        assert_eq!(r.lo.denominator_ref(), &super::super::N::from(1024u32));
+        assert_eq!(r.lo.denominator(), super::super::N::from(1024u32));
         let n = Interval::new(q(-1, 3), q(-1, 3));
         let r = n.round_outward(4);
         assert!(n.is_subset_of(&r));
@@ -431,7 +426,7 @@ mod tests {
             prop_assert!(x.sub(&y).contains(&(&a - &b)));
             prop_assert!(x.mul(&y).contains(&(&a * &b)));
             prop_assert!(x.neg().contains(&-&a));
-            prop_assert!(x.abs().contains(&(&a).abs()));
+            prop_assert!(x.abs().contains(&a.abs()));
             prop_assert!(x.sqr().contains(&(&a * &a)));
             let mx = if a >= b { &a } else { &b };
             prop_assert!(x.max(&y).contains(mx));

@@ -2,51 +2,40 @@
 //! literals, rigorous rational enclosures of transcendental functions
 //! ([`interval`], [`functions`]) and rigorous `f64` interval arithmetic ([`float`]).
 //!
-//! Every other module reaches the exact number type only through [`Q`], [`N`], [`Z`] and
-//! the functions of this module (no other module imports a malachite trait), so the
-//! big-number library (malachite, LGPL-3.0-only; see `spec/crates.md`) is used in
-//! `exact` alone.
+//! The crate reaches big numbers only through [`Q`], [`N`], [`Z`] (newtypes defined in the
+//! private `backend` module over malachite, the default, or num-rational under the `num`
+//! feature; see `spec/crates.md`) and the functions of this module.
 
+mod backend;
 pub mod float;
 pub mod functions;
 pub mod interval;
 pub mod number;
 
+pub use backend::{Round, Signed, Unsigned, N, Q, Z};
 pub use interval::Interval;
 pub use number::{format_rational, parse_rational, NumberError};
-
-/// The exact rational number type used everywhere.
-pub type Q = malachite_q::Rational;
-/// Arbitrary-precision natural numbers (numerators / denominators of [`Q`]).
-pub type N = malachite_nz::natural::Natural;
-/// Arbitrary-precision integers.
-pub type Z = malachite_nz::integer::Integer;
-
-use malachite_base::num::arithmetic::traits::{Floor, FloorLogBase2, Pow, PowerOf2};
-use malachite_base::num::conversion::traits::RoundingFrom;
-use malachite_base::num::logic::traits::SignificantBits;
-use malachite_base::rounding_modes::RoundingMode;
 
 /// The size of an exact number: significant bits of its numerator and denominator (what
 /// the `--max-bits` and `--max-number-bits` budgets count).
 pub fn bits(q: &Q) -> u64 {
-    q.numerator_ref().significant_bits() + q.denominator_ref().significant_bits()
+    q.bits()
 }
 
 /// ⌊q⌋.
 pub fn floor(q: &Q) -> Q {
-    Q::from(q.clone().floor())
+    Q::from(q.floor())
 }
 
 /// ⌊q⌋ as a `usize`, if q ≥ 0 and it fits.
 pub fn floor_usize(q: &Q) -> Option<usize> {
-    let n = N::try_from(&q.clone().floor()).ok()?;
+    let n = N::try_from(&q.floor()).ok()?;
     usize::try_from(&n).ok()
 }
 
 /// ⌊log₂ q⌋ for q > 0.
 pub fn floor_log2(q: &Q) -> i64 {
-    q.floor_log_base_2()
+    q.floor_log2_abs()
 }
 
 /// 2^e as a natural number.
@@ -62,7 +51,8 @@ pub fn pow(base: &Q, e: i64) -> Q {
 /// ⌊q·2^e / d⌋ (or ⌈·⌉ when `up`) for q ≥ 0 and d > 0, in integers: one division, however
 /// long q's numerator and denominator are.
 pub fn scaled_div(q: &Q, e: i64, d: &N, up: bool) -> N {
-    let (mut num, mut den) = (q.numerator_ref().clone(), q.denominator_ref() * d);
+    let num = N::try_from(&q.numerator()).expect("q ≥ 0");
+    let (mut num, mut den) = (num, q.denominator() * d);
     if e >= 0 {
         num <<= e as u64;
     } else {
@@ -76,17 +66,17 @@ pub fn scaled_div(q: &Q, e: i64, d: &N, up: bool) -> N {
 
 /// The largest `f64` that is ≤ `q` (−∞ below the range, `f64::MAX` above it).
 pub fn f64_down(q: &Q) -> f64 {
-    f64::rounding_from(q, RoundingMode::Floor).0
+    q.to_f64(Round::Down)
 }
 
 /// The smallest `f64` that is ≥ `q` (+∞ above the range, `-f64::MAX` below it).
 pub fn f64_up(q: &Q) -> f64 {
-    f64::rounding_from(q, RoundingMode::Ceiling).0
+    q.to_f64(Round::Up)
 }
 
-/// The `f64` nearest to `q` (ties to even); saturates at ±`f64::MAX`.
+/// The `f64` nearest to `q` (ties to even); ±∞ beyond the range.
 pub fn f64_nearest(q: &Q) -> f64 {
-    f64::rounding_from(q, RoundingMode::Nearest).0
+    q.to_f64(Round::Nearest)
 }
 
 /// The exact rational value of a finite `f64`. Panics on NaN / infinity, which callers

@@ -5,7 +5,6 @@
 //! −1/400. `NaN`, `Infinity`, hex floats, empty strings and other text are errors.
 
 use super::{N, Q, Z};
-use malachite_base::num::arithmetic::traits::Pow;
 use std::fmt;
 use std::str::FromStr;
 
@@ -131,19 +130,17 @@ fn parse_integer(s: &str) -> Option<Z> {
 /// Print `q` so that [`parse_rational`] reads back exactly `q`: an integer, a terminating
 /// decimal when the denominator is 2^a·5^b (and short), else `"p/q"`.
 pub fn format_rational(q: &Q) -> String {
-    use malachite_base::num::arithmetic::traits::Abs;
-    let den = q.denominator_ref();
-    if *den == 1u32 {
+    let den = q.denominator();
+    if den == 1u32 {
         return q.to_string();
     }
     // Try a terminating decimal: den = 2^a 5^b with a, b ≤ 400 (den < 10^400 < 2^1330;
     // larger denominators go straight to "p/q", which keeps this linear in the size).
-    use malachite_base::num::logic::traits::SignificantBits;
     let (mut a, mut b) = (0u64, 0u64);
     let mut d = N::from(0u32);
-    if den.significant_bits() <= 1330 {
+    if den.bits() <= 1330 {
         a = den.trailing_zeros().unwrap_or(0);
-        d = den >> a;
+        d = &den >> a;
         while b <= 400 && (&d % N::from(5u32)) == 0u32 {
             d /= N::from(5u32);
             b += 1;
@@ -152,7 +149,7 @@ pub fn format_rational(q: &Q) -> String {
     if d == 1u32 && a.max(b) <= 400 {
         let k = a.max(b);
         let scaled = q.abs() * Q::from(N::from(10u32).pow(k));
-        let int = N::try_from(&scaled).expect("integral by construction");
+        let int = N::try_from(&scaled.floor()).expect("integral by construction");
         let s = int.to_string();
         let s = if s.len() <= k as usize {
             format!("{}{}", "0".repeat(k as usize - s.len() + 1), s)
@@ -169,7 +166,7 @@ pub fn format_rational(q: &Q) -> String {
         };
     }
     let sign = if *q < 0u32 { "-" } else { "" };
-    format!("{sign}{}/{}", q.numerator_ref(), den)
+    format!("{sign}{}/{}", q.numerator().abs(), den)
 }
 
 #[cfg(test)]

@@ -185,10 +185,10 @@ fn object<'a>(v: &'a Value, path: &str) -> Result<&'a Map<String, Value>, InputE
 
 fn index(v: &Value, path: &str, bound: usize) -> Result<usize, InputError> {
     let q = number(v, path)?;
-    if q < 0u32 || q.denominator_ref() != &1u32 {
+    if q < 0u32 || !q.is_integer() {
         return Err(input_error(path, "expected a non-negative integer index"));
     }
-    let i = usize::try_from(q.numerator_ref()).map_err(|_| input_error(path, "index too large"))?;
+    let i = crate::exact::floor_usize(&q).ok_or_else(|| input_error(path, "index too large"))?;
     if i >= bound {
         return Err(input_error(
             path,

@@ -1,7 +1,7 @@
 //! The malachite backend (default): [`Q`], [`Z`], [`N`] over malachite-q / malachite-nz.
 //! Every malachite trait of the crate is imported here and nowhere else.
 
-use super::{binops, common, Round, Signed, Unsigned};
+use super::{binops, common, newtype_ops, Round, Signed, Unsigned};
 use malachite_base::num::arithmetic::traits::{
     Abs, Ceiling, CeilingSqrt, CheckedSqrt, DivRound, Floor, FloorSqrt, ModPowerOf2, MulShrRound,
     Pow, PowerOf2, RoundToMultipleOfPowerOf2, ShrRound,
@@ -41,18 +41,7 @@ macro_rules! cmp_prim {
         }
     )*};
 }
-binops!(Q: Add add AddAssign add_assign, Sub sub SubAssign sub_assign,
-    Mul mul MulAssign mul_assign, Div div DivAssign div_assign);
-binops!(Z: Add add AddAssign add_assign, Sub sub SubAssign sub_assign,
-    Mul mul MulAssign mul_assign, Div div DivAssign div_assign);
-binops!(N: Add add AddAssign add_assign, Sub sub SubAssign sub_assign,
-    Mul mul MulAssign mul_assign, Div div DivAssign div_assign, Rem rem RemAssign rem_assign);
-common!(Q);
-common!(Z);
-common!(@fmt N);
-cmp_prim!(Q: u32, i32, u64);
-cmp_prim!(Z: u32, i32);
-cmp_prim!(N: u32);
+newtype_ops!();
 
 macro_rules! from_prim {
     ($T:ident($I:ident): $($p:ty),*) => {$(

@@ -136,6 +136,26 @@ macro_rules! common {
 }
 pub(crate) use common;
 
+/// The operators, `Display`, `Sum` and literal comparisons of `Q`, `Z`, `N`, the same in
+/// both backends (each backend defines its own `cmp_prim!`).
+macro_rules! newtype_ops {
+    () => {
+        binops!(Q: Add add AddAssign add_assign, Sub sub SubAssign sub_assign,
+            Mul mul MulAssign mul_assign, Div div DivAssign div_assign);
+        binops!(Z: Add add AddAssign add_assign, Sub sub SubAssign sub_assign,
+            Mul mul MulAssign mul_assign, Div div DivAssign div_assign);
+        binops!(N: Add add AddAssign add_assign, Sub sub SubAssign sub_assign,
+            Mul mul MulAssign mul_assign, Div div DivAssign div_assign, Rem rem RemAssign rem_assign);
+        common!(Q);
+        common!(Z);
+        common!(@fmt N);
+        cmp_prim!(Q: u32, i32, u64);
+        cmp_prim!(Z: u32, i32);
+        cmp_prim!(N: u32);
+    };
+}
+pub(crate) use newtype_ops;
+
 /// Rounding to `f64`: the three directions [`crate::exact::f64_down`], `f64_up` and
 /// `f64_nearest` use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -2,7 +2,7 @@
 //! num-rational / num-bigint (MIT/Apache-2.0). Same API and contract as the malachite
 //! backend; the directed roundings are written out here from exact integer division.
 
-use super::{binops, common, Round, Signed, Unsigned};
+use super::{binops, common, newtype_ops, Round, Signed, Unsigned};
 use num_bigint::{BigInt, BigUint, Sign};
 use num_integer::Integer as _;
 use num_rational::BigRational;
@@ -39,18 +39,7 @@ macro_rules! cmp_prim {
     )*};
 }
 
-binops!(Q: Add add AddAssign add_assign, Sub sub SubAssign sub_assign,
-    Mul mul MulAssign mul_assign, Div div DivAssign div_assign);
-binops!(Z: Add add AddAssign add_assign, Sub sub SubAssign sub_assign,
-    Mul mul MulAssign mul_assign, Div div DivAssign div_assign);
-binops!(N: Add add AddAssign add_assign, Sub sub SubAssign sub_assign,
-    Mul mul MulAssign mul_assign, Div div DivAssign div_assign, Rem rem RemAssign rem_assign);
-common!(Q);
-common!(Z);
-common!(@fmt N);
-cmp_prim!(Q: u32, i32, u64);
-cmp_prim!(Z: u32, i32);
-cmp_prim!(N: u32);
+newtype_ops!();
 
 macro_rules! from_prim {
     ($($p:ty),*) => {$(

@@ -195,7 +195,7 @@ fn lp_dual_check(
     c: &crate::io::lp_dual::LpDual,
     losses: Option<&loss::Losses>,
     opts: &Options,
-) -> Check {
+) -> (Check, Option<Q>) {
     use crate::io::lp_dual::Bounded;
     use crate::lp::certificate as cert;
     let cost: Option<Vec<Q>> = file
@@ -212,12 +212,15 @@ fn lp_dual_check(
         max_prec: opts.max_prec,
     };
     match cert::verify(c, &pb, file.matrix.rows, file.matrix.cols) {
-        Err(cert::Rejected(why)) => Check {
-            name: "lp_dual".into(),
-            verdict: Verdict::Fail,
-            detail: format!("certificate rejected: {why}"),
-            witness: None,
-        },
+        Err(cert::Rejected(why)) => (
+            Check {
+                name: "lp_dual".into(),
+                verdict: Verdict::Fail,
+                detail: format!("certificate rejected: {why}"),
+                witness: None,
+            },
+            None,
+        ),
         Ok(bound) => {
             let lb = f64_down(&bound);
             let this = losses.and_then(|l| match c.bounded {
@@ -234,19 +237,118 @@ fn lp_dual_check(
                 ),
                 None => String::new(),
             };
-            Check {
-                name: "lp_dual".into(),
-                verdict: Verdict::Pass,
-                detail: format!(
-                    "every mechanism ε·d private at the file's ε = {} has {} ≥ {:.15e} (exact dual bound ≥ the claimed {:.15e}){gap}",
-                    f64_nearest_str(&file.epsilon),
-                    c.bounded.name(),
-                    lb,
-                    f64_down(&c.value)
-                ),
-                witness: Some(serde_json::json!({"bound": lb, "objective": c.bounded.name()})),
-            }
+            (
+                Check {
+                    name: "lp_dual".into(),
+                    verdict: Verdict::Pass,
+                    detail: format!(
+                        "every mechanism ε·d private at the file's ε = {} has {} ≥ {:.15e} (exact dual bound ≥ the claimed {:.15e}){gap}",
+                        f64_nearest_str(&file.epsilon),
+                        c.bounded.name(),
+                        lb,
+                        f64_down(&c.value)
+                    ),
+                    witness: Some(serde_json::json!({"bound": lb, "objective": c.bounded.name()})),
+                },
+                Some(bound),
+            )
         }
+    }
+}
+
+/// `certificate.benders` (`spec/benders.md` §4): `lower` must be at most the bound the
+/// file's `lp_dual` proves for the same objective (`proven`, `None` when that certificate
+/// is absent or rejected), and `upper` at least this matrix's loss, decided on the loss
+/// enclosure: above its upper end passes, below its lower end fails, between is
+/// inconclusive. Reports the verified gap upper − lower.
+fn benders_check(
+    claim: &crate::io::BendersClaim,
+    lp_dual: Option<(&crate::io::lp_dual::LpDual, Option<&Q>)>,
+    losses: Option<&loss::Losses>,
+) -> Check {
+    use crate::io::lp_dual::Bounded;
+    let name = claim.objective.name();
+    let check = |verdict, detail: String| Check {
+        name: "benders".into(),
+        verdict,
+        detail,
+        witness: None,
+    };
+    let proven = match lp_dual {
+        None => {
+            return check(
+                Verdict::Fail,
+                "its lower bound needs an lp_dual certificate (certificate.lower_bound), and the file has none".into(),
+            )
+        }
+        Some((c, _)) if c.bounded != claim.objective => {
+            return check(
+                Verdict::Fail,
+                format!("the lp_dual certificate bounds {}, the benders claim {name}", c.bounded.name()),
+            )
+        }
+        Some((_, None)) => {
+            return check(
+                Verdict::Fail,
+                "its lower bound rests on the lp_dual certificate, which was rejected".into(),
+            )
+        }
+        Some((_, Some(b))) => b,
+    };
+    if claim.lower > *proven {
+        return check(
+            Verdict::Fail,
+            format!(
+                "claimed lower bound {:.15e} is above the {:.15e} the lp_dual certificate proves",
+                f64_up(&claim.lower),
+                f64_down(proven)
+            ),
+        );
+    }
+    let this = losses.and_then(|l| match claim.objective {
+        Bounded::MaxLoss => Some(l.max),
+        Bounded::ExpectedLoss => l.expected,
+    });
+    let Some(l) = this else {
+        return check(
+            Verdict::Fail,
+            format!("cannot verify the upper bound: this file gives no {name}"),
+        );
+    };
+    let upper = f64_down(&claim.upper);
+    if claim.upper < crate::exact::q_from_f64(l.lo) {
+        return check(
+            Verdict::Fail,
+            format!(
+                "claimed upper bound {upper:.15e} is below this matrix's {name} ≥ {:.15e}",
+                l.lo
+            ),
+        );
+    }
+    let gap = &claim.upper - &claim.lower;
+    let rel = f64_up(&gap) / f64_down(&claim.lower).abs().max(f64::MIN_POSITIVE);
+    let bounds = format!(
+        "{:.15e} ≤ optimal {name} ≤ this matrix's {name} ∈ [{:.15e}, {:.15e}]",
+        f64_down(&claim.lower),
+        l.lo,
+        l.hi
+    );
+    if claim.upper < crate::exact::q_from_f64(l.hi) {
+        return check(
+            Verdict::Inconclusive,
+            format!("{bounds}; the claimed upper bound {upper:.15e} is inside the loss enclosure"),
+        );
+    }
+    Check {
+        name: "benders".into(),
+        verdict: Verdict::Pass,
+        detail: format!(
+            "{bounds} ≤ {upper:.15e}: verified gap {:.3e} ({rel:.3e} relative)",
+            f64_up(&gap)
+        ),
+        witness: Some(serde_json::json!({
+            "lower": f64_down(&claim.lower), "upper": f64_up(&claim.upper),
+            "gap": f64_up(&gap), "relative_gap": rel})),
     }
 }
 
@@ -470,32 +572,29 @@ pub fn audit_with(
             t.elapsed().as_secs_f64()
         ));
     }
+    let mut proven_lp_dual = None;
     if let Some(c) = &file.certificate.lp_dual {
         progress.start(
             &format!("audit: lp_dual certificate ({} multipliers)", c.gamma.len()),
             None,
         );
         let t = Instant::now();
-        checks.push(lp_dual_check(
-            file,
-            &space,
-            sites.as_deref(),
-            c,
-            losses.as_ref(),
-            opts,
-        ));
+        let (check, bound) =
+            lp_dual_check(file, &space, sites.as_deref(), c, losses.as_ref(), opts);
+        checks.push(check);
+        proven_lp_dual = bound;
         progress.finish(&format!(
             "audit: lp_dual certificate ({:.1} s)",
             t.elapsed().as_secs_f64()
         ));
     }
-    if file.certificate.benders.is_some() {
-        checks.push(Check {
-            name: "benders".into(),
-            verdict: Verdict::Inconclusive,
-            detail: "benders certificates are not supported yet".into(),
-            witness: None,
-        });
+    if let Some(claim) = &file.certificate.benders {
+        let lp = file
+            .certificate
+            .lp_dual
+            .as_ref()
+            .map(|c| (c, proven_lp_dual.as_ref()));
+        checks.push(benders_check(claim, lp, losses.as_ref()));
     }
     if let Some(e) = &tight {
         if e.is_infinite() {

@@ -29,6 +29,7 @@
 //! * [`builtin`]: embedded data sets.
 
 pub mod audit;
+pub mod benders;
 pub mod bounds;
 pub mod builtin;
 pub mod calibrate;

@@ -321,6 +321,34 @@ fn run(cli: Cli) -> Result<i32, String> {
                 };
                 build(&base, family, &output, quiet)
             }
+            Mechanism::Benders {
+                base,
+                pmo,
+                partitions,
+                partitioning,
+                master,
+                gap,
+                max_iter,
+                seed,
+                output,
+                quiet,
+            } => {
+                let options = mdp::benders::Options {
+                    partitions,
+                    method: mdp::benders::partition::Method::from_name(&partitioning)
+                        .expect("clap checked"),
+                    master: mdp::benders::partition::MasterSet::from_name(&master)
+                        .expect("clap checked"),
+                    gap,
+                    max_iter,
+                    seed,
+                };
+                let family = Family::Benders {
+                    pmo: pmo_params(&pmo)?,
+                    options,
+                };
+                build(&base, family, &output, quiet)
+            }
             Mechanism::Spanner {
                 base,
                 k,

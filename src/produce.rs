@@ -182,6 +182,27 @@ pub enum Family {
     /// assert!(out.certified.file().within.is_some());
     /// ```
     Pmo { pmo: Pmo, solver: Solver },
+    /// PMO solved by Benders decomposition (Qiu 2024 §3), for spaces too large for the
+    /// whole LP; needs `pmo.within`. Certified like PMO (exact repair, `lp_dual` of the
+    /// whole LP) and written with a `benders` certificate (lower and upper bound).
+    ///
+    /// ```
+    /// # use mdp::exact::{parse_rational, Q};
+    /// # use mdp::metric::{MetricKind, Space};
+    /// # use mdp::produce::*;
+    /// # use mdp::progress::Silent;
+    /// # let pts = (0..12).map(|i| vec![Q::from(i), Q::from(i % 3)]).collect();
+    /// # let space = Space::from_points(MetricKind::Euclidean, pts, None).unwrap();
+    /// let req = Request::new(&space, "points", parse_rational("1").unwrap());
+    /// let pmo = Pmo { within: Some(Q::from(3u32)), ..Pmo::default() };
+    /// let options = mdp::benders::Options { partitions: Some(3), ..Default::default() };
+    /// let out = produce(&req, &Family::Benders { pmo, options }, &Silent).unwrap();
+    /// assert_eq!(out.certified.report().verdict, mdp::audit::Verdict::Pass);
+    /// ```
+    Benders {
+        pmo: Pmo,
+        options: crate::benders::Options,
+    },
     /// SpannerMech: OPTMech's rows on a greedy (2k−1)-spanner at ε/(2k−1), 1 ≤ k ≤ n.
     ///
     /// ```
@@ -247,6 +268,7 @@ impl Family {
             Family::Exponential { weights: Some(_) } => "weighted EXPMECH".into(),
             Family::Optimal { .. } => "OPTMech".into(),
             Family::Pmo { .. } => "PMO".into(),
+            Family::Benders { .. } => "PMO (Benders)".into(),
             Family::Spanner { k, .. } => format!("SpannerMech(k={k})"),
             Family::Constopt {
                 replacement: ReplacementSpec::NearestNeighbours { r },
@@ -271,6 +293,7 @@ impl Family {
             Family::Exponential { weights: Some(_) } => "weighted_exponential",
             Family::Optimal { .. } => "optimal",
             Family::Pmo { .. } => "pmo",
+            Family::Benders { .. } => "benders",
             Family::Spanner { .. } => "spanner",
             Family::Constopt { .. } => "constopt",
             Family::Tem { .. } => "tem",
@@ -412,6 +435,52 @@ pub fn tem_gamma(space: &Space, eps: &Q, t: &Truncation) -> Result<Q, ProduceErr
 }
 
 impl Pmo {
+    /// The file fields PMO's audit reads: `loss.prior` (all ones if none), `loss.cost`,
+    /// `outputs`, `neighbors`.
+    fn fields(&self, n: usize) -> Value {
+        let prior = self.prior.clone().unwrap_or_else(|| vec![Q::from(1u32); n]);
+        let mut fields =
+            json!({"loss": {"prior": prior.iter().map(io::number_value).collect::<Vec<_>>()}});
+        if let Some(c) = &self.cost {
+            let k = c.len() / n;
+            fields["loss"]["cost"] = (0..n)
+                .map(|u| {
+                    c[u * k..(u + 1) * k]
+                        .iter()
+                        .map(io::number_value)
+                        .collect::<Vec<_>>()
+                })
+                .collect();
+        }
+        if let Some(o) = &self.outputs {
+            fields["outputs"] = json!({"of_inputs": o});
+        }
+        if let Some(w) = &self.within {
+            fields["neighbors"] = json!({"within": io::number_value(w)});
+        }
+        fields
+    }
+
+    /// An upper end of `matrix`'s expected loss, as the auditor encloses it from the
+    /// fields [`Self::fields`] writes (one ulp above its enclosure's upper end).
+    fn expected_loss_upper(&self, space: &Space, matrix: &Matrix) -> Option<f64> {
+        let n = space.n();
+        let prep =
+            crate::privacy::Prepared::new(space, matrix, self.within.as_ref(), MAX_PREC).ok()?;
+        let cost_matrix = self
+            .cost
+            .as_ref()
+            .map(|c| Matrix::new(n, c.len() / n, c.clone()));
+        let sites: Vec<usize> = self.outputs.clone().unwrap_or_else(|| (0..n).collect());
+        let cost = match &cost_matrix {
+            Some(m) => crate::loss::Cost::Matrix(m),
+            None => crate::loss::Cost::Distance(&sites),
+        };
+        let prior = self.prior.clone().unwrap_or_else(|| vec![Q::from(1u32); n]);
+        let l = crate::loss::losses(&prep, &cost, &Q::from_unsigneds(1u32, 2u32), Some(&prior));
+        l.expected.map(|e| e.hi.next_up())
+    }
+
     /// The parameters of [`optimal::pmo`] / [`optimal::pmo_lp`], which check them against
     /// the space (sizes, η > 0, costs ≥ 0, prior ≥ 0 and not all 0).
     pub fn params(&self) -> PmoParams<'_> {
@@ -556,29 +625,39 @@ pub fn build(
             check_lp_memory(n, k, req.max_memory)?;
             let params = pmo.params();
             let built = optimal::pmo(space, eps, &params, *solver, MAX_PREC, progress)?;
-            let prior = pmo.prior.clone().unwrap_or_else(|| vec![Q::from(1u32); n]);
-            let mut fields =
-                json!({"loss": {"prior": prior.iter().map(io::number_value).collect::<Vec<_>>()}});
-            if let Some(c) = &pmo.cost {
-                let k = c.len() / n;
-                fields["loss"]["cost"] = (0..n)
-                    .map(|u| {
-                        c[u * k..(u + 1) * k]
-                            .iter()
-                            .map(io::number_value)
-                            .collect::<Vec<_>>()
-                    })
-                    .collect();
-            }
-            if let Some(o) = &pmo.outputs {
-                fields["outputs"] = json!({"of_inputs": o});
-            }
-            if let Some(w) = &pmo.within {
-                fields["neighbors"] = json!({"within": io::number_value(w)});
-            }
             Assembled {
-                fields,
+                fields: pmo.fields(n),
                 ..lp_assembled(built, json!({}))
+            }
+        }
+        Family::Benders { pmo, options } => {
+            let k = pmo.outputs.as_ref().map_or(n, Vec::len);
+            let (built, report) =
+                crate::benders::benders(space, eps, &pmo.params(), options, MAX_PREC, progress)?;
+            let upper = pmo.expected_loss_upper(space, &built.matrix);
+            let mut a = lp_assembled(
+                built,
+                json!({"benders": {
+                    "status": report.status,
+                    "iterations": report.iterations,
+                    "lb_float": report.lb_float,
+                    "ub_float": report.ub_float,
+                    "shape": report.shape,
+                    "seconds_partition": report.seconds_partition,
+                    "seconds_master": report.seconds_master,
+                    "seconds_subproblems": report.seconds_sub,
+                    "trace": report.trace,
+                }}),
+            );
+            if let (Some(cert), Some(upper)) = (a.certificate.as_mut(), upper) {
+                let lower = cert["lower_bound"]["value"].clone();
+                cert["benders"] =
+                    json!({"objective": "expected_loss", "lower": lower, "upper": upper});
+            }
+            a.lp_size = Some((0, n * k));
+            Assembled {
+                fields: pmo.fields(n),
+                ..a
             }
         }
         Family::Spanner { k, solver } => {
@@ -690,7 +769,7 @@ fn package(
         "expected_loss": report.expected_loss,
         "certified_lower_bound": a.lower_bound,
     });
-    for key in ["lp", "constopt", "tem"] {
+    for key in ["lp", "constopt", "tem", "benders"] {
         if let Some(v) = meta.get(key) {
             summary[key] = v.clone();
         }

@@ -51,6 +51,16 @@ pub struct PackingClaim {
     pub radius: Q,
 }
 
+/// `certificate.benders`: the optimum of the file's LP lies in [lower, upper] (Qiu 2024,
+/// Proposition 3.3); `lower` must be backed by the file's `lp_dual`, `upper` must bound
+/// this matrix's loss.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BendersClaim {
+    pub objective: lp_dual::Bounded,
+    pub lower: Q,
+    pub upper: Q,
+}
+
 /// The `certificate` object.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Certificate {
@@ -58,8 +68,8 @@ pub struct Certificate {
     pub packing: Option<PackingClaim>,
     /// `lower_bound` of kind `lp_dual` (`spec/lp.md` §5).
     pub lp_dual: Option<lp_dual::LpDual>,
-    /// `benders`: reserved for the Benders decomposition (kept verbatim).
-    pub benders: Option<Value>,
+    /// `benders`: the bounds of a Benders decomposition (`spec/benders.md` §4).
+    pub benders: Option<BendersClaim>,
 }
 
 /// A parsed `mdp/1` mechanism file.
@@ -756,11 +766,44 @@ fn certificate_from_value(v: &Value, n: usize, k: usize) -> Result<Certificate, 
                     }
                 }
             }
-            "benders" => c.benders = Some(val.clone()),
+            "benders" => c.benders = Some(benders_claim(val, &path)?),
             other => return Err(input_error(&path, format!("unknown certificate {other:?}"))),
         }
     }
     Ok(c)
+}
+
+fn benders_claim(v: &Value, path: &str) -> Result<BendersClaim, InputError> {
+    let o = v
+        .as_object()
+        .ok_or_else(|| input_error(path, "expected an object"))?;
+    for key in o.keys() {
+        if !["objective", "lower", "upper"].contains(&key.as_str()) {
+            return Err(input_error(
+                format!("{path}.{key}"),
+                "unknown field of a benders certificate",
+            ));
+        }
+    }
+    let get = |key: &str| {
+        o.get(key)
+            .ok_or_else(|| input_error(format!("{path}.{key}"), "missing"))
+    };
+    let objective = match get("objective")?.as_str() {
+        Some("max_loss") => lp_dual::Bounded::MaxLoss,
+        Some("expected_loss") => lp_dual::Bounded::ExpectedLoss,
+        _ => {
+            return Err(input_error(
+                format!("{path}.objective"),
+                "expected \"max_loss\" or \"expected_loss\"",
+            ))
+        }
+    };
+    Ok(BendersClaim {
+        objective,
+        lower: number(get("lower")?, &format!("{path}.lower"))?,
+        upper: number(get("upper")?, &format!("{path}.upper"))?,
+    })
 }
 
 /// Write a number: exact rationals as strings that read back exactly.

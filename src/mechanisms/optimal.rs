@@ -172,87 +172,133 @@ pub fn certified(
         seconds_dual: 0.0,
     };
     if let Some(d) = dual_sol {
-        built.seconds_dual = d.seconds;
-        let sites = lp.outputs.clone();
-        let pb = certificate::Problem {
-            space: lp.space,
-            eps: claim_eps,
-            within: claim_within,
-            sites: Some(&sites),
-            cost,
-            prior: match &lp.objective {
-                Objective::MaxLoss => None,
-                Objective::Expected { prior } => Some(prior.as_slice()),
-            },
-            max_prec,
-        };
-        let t_proof = std::time::Instant::now();
+        let pb = problem(lp, claim_eps, claim_within, cost, max_prec);
+        let fallback = (solver == Solver::Ipm).then_some(primal.rows.as_slice());
+        let proof = certify_dual(lp, primal.objective, d, &pb, fallback, progress)?;
+        built.seconds_dual = proof.seconds;
+        built.lower_bound = proof.lower_bound;
+        built.certificate = proof.certificate;
+    }
+    Ok(built)
+}
+
+/// The verifier's view of `lp` with the file's claims: what an `lp_dual` certificate for it
+/// is checked against.
+pub(crate) fn problem<'p>(
+    lp: &'p PrivacyLp,
+    claim_eps: &'p Q,
+    claim_within: Option<&'p Q>,
+    cost: Option<&'p [Q]>,
+    max_prec: u64,
+) -> certificate::Problem<'p> {
+    certificate::Problem {
+        space: lp.space,
+        eps: claim_eps,
+        within: claim_within,
+        sites: Some(&lp.outputs),
+        cost,
+        prior: match &lp.objective {
+            Objective::MaxLoss => None,
+            Objective::Expected { prior } => Some(prior.as_slice()),
+        },
+        max_prec,
+    }
+}
+
+/// A proven `lp_dual` certificate (absent when the proof says nothing, i.e. < 0).
+pub(crate) struct Proof {
+    pub certificate: Option<LpDual>,
+    pub lower_bound: Option<f64>,
+    pub seconds: f64,
+}
+
+/// Prove the float dual `d` of `lp` (float optimum `objective`) exactly. When the proven
+/// bound is visibly below `objective` and `fallback` gives the working rows, the simplex's
+/// dual on those rows is tried too and the better proof kept. Shared by the LP mechanisms
+/// and Benders (`crate::benders`), whose dual is assembled from master and subproblems.
+pub(crate) fn certify_dual(
+    lp: &PrivacyLp,
+    objective: f64,
+    d: simplex::Dual,
+    pb: &certificate::Problem,
+    fallback: Option<&[(u32, u32, u32)]>,
+    progress: &dyn Progress,
+) -> Result<Proof, BuildError> {
+    let mut seconds = d.seconds;
+    let t_proof = std::time::Instant::now();
+    progress.start(
+        &format!(
+            "lp: proving the dual certificate exactly ({} multipliers)",
+            d.gamma.len()
+        ),
+        None,
+    );
+    let (mut cert, mut bound) = prove(lp, &d, pb)?;
+    progress.finish(&format!(
+        "lp: dual certificate proves loss ≥ {:.12e} ({:.1} s)",
+        f64_down(&bound),
+        t_proof.elapsed().as_secs_f64()
+    ));
+    // An interior point dual can be inaccurate where constants are extreme: if its
+    // proven bound is visibly below the LP value, the simplex's dual LP on the same rows
+    // is tried too and the better proof kept.
+    let tol = 1e-7 * objective.abs() + 1e-12;
+    if let Some(rows) = fallback.filter(|_| f64_down(&bound) < objective - tol) {
+        let t = std::time::Instant::now();
         progress.start(
             &format!(
-                "lp: proving the dual certificate exactly ({} multipliers)",
-                d.gamma.len()
+                "lp: the interior point dual proves {:.3e} below the LP value; solving the simplex's dual on the {} working rows (can take minutes)",
+                objective - f64_down(&bound),
+                rows.len()
             ),
             None,
         );
-        let (mut cert, mut bound) = prove(lp, &d, &pb)?;
+        if let Ok(d2) = simplex::solve_dual(lp, rows) {
+            let (c2, b2) = prove(lp, &d2, pb)?;
+            if b2 > bound {
+                (cert, bound) = (c2, b2);
+            }
+        }
+        seconds += t.elapsed().as_secs_f64();
         progress.finish(&format!(
             "lp: dual certificate proves loss ≥ {:.12e} ({:.1} s)",
             f64_down(&bound),
-            t_proof.elapsed().as_secs_f64()
+            t.elapsed().as_secs_f64()
         ));
-        // An interior point dual can be inaccurate where constants are extreme: if its
-        // proven bound is visibly below the LP value, the simplex's dual LP on the same rows
-        // is tried too and the better proof kept.
-        let tol = 1e-7 * primal.objective.abs() + 1e-12;
-        if solver == Solver::Ipm && f64_down(&bound) < primal.objective - tol {
-            let t = std::time::Instant::now();
-            progress.start(
-                &format!(
-                    "lp: the interior point dual proves {:.3e} below the LP value; solving the simplex's dual on the {} working rows (can take minutes)",
-                    primal.objective - f64_down(&bound),
-                    primal.rows.len()
-                ),
-                None,
-            );
-            if let Ok(d2) = simplex::solve_dual(lp, &primal.rows) {
-                let (c2, b2) = prove(lp, &d2, &pb)?;
-                if b2 > bound {
-                    (cert, bound) = (c2, b2);
-                }
+    }
+    // Float noise can leave the proof a hair below 0 where the optimum is ≈ 0 (e.g. a
+    // prior on one input). The same certificate without γ bounds the loss by
+    // Σ_u w_u·min_k cost(u,k) ≥ 0: it is kept when it certifies the LP value to within
+    // 10⁻⁹ (absolute) + 10⁻⁷ (relative), and only then (elsewhere a bound of 0 would
+    // say nothing).
+    if bound < 0u32 {
+        let mut trivial = cert.clone();
+        trivial.gamma.clear();
+        if let Ok(b0) = certificate::proven_bound(&trivial, pb, lp.n, lp.k()) {
+            let near = objective - (1e-7 * objective.abs() + 1e-9);
+            if f64_down(&b0) >= near {
+                trivial.value = b0.clone();
+                (cert, bound) = (trivial, b0);
             }
-            built.seconds_dual += t.elapsed().as_secs_f64();
-            progress.finish(&format!(
-                "lp: dual certificate proves loss ≥ {:.12e} ({:.1} s)",
-                f64_down(&bound),
-                t.elapsed().as_secs_f64()
-            ));
-        }
-        // Float noise can leave the proof a hair below 0 where the optimum is ≈ 0 (e.g. a
-        // prior on one input). The same certificate without γ bounds the loss by
-        // Σ_u w_u·min_k cost(u,k) ≥ 0: it is kept when it certifies the LP value to within
-        // 10⁻⁹ (absolute) + 10⁻⁷ (relative), and only then (elsewhere a bound of 0 would
-        // say nothing).
-        if bound < 0u32 {
-            let mut trivial = cert.clone();
-            trivial.gamma.clear();
-            if let Ok(b0) = certificate::proven_bound(&trivial, &pb, lp.n, lp.k()) {
-                let near = primal.objective - (1e-7 * primal.objective.abs() + 1e-9);
-                if f64_down(&b0) >= near {
-                    trivial.value = b0.clone();
-                    (cert, bound) = (trivial, b0);
-                }
-            }
-        }
-        // Every loss is ≥ 0: a certificate proving less says nothing and is not written.
-        if bound >= 0u32 {
-            built.lower_bound = Some(f64_down(&bound));
-            built.certificate = Some(cert);
-        }
-        if let Some(why) = gap_reason(lp, primal.objective, f64_down(&bound)) {
-            progress.note(&why);
         }
     }
-    Ok(built)
+    if let Some(why) = gap_reason(lp, objective, f64_down(&bound)) {
+        progress.note(&why);
+    }
+    // Every loss is ≥ 0: a certificate proving less says nothing and is not written.
+    Ok(if bound >= 0u32 {
+        Proof {
+            lower_bound: Some(f64_down(&bound)),
+            certificate: Some(cert),
+            seconds,
+        }
+    } else {
+        Proof {
+            lower_bound: None,
+            certificate: None,
+            seconds,
+        }
+    })
 }
 
 /// Relative certified gap the producers aim for (issue 14).

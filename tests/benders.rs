@@ -1,0 +1,280 @@
+//! Benders decomposition of the PMO LP (Qiu 2024 §3; spec/theorems.md rows QIU-*): the
+//! bounds bracket the whole LP's optimum at every iteration, components solve apart, the
+//! loop terminates under every iteration limit, and no tampered `benders` certificate
+//! passes the audit.
+
+mod common;
+
+use common::{mdp, q, tmp};
+use mdp::audit::{self, Verdict};
+use mdp::benders::partition::{self, MasterSet, Method};
+use mdp::benders::{self, Options, Status};
+use mdp::exact::Q;
+use mdp::io::{self, Limits};
+use mdp::lp::model::RowForm;
+use mdp::mechanisms::optimal::{self, PmoParams};
+use mdp::metric::{MetricKind, Space};
+use mdp::produce::{produce, Family, Pmo, Request};
+use mdp::progress::Silent;
+use proptest::prelude::*;
+use serde_json::Value;
+
+const PREC: u64 = 4096;
+
+/// Points in two or three clusters 100 apart (so η < 50 separates them), coordinates /10.
+fn arb_clustered(max_n: usize) -> impl Strategy<Value = Space> {
+    (4..=max_n, 1usize..=3).prop_flat_map(|(n, clusters)| {
+        proptest::collection::vec((0i64..60, 0i64..60), n).prop_map(move |pts| {
+            let pts = pts
+                .into_iter()
+                .enumerate()
+                .map(|(i, (x, y))| vec![q(x + 1000 * (i % clusters) as i64, 10), q(y, 10)])
+                .collect();
+            Space::from_points(MetricKind::Euclidean, pts, None).unwrap()
+        })
+    })
+}
+
+fn arb_options() -> impl Strategy<Value = Options> {
+    (1usize..=4, 0usize..3, any::<bool>(), any::<u64>()).prop_map(|(c, m, cover, seed)| Options {
+        partitions: Some(c),
+        method: [Method::KmRec, Method::KmDv, Method::KmAdj][m],
+        master: if cover {
+            MasterSet::Cover
+        } else {
+            MasterSet::Boundary
+        },
+        gap: 1e-6,
+        max_iter: 300,
+        seed,
+    })
+}
+
+/// The whole PMO LP's optimum, every row at once (the reference Benders is checked
+/// against).
+fn whole_lp_optimum(space: &Space, eps: &Q, p: &PmoParams) -> f64 {
+    let lp = optimal::pmo_lp(space, eps, p, PREC).unwrap();
+    let rows: Vec<(u32, u32, u32)> = lp
+        .pairs
+        .iter()
+        .flat_map(|&(u, v)| (0..lp.k() as u32).map(move |k| (u as u32, v as u32, k)))
+        .collect();
+    lp.to_sparse(&rows, RowForm::Scaled)
+        .solve_ipm()
+        .unwrap()
+        .objective
+}
+
+fn params(eta: &Q) -> PmoParams<'_> {
+    PmoParams {
+        within: Some(eta),
+        prior: None,
+        cost: None,
+        outputs: None,
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, .. ProptestConfig::default() })]
+
+    /// QIU-P33: at every iteration LB ≤ OPT ≤ UB (float, to the solver's tolerance) against
+    /// the undecomposed LP; the final matrix is exactly private (it passed its audit inside
+    /// `benders`'s repair) and the certified lower bound is ≤ OPT ≤ the matrix's loss.
+    /// QIU-P31: with η below the clusters' distance, the components are solved apart and
+    /// the result is the whole LP's optimum. QIU-FIN: the loop ends within max_iter.
+    #[test]
+    fn qiu_p33_bounds_bracket_the_optimum(space in arb_clustered(10), opts in arb_options(),
+                                          eps in (50i64..300).prop_map(|x| q(x, 100)),
+                                          eta in (15i64..45).prop_map(|x| q(x, 10))) {
+        let p = params(&eta);
+        let opt = whole_lp_optimum(&space, &eps, &p);
+        let tol = 1e-7 * opt.abs() + 1e-9;
+        let (built, report) = benders::benders(&space, &eps, &p, &opts, PREC, &Silent).unwrap();
+        prop_assert!(report.iterations <= opts.max_iter);
+        for it in &report.trace {
+            prop_assert!(it.lb <= opt + tol, "iter {}: LB {} > OPT {opt}", it.iter, it.lb);
+            if let Some(ub) = it.ub {
+                prop_assert!(ub >= opt - tol, "iter {}: UB {ub} < OPT {opt}", it.iter);
+            }
+        }
+        prop_assert!(report.status != Status::IterationLimit, "{:?}", report.trace.last());
+        let lb = built.lower_bound.expect("a certified lower bound");
+        prop_assert!(lb <= opt + tol, "certified LB {lb} > OPT {opt}");
+        prop_assert!((report.ub_float - opt).abs() <= 1e-6 * opt.abs() + 1e-8,
+            "UB {} vs OPT {opt}", report.ub_float);
+    }
+
+    /// QIU-P31 directly: the decomposition never puts a row across components, and the
+    /// component labels partition the records so that no LP pair crosses them.
+    #[test]
+    fn qiu_p31_components_are_independent(space in arb_clustered(12),
+                                          eta in (15i64..45).prop_map(|x| q(x, 10)), c in 1usize..=5) {
+        let eps = q(1, 1);
+        let lp = optimal::pmo_lp(&space, &eps, &params(&eta), PREC).unwrap();
+        let comp = partition::components(space.n(), &lp.pairs);
+        prop_assert!(lp.pairs.iter().all(|&(u, v)| comp[u] == comp[v]));
+        let part = partition::partition(&space, &lp.pairs, c.min(space.n()), Method::KmRec, 7).unwrap();
+        // A subset never spans two components.
+        for u in 0..space.n() {
+            for v in 0..space.n() {
+                if part[u] == part[v] {
+                    prop_assert_eq!(comp[u], comp[v]);
+                }
+            }
+        }
+        for mode in [MasterSet::Cover, MasterSet::Boundary] {
+            let dec = partition::decompose(space.n(), &lp.pairs, &part, mode);
+            // Every row is in exactly one place: the master or one subproblem.
+            let mut rows: Vec<(usize, usize)> = dec.master_pairs.clone();
+            for s in &dec.subsets {
+                rows.extend(s.pairs.iter().copied());
+                prop_assert!(s.free.iter().all(|&u| !dec.is_master[u]));
+            }
+            rows.sort_unstable();
+            let mut want = lp.pairs.clone();
+            want.sort_unstable();
+            prop_assert_eq!(rows, want);
+        }
+    }
+}
+
+/// QIU-FIN: every iteration limit ends the loop (1 included: then either an incumbent
+/// with valid bounds or the documented error).
+#[test]
+fn qiu_fin_terminates_under_every_limit() {
+    let pts = (0..9).map(|i| vec![q(i, 1), q((i * i) % 5, 1)]).collect();
+    let space = Space::from_points(MetricKind::Euclidean, pts, None).unwrap();
+    let eta = q(3, 1);
+    for max_iter in [1, 2, 5, 500] {
+        let opts = Options {
+            partitions: Some(3),
+            max_iter,
+            ..Options::default()
+        };
+        match benders::benders(&space, &q(1, 1), &params(&eta), &opts, PREC, &Silent) {
+            Ok((_, r)) => assert!(r.iterations <= max_iter),
+            Err(e) => assert!(e.to_string().contains("no feasible incumbent"), "{e}"),
+        }
+    }
+}
+
+fn produced_file() -> Value {
+    let pts = (0..12).map(|i| vec![q(i, 1), q((i * 7) % 5, 1)]).collect();
+    let space = Space::from_points(MetricKind::Euclidean, pts, None).unwrap();
+    let req = Request::new(&space, "points", q(1, 1));
+    let pmo = Pmo {
+        within: Some(q(3, 1)),
+        ..Pmo::default()
+    };
+    let options = Options {
+        partitions: Some(3),
+        ..Options::default()
+    };
+    let out = produce(&req, &Family::Benders { pmo, options }, &Silent).unwrap();
+    let doc: Value = serde_json::from_str(out.certified.to_json()).unwrap();
+    assert!(
+        doc["certificate"]["benders"].is_object(),
+        "{}",
+        doc["certificate"]
+    );
+    doc
+}
+
+fn verdict(doc: &Value) -> (Verdict, String) {
+    let file = io::mechanism_from_value(doc, &Limits::default()).unwrap();
+    let opts = audit::Options {
+        scope: audit::ScopePolicy::exactly(file.within.as_ref()),
+        ..audit::Options::default()
+    };
+    let r = audit::audit(&file, &opts).unwrap();
+    let detail = r
+        .checks
+        .iter()
+        .find(|c| c.name == "benders")
+        .map(|c| format!("{:?}: {}", c.verdict, c.detail))
+        .unwrap_or_default();
+    (r.verdict, detail)
+}
+
+/// A produced file passes with a verified gap; raising `lower` above the proof, lowering
+/// `upper` below the matrix's loss, or removing / weakening the `lp_dual` it rests on never
+/// passes.
+#[test]
+fn benders_certificate_tampering_never_passes() {
+    let doc = produced_file();
+    let (v, detail) = verdict(&doc);
+    assert_eq!(v, Verdict::Pass, "{detail}");
+    assert!(detail.contains("verified gap"), "{detail}");
+    let lower = io::number(&doc["certificate"]["benders"]["lower"], "lower").unwrap();
+    let upper = io::number(&doc["certificate"]["benders"]["upper"], "upper").unwrap();
+    let tweak = |f: &dyn Fn(&mut Value)| {
+        let mut d = doc.clone();
+        f(&mut d);
+        verdict(&d)
+    };
+    let above = &lower * (Q::from(1u32) + q(1, 1_000_000_000));
+    for (what, (v, detail)) in [
+        (
+            "lower above the proof",
+            tweak(&|d| d["certificate"]["benders"]["lower"] = io::q_value(&above)),
+        ),
+        (
+            "upper below the loss",
+            tweak(&|d| {
+                d["certificate"]["benders"]["upper"] =
+                    io::q_value(&(&upper * q(999_999, 1_000_000)))
+            }),
+        ),
+        (
+            "no lp_dual",
+            tweak(&|d| {
+                d["certificate"]
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("lower_bound");
+            }),
+        ),
+        (
+            "lp_dual emptied",
+            tweak(&|d| {
+                d["certificate"]["lower_bound"]["gamma"] = serde_json::json!([]);
+            }),
+        ),
+    ] {
+        assert_ne!(v, Verdict::Pass, "{what}: {detail}");
+    }
+}
+
+/// Bad input: one line, exit 2, naming the field.
+#[test]
+fn benders_bad_input_is_one_line_exit_2() {
+    let space = tmp(
+        "benders",
+        "pts.json",
+        Some(br#"{"kind":"euclidean","points":[[0],[1],[2],[3]]}"#),
+    );
+    for (args, field) in [
+        (vec!["--within", "2", "--partitions", "0"], "--partitions"),
+        (vec!["--within", "2", "--partitions", "5"], "--partitions"),
+        (vec!["--partitions", "2"], "--within"),
+        (vec!["--within", "0", "--partitions", "2"], "--within"),
+        (vec!["--within", "2", "--gap", "0"], "--gap"),
+        (vec!["--within", "2", "--prior", "[1,2]"], "--prior"),
+    ] {
+        let mut a = vec![
+            "build",
+            "benders",
+            "--space",
+            &space,
+            "--epsilon",
+            "1",
+            "-o",
+            "-",
+        ];
+        a.extend(args.iter().copied());
+        let (code, _, err) = mdp(&a);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(field), "{args:?}: {err}");
+    }
+}

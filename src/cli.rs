@@ -318,6 +318,10 @@ pub(crate) enum Mechanism {
         /// Seed of the partition's k-means.
         #[arg(long, default_value = "0")]
         seed: u64,
+        /// In-out stabilization's first β in [0, 1): subproblems are solved between the
+        /// master's point and the best incumbent (0: plain Kelley cuts).
+        #[arg(long, default_value = "0.5")]
+        stabilize: f64,
         /// Output file (`-` for standard output).
         #[arg(short, long, default_value = "-")]
         output: String,

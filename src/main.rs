@@ -330,6 +330,7 @@ fn run(cli: Cli) -> Result<i32, String> {
                 gap,
                 max_iter,
                 seed,
+                stabilize,
                 output,
                 quiet,
             } => {
@@ -342,6 +343,7 @@ fn run(cli: Cli) -> Result<i32, String> {
                     gap,
                     max_iter,
                     seed,
+                    stabilize,
                 };
                 let family = Family::Benders {
                     pmo: pmo_params(&pmo)?,

@@ -32,8 +32,6 @@ pub struct MasterSolution {
     /// Per subset.
     pub theta: Vec<f64>,
     pub objective: f64,
-    /// The master records' own cost Σ π c y.
-    pub master_cost: f64,
     /// γ = z/c_dn of each master privacy row, in `master_pairs` × K order.
     pub gamma: Vec<f64>,
     /// The dual of each cut (λ ≥ 0), in `cuts` order as of this solve.
@@ -52,6 +50,22 @@ impl<'a> Master<'a> {
             index,
             cuts: vec![],
         }
+    }
+
+    /// The master records' own cost Σ π c y at the values `y` (|master| × K).
+    pub fn cost(&self, y: &[f64]) -> f64 {
+        let k = self.lp.k();
+        self.dec
+            .master
+            .iter()
+            .enumerate()
+            .map(|(j, &m)| {
+                let w = self.lp.prior_f64(m);
+                (0..k)
+                    .map(|t| w * self.lp.cost_dn[m * k + t] * y[j * k + t])
+                    .sum::<f64>()
+            })
+            .sum()
     }
 
     /// The master values of subset `s`'s fixed records (n_fixed × K), as its subproblem
@@ -121,7 +135,6 @@ impl<'a> Master<'a> {
         }
         let sol = sp.solve_ipm()?;
         let y = sol.x[..nm * k].to_vec();
-        let master_cost = (0..nm * k).map(|i| sp.cost[i] * y[i]).sum();
         let gamma = dec
             .master_pairs
             .iter()
@@ -139,7 +152,6 @@ impl<'a> Master<'a> {
                 .zip(&sol.x)
                 .map(|(c, x)| c * x.max(0.0))
                 .sum(),
-            master_cost,
             gamma,
             cut_duals: sol.duals[cut0..].iter().map(|z| z.max(0.0)).collect(),
         })

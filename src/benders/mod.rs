@@ -47,6 +47,8 @@ pub struct Options {
     pub max_iter: usize,
     /// The partition's seed.
     pub seed: u64,
+    /// In-out stabilization's first β ∈ [0, 1) (0: plain Kelley cuts at the master's point).
+    pub stabilize: f64,
 }
 
 impl Default for Options {
@@ -58,6 +60,7 @@ impl Default for Options {
             gap: 1e-6,
             max_iter: 500,
             seed: 0,
+            stabilize: 0.5,
         }
     }
 }
@@ -211,13 +214,33 @@ pub fn solve(
     let mut best: Option<(f64, Vec<f64>)> = None;
     let mut trace = vec![];
     let (mut seconds_master, mut seconds_sub) = (0.0, 0.0);
-    let mut last;
+    let t = Instant::now();
+    let mut last = master.solve().map_err(solver)?;
+    seconds_master += t.elapsed().as_secs_f64();
     let mut status = Status::IterationLimit;
     let mut iter = 0;
+    // In-out stabilization (Ben-Ameur & Neto 2007): the subproblems are solved at
+    // y_sep = (1 − β)·ŷ + β·y_core, y_core the best incumbent's master values (first the
+    // uniform rows, which with uniform subproblem rows are feasible). Any y gives valid
+    // cuts; a cut is added when it cuts off the master's (ŷ, θ̂). β halves when the lower
+    // bound stalls, and is 0 before "no cut" may end the loop (only a cut-free ŷ proves it).
+    let mut core = vec![1.0 / k as f64; dec.master.len() * k];
+    let mut beta = opts.stabilize;
+    let mut solve_master = false;
+    let mut lb_before = f64::NEG_INFINITY;
     loop {
-        let t = Instant::now();
-        last = master.solve().map_err(solver)?;
-        seconds_master += t.elapsed().as_secs_f64();
+        if solve_master {
+            let t = Instant::now();
+            last = master.solve().map_err(solver)?;
+            seconds_master += t.elapsed().as_secs_f64();
+        }
+        solve_master = true;
+        let y_sep: Vec<f64> = last
+            .y
+            .iter()
+            .zip(&core)
+            .map(|(y, c)| (1.0 - beta) * y + beta * c)
+            .collect();
         let t = Instant::now();
         let results: Vec<Result<SubOutput, simplex::SolveError>> = dec
             .subsets
@@ -228,14 +251,14 @@ pub fn solve(
                 None => sub::solve_subproblem(&sub_input(
                     lp,
                     s,
-                    master.fixed_values(s, &last.y),
+                    master.fixed_values(s, &y_sep),
                     penalty,
                 )),
             })
             .collect();
         seconds_sub += t.elapsed().as_secs_f64();
         let (mut cuts, mut infeasible) = (0, 0);
-        let mut ub = last.master_cost;
+        let mut ub = master.cost(&y_sep);
         let mut xs = Vec::with_capacity(dec.subsets.len());
         for (i, r) in results.into_iter().enumerate() {
             let out = r.map_err(solver)?;
@@ -246,7 +269,16 @@ pub fn solve(
                 infeasible += 1;
             }
             ub += out.value;
-            if out.value > last.theta[i] + CUT_TOL * out.value.abs() + 1e-3 * abs_tol {
+            let s = &dec.subsets[i];
+            let at_hat = out.cut.constant
+                + out
+                    .cut
+                    .coef
+                    .iter()
+                    .zip(master.fixed_values(s, &last.y))
+                    .map(|(g, y)| g * y)
+                    .sum::<f64>();
+            if at_hat > last.theta[i] + CUT_TOL * at_hat.abs() + 1e-3 * abs_tol {
                 master.cuts.push(StoredCut {
                     subset: i,
                     cut: out.cut,
@@ -259,8 +291,9 @@ pub fn solve(
         if this_ub.is_some() && best.as_ref().is_none_or(|(b, _)| ub < *b) {
             let mut m = vec![0.0; n * k];
             for (j, &u) in dec.master.iter().enumerate() {
-                m[u * k..(u + 1) * k].copy_from_slice(&last.y[j * k..(j + 1) * k]);
+                m[u * k..(u + 1) * k].copy_from_slice(&y_sep[j * k..(j + 1) * k]);
             }
+            core.clone_from(&y_sep);
             for (s, x) in dec.subsets.iter().zip(&xs) {
                 for (i, &u) in s.free.iter().enumerate() {
                     m[u * k..(u + 1) * k].copy_from_slice(&x[i * k..(i + 1) * k]);
@@ -295,7 +328,11 @@ pub fn solve(
             status = Status::Converged;
             break;
         }
-        if cuts == 0 {
+        if cuts == 0 && beta > 0.0 {
+            // No cut at y_sep: separate at ŷ itself before concluding.
+            beta = 0.0;
+            solve_master = false;
+        } else if cuts == 0 {
             if infeasible == 0 || penalty > 1e12 {
                 status = Status::NoCut;
                 break;
@@ -308,6 +345,10 @@ pub fn solve(
                 "benders: raising the subproblems' penalty to {penalty:.1e}"
             ));
         }
+        if last.objective <= lb_before + 1e-6 * last.objective.abs() + abs_tol {
+            beta = if beta < 0.01 { 0.0 } else { beta / 2.0 };
+        }
+        lb_before = last.objective;
         if iter >= opts.max_iter {
             break;
         }
@@ -408,6 +449,9 @@ pub fn benders(
         .ok_or_else(|| invalid("within", "Benders needs η (privacy for pairs within η)"))?;
     if !(opts.gap > 0.0 && opts.gap.is_finite()) {
         return Err(invalid("gap", "must be > 0"));
+    }
+    if !(0.0..1.0).contains(&opts.stabilize) {
+        return Err(invalid("stabilize", "must be in [0, 1)"));
     }
     if opts.max_iter < 1 {
         return Err(invalid("max-iter", "must be ≥ 1"));

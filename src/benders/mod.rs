@@ -235,12 +235,7 @@ pub fn solve(
             seconds_master += t.elapsed().as_secs_f64();
         }
         solve_master = true;
-        let y_sep: Vec<f64> = last
-            .y
-            .iter()
-            .zip(&core)
-            .map(|(y, c)| (1.0 - beta) * y + beta * c)
-            .collect();
+        let y_sep = mix(&last.y, &core, beta);
         let t = Instant::now();
         let results: Vec<Result<SubOutput, simplex::SolveError>> = dec
             .subsets
@@ -356,12 +351,7 @@ pub fn solve(
         if gap_now(&best) <= 0.0 {
             break;
         }
-        let y_try: Vec<f64> = last
-            .y
-            .iter()
-            .zip(&core)
-            .map(|(y, c)| (1.0 - tau) * y + tau * c)
-            .collect();
+        let y_try = mix(&last.y, &core, tau);
         let t = Instant::now();
         let outs: Vec<SubOutput> = dec
             .subsets
@@ -407,6 +397,14 @@ pub fn solve(
         seconds_master,
         seconds_sub,
     })
+}
+
+/// (1 − t)·a + t·b.
+fn mix(a: &[f64], b: &[f64], t: f64) -> Vec<f64> {
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (1.0 - t) * x + t * y)
+        .collect()
 }
 
 /// The n × K matrix of master values `y` and subproblem primals `xs`.

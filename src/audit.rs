@@ -196,7 +196,6 @@ fn lp_dual_check(
     losses: Option<&loss::Losses>,
     opts: &Options,
 ) -> (Check, Option<Q>) {
-    use crate::io::lp_dual::Bounded;
     use crate::lp::certificate as cert;
     let cost: Option<Vec<Q>> = file
         .cost
@@ -223,10 +222,7 @@ fn lp_dual_check(
         ),
         Ok(bound) => {
             let lb = f64_down(&bound);
-            let this = losses.and_then(|l| match c.bounded {
-                Bounded::MaxLoss => Some(l.max),
-                Bounded::ExpectedLoss => l.expected,
-            });
+            let this = loss_of(losses, c.bounded);
             let gap = match this {
                 Some(l) => format!(
                     "; this matrix's {} ≤ {:.12e}, certified gap ≤ {:.3e} ({:.3e} relative)",
@@ -256,6 +252,15 @@ fn lp_dual_check(
     }
 }
 
+/// The enclosure of the loss a certificate bounds, when the file gives it.
+fn loss_of(losses: Option<&loss::Losses>, bounded: crate::io::lp_dual::Bounded) -> Option<FI> {
+    use crate::io::lp_dual::Bounded;
+    losses.and_then(|l| match bounded {
+        Bounded::MaxLoss => Some(l.max),
+        Bounded::ExpectedLoss => l.expected,
+    })
+}
+
 /// `certificate.benders` (`spec/benders.md` §4): `lower` must be at most the bound the
 /// file's `lp_dual` proves for the same objective (`proven`, `None` when that certificate
 /// is absent or rejected), and `upper` at least this matrix's loss, decided on the loss
@@ -266,7 +271,6 @@ fn benders_check(
     lp_dual: Option<(&crate::io::lp_dual::LpDual, Option<&Q>)>,
     losses: Option<&loss::Losses>,
 ) -> Check {
-    use crate::io::lp_dual::Bounded;
     let name = claim.objective.name();
     let check = |verdict, detail: String| Check {
         name: "benders".into(),
@@ -305,11 +309,7 @@ fn benders_check(
             ),
         );
     }
-    let this = losses.and_then(|l| match claim.objective {
-        Bounded::MaxLoss => Some(l.max),
-        Bounded::ExpectedLoss => l.expected,
-    });
-    let Some(l) = this else {
+    let Some(l) = loss_of(losses, claim.objective) else {
         return check(
             Verdict::Fail,
             format!("cannot verify the upper bound: this file gives no {name}"),

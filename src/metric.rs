@@ -967,9 +967,9 @@ mod tests {
                 let m: i64 = rng.gen_range(-10_i64.pow(17)..10_i64.pow(17));
                 let e = scale - 17;
                 if e >= 0 {
-                    Q::from(m) * crate::exact::pow(&Q::from(10u32), e as i64)
+                    Q::from(m) * Q::from(10u32).pow(e as i64)
                 } else {
-                    Q::from(m) / crate::exact::pow(&Q::from(10u32), -e as i64)
+                    Q::from(m) / Q::from(10u32).pow(-e as i64)
                 }
             };
             let a: Vec<Q> = (0..k).map(|_| dec(&mut rng)).collect();
@@ -978,11 +978,7 @@ mod tests {
                 // a near-duplicate: one coordinate moved in its last digit
                 b = a.clone();
                 let e = scale - 17 - 1;
-                let tick = if e >= 0 {
-                    crate::exact::pow(&Q::from(10u32), e as i64)
-                } else {
-                    crate::exact::pow(&Q::from(10u32), e as i64)
-                };
+                let tick = Q::from(10u32).pow(e as i64);
                 b[case % k] += tick;
             }
             let s = Space::from_points(MetricKind::Euclidean, vec![a, b], None).unwrap();

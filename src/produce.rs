@@ -435,10 +435,15 @@ pub fn tem_gamma(space: &Space, eps: &Q, t: &Truncation) -> Result<Q, ProduceErr
 }
 
 impl Pmo {
+    /// The prior as written to `loss.prior`: the given weights, or all ones.
+    fn prior_or_ones(&self, n: usize) -> Vec<Q> {
+        self.prior.clone().unwrap_or_else(|| vec![Q::from(1u32); n])
+    }
+
     /// The file fields PMO's audit reads: `loss.prior` (all ones if none), `loss.cost`,
     /// `outputs`, `neighbors`.
     fn fields(&self, n: usize) -> Value {
-        let prior = self.prior.clone().unwrap_or_else(|| vec![Q::from(1u32); n]);
+        let prior = self.prior_or_ones(n);
         let mut fields =
             json!({"loss": {"prior": prior.iter().map(io::number_value).collect::<Vec<_>>()}});
         if let Some(c) = &self.cost {
@@ -476,7 +481,7 @@ impl Pmo {
             Some(m) => crate::loss::Cost::Matrix(m),
             None => crate::loss::Cost::Distance(&sites),
         };
-        let prior = self.prior.clone().unwrap_or_else(|| vec![Q::from(1u32); n]);
+        let prior = self.prior_or_ones(n);
         let l = crate::loss::losses(&prep, &cost, &Q::from_unsigneds(1u32, 2u32), Some(&prior));
         l.expected.map(|e| e.hi.next_up())
     }
@@ -631,7 +636,6 @@ pub fn build(
             }
         }
         Family::Benders { pmo, options } => {
-            let k = pmo.outputs.as_ref().map_or(n, Vec::len);
             let (built, report) =
                 crate::benders::benders(space, eps, &pmo.params(), options, MAX_PREC, progress)?;
             let upper = pmo.expected_loss_upper(space, &built.matrix);
@@ -654,7 +658,6 @@ pub fn build(
                 cert["benders"] =
                     json!({"objective": "expected_loss", "lower": lower, "upper": upper});
             }
-            a.lp_size = Some((0, n * k));
             Assembled {
                 fields: pmo.fields(n),
                 ..a

@@ -158,13 +158,10 @@ fn sub_input(lp: &PrivacyLp, s: &partition::Subset, fixed_y: Vec<f64>, penalty: 
     }
 }
 
-/// The elastic subproblems' first penalty: 10× the largest weighted cost of an input's
-/// output. A much larger one (10³×) left Clarabel's subproblem solutions 10⁻³ from optimal
-/// and the loop stalled at a 2 % gap (measured on a 6-point instance); the loop raises it
-/// ×10 when it would end on slack.
-fn initial_penalty(lp: &PrivacyLp) -> f64 {
+/// π_u·max_k c(u,k) for every input: the largest cost a unit of its mass can carry.
+fn weighted_max_costs(lp: &PrivacyLp) -> Vec<f64> {
     let k = lp.k();
-    let wmax = (0..lp.n)
+    (0..lp.n)
         .map(|u| {
             lp.prior_f64(u)
                 * lp.cost_dn[u * k..(u + 1) * k]
@@ -172,8 +169,27 @@ fn initial_penalty(lp: &PrivacyLp) -> f64 {
                     .cloned()
                     .fold(0.0, f64::max)
         })
-        .fold(0.0, f64::max);
-    (10.0 * wmax).max(1e-9)
+        .collect()
+}
+
+/// Every subproblem at the master values `y`; those in `constant` (no fixed record) are
+/// not solved again.
+fn solve_all(
+    lp: &PrivacyLp,
+    dec: &Decomposition,
+    master: &Master,
+    constant: &[Option<SubOutput>],
+    y: &[f64],
+    penalty: f64,
+) -> Result<Vec<SubOutput>, simplex::SolveError> {
+    dec.subsets
+        .par_iter()
+        .zip(constant)
+        .map(|(s, c)| match c {
+            Some(out) => Ok(out.clone()),
+            None => sub::solve_subproblem(&sub_input(lp, s, master.fixed_values(s, y), penalty)),
+        })
+        .collect()
 }
 
 /// Largest slack (scaled row) below which a subproblem's x is taken to fit the master's
@@ -196,24 +212,32 @@ pub fn solve(
     let (n, k) = (lp.n, lp.k());
     let solver = |e: simplex::SolveError| BuildError::Solver(format!("benders: {e}"));
     let mut master = Master::new(lp, dec);
-    let mut penalty = initial_penalty(lp);
-    // Absolute tolerances: 10⁻⁹ of the largest possible objective Σ_u π_u max_k c(u,k)
-    // (relative gaps say nothing where the optimum is ≈ 0).
-    let scale: f64 = (0..n)
-        .map(|u| {
-            lp.prior_f64(u)
-                * lp.cost_dn[u * k..(u + 1) * k]
-                    .iter()
-                    .cloned()
-                    .fold(0.0, f64::max)
+    // The elastic subproblems' first penalty: 10× the largest weighted cost. A much larger
+    // one (10³×) left Clarabel's subproblem solutions 10⁻³ from optimal and the loop stalled
+    // at a 2 % gap (measured on a 6-point instance); the loop raises it ×10 when it would
+    // end on slack. Absolute tolerances: 10⁻⁹ of the largest possible objective
+    // Σ_u π_u max_k c(u,k) (relative gaps say nothing where the optimum is ≈ 0).
+    let costs = weighted_max_costs(lp);
+    let mut penalty = (10.0 * costs.iter().cloned().fold(0.0, f64::max)).max(1e-9);
+    let abs_tol = 1e-9 * costs.iter().sum::<f64>();
+    let (mut seconds_master, mut seconds_sub) = (0.0, 0.0);
+    // Subproblems with no fixed record depend neither on the master nor on the penalty
+    // (they have no slack rows): solved once, here.
+    let t = Instant::now();
+    let constant: Vec<Option<SubOutput>> = dec
+        .subsets
+        .par_iter()
+        .map(|s| {
+            s.fixed
+                .is_empty()
+                .then(|| sub::solve_subproblem(&sub_input(lp, s, vec![], penalty)))
+                .transpose()
         })
-        .sum();
-    let abs_tol = 1e-9 * scale;
-    // Subproblems with no fixed record do not depend on the master: solved once.
-    let mut constant: Vec<Option<SubOutput>> = vec![None; dec.subsets.len()];
+        .collect::<Result<_, _>>()
+        .map_err(solver)?;
+    seconds_sub += t.elapsed().as_secs_f64();
     let mut best: Option<(f64, Vec<f64>)> = None;
     let mut trace = vec![];
-    let (mut seconds_master, mut seconds_sub) = (0.0, 0.0);
     let t = Instant::now();
     let mut last = master.solve().map_err(solver)?;
     seconds_master += t.elapsed().as_secs_f64();
@@ -237,29 +261,12 @@ pub fn solve(
         solve_master = true;
         let y_sep = mix(&last.y, &core, beta);
         let t = Instant::now();
-        let results: Vec<Result<SubOutput, simplex::SolveError>> = dec
-            .subsets
-            .par_iter()
-            .enumerate()
-            .map(|(i, s)| match &constant[i] {
-                Some(out) => Ok(out.clone()),
-                None => sub::solve_subproblem(&sub_input(
-                    lp,
-                    s,
-                    master.fixed_values(s, &y_sep),
-                    penalty,
-                )),
-            })
-            .collect();
+        let outs = solve_all(lp, dec, &master, &constant, &y_sep, penalty).map_err(solver)?;
         seconds_sub += t.elapsed().as_secs_f64();
         let (mut cuts, mut infeasible) = (0, 0);
         let mut ub = master.cost(&y_sep);
         let mut xs = Vec::with_capacity(dec.subsets.len());
-        for (i, r) in results.into_iter().enumerate() {
-            let out = r.map_err(solver)?;
-            if dec.subsets[i].fixed.is_empty() && constant[i].is_none() {
-                constant[i] = Some(out.clone());
-            }
+        for (i, out) in outs.into_iter().enumerate() {
             if out.slack > SLACK_TOL {
                 infeasible += 1;
             }
@@ -326,7 +333,6 @@ pub fn solve(
             // The elastic optimum still leaves slack: the penalty was below the LP's
             // multipliers. Cuts made with it stay valid (Q_P grows with P).
             penalty *= 10.0;
-            constant.iter_mut().for_each(|c| *c = None);
             progress.note(&format!(
                 "benders: raising the subproblems' penalty to {penalty:.1e}"
             ));
@@ -353,14 +359,7 @@ pub fn solve(
         }
         let y_try = mix(&last.y, &core, tau);
         let t = Instant::now();
-        let outs: Vec<SubOutput> = dec
-            .subsets
-            .par_iter()
-            .map(|s| {
-                sub::solve_subproblem(&sub_input(lp, s, master.fixed_values(s, &y_try), penalty))
-            })
-            .collect::<Result<_, _>>()
-            .map_err(solver)?;
+        let outs = solve_all(lp, dec, &master, &constant, &y_try, penalty).map_err(solver)?;
         seconds_sub += t.elapsed().as_secs_f64();
         if outs.iter().any(|o| o.slack > SLACK_TOL) {
             continue;
@@ -502,12 +501,8 @@ pub fn benders(
     let c = opts
         .partitions
         .unwrap_or(((n as f64 / 60.0).round() as usize).max(1));
-    if c < 1 || c > n {
-        return Err(invalid(
-            "partitions",
-            format!("must be in 1..={n} (n = {n})"),
-        ));
-    }
+    // Checked before the LP's n² tables are built (partition checks it for library callers).
+    partition::check_partitions(c, n)?;
     let lp = optimal::pmo_lp(space, eps, p, max_prec)?;
     let t = Instant::now();
     let part = partition::partition(space, &lp.pairs, c, opts.method, opts.seed)?;

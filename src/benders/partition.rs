@@ -235,6 +235,17 @@ fn features(
     }
 }
 
+/// The number of subsets C: 1 ≤ C ≤ n.
+pub fn check_partitions(c: usize, n: usize) -> Result<(), BuildError> {
+    if c < 1 || c > n {
+        return Err(invalid(
+            "partitions",
+            format!("must be in 1..={n} (n = {n})"),
+        ));
+    }
+    Ok(())
+}
+
 /// The subset of each record: `c` subsets in all, shared among the η-components in
 /// proportion to their sizes (at least one each; a subset never spans two components).
 pub fn partition(
@@ -245,12 +256,7 @@ pub fn partition(
     seed: u64,
 ) -> Result<Vec<u32>, BuildError> {
     let n = space.n();
-    if c < 1 || c > n {
-        return Err(invalid(
-            "partitions",
-            format!("must be in 1..={n} (n = {n})"),
-        ));
-    }
+    check_partitions(c, n)?;
     let comp = components(n, pairs);
     let n_comp = comp.iter().map(|&c| c as usize + 1).max().unwrap_or(0);
     let mut members = vec![vec![]; n_comp];

@@ -33,21 +33,6 @@ pub fn floor_usize(q: &Q) -> Option<usize> {
     usize::try_from(&n).ok()
 }
 
-/// ⌊log₂ q⌋ for q > 0.
-pub fn floor_log2(q: &Q) -> i64 {
-    q.floor_log2_abs()
-}
-
-/// 2^e as a natural number.
-pub fn pow2(e: u64) -> N {
-    N::power_of_2(e)
-}
-
-/// base^e, exactly (e may be negative).
-pub fn pow(base: &Q, e: i64) -> Q {
-    base.pow(e)
-}
-
 /// ⌊q·2^e / d⌋ (or ⌈·⌉ when `up`) for q ≥ 0 and d > 0, in integers: one division, however
 /// long q's numerator and denominator are.
 pub fn scaled_div(q: &Q, e: i64, d: &N, up: bool) -> N {

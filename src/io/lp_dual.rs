@@ -22,6 +22,20 @@ impl Bounded {
             Bounded::ExpectedLoss => "expected_loss",
         }
     }
+
+    /// The objective named `s` (`max_loss`, `expected_loss`).
+    pub fn from_name(s: &str) -> Option<Bounded> {
+        [Bounded::MaxLoss, Bounded::ExpectedLoss]
+            .into_iter()
+            .find(|b| b.name() == s)
+    }
+}
+
+/// The `objective` field of a certificate (`lp_dual`, `benders`).
+pub fn objective(v: &Value, path: &str) -> Result<Bounded, InputError> {
+    v.as_str()
+        .and_then(Bounded::from_name)
+        .ok_or_else(|| input_error(path, "expected \"max_loss\" or \"expected_loss\""))
 }
 
 /// A parsed `lp_dual` certificate.
@@ -69,16 +83,7 @@ pub fn parse(v: &Value, n: usize, k: usize) -> Result<LpDual, InputError> {
             ));
         }
     }
-    let bounded = match field(o, "objective", base)?.as_str() {
-        Some("max_loss") => Bounded::MaxLoss,
-        Some("expected_loss") => Bounded::ExpectedLoss,
-        _ => {
-            return Err(input_error(
-                format!("{base}.objective"),
-                "expected \"max_loss\" or \"expected_loss\"",
-            ))
-        }
-    };
+    let bounded = objective(field(o, "objective", base)?, &format!("{base}.objective"))?;
     let value = number(field(o, "value", base)?, &format!("{base}.value"))?;
     let beta = match (bounded, o.get("beta")) {
         (Bounded::MaxLoss, Some(b)) => {

@@ -789,18 +789,8 @@ fn benders_claim(v: &Value, path: &str) -> Result<BendersClaim, InputError> {
         o.get(key)
             .ok_or_else(|| input_error(format!("{path}.{key}"), "missing"))
     };
-    let objective = match get("objective")?.as_str() {
-        Some("max_loss") => lp_dual::Bounded::MaxLoss,
-        Some("expected_loss") => lp_dual::Bounded::ExpectedLoss,
-        _ => {
-            return Err(input_error(
-                format!("{path}.objective"),
-                "expected \"max_loss\" or \"expected_loss\"",
-            ))
-        }
-    };
     Ok(BendersClaim {
-        objective,
+        objective: lp_dual::objective(get("objective")?, &format!("{path}.objective"))?,
         lower: number(get("lower")?, &format!("{path}.lower"))?,
         upper: number(get("upper")?, &format!("{path}.upper"))?,
     })

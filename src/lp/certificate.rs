@@ -14,7 +14,7 @@
 
 use super::model::exp_eps_d;
 use crate::exact::float::FI;
-use crate::exact::{f64_down, functions, pow2, q_from_f64, scaled_div, sum_tree, N, Q};
+use crate::exact::{f64_down, functions, q_from_f64, scaled_div, sum_tree, N, Q};
 use crate::io::lp_dual::{Bounded, LpDual};
 use crate::metric::Space;
 use std::cmp::Ordering;
@@ -293,12 +293,7 @@ fn normalized(x: &[Q]) -> Vec<Q> {
     // s_hi ≥ Σx without forming the exact sum of (possibly hostile) denominators: every
     // term rounded up to a multiple of 2^g, g = (largest term's exponent) − 2P, so
     // s_hi ≤ Σx·(1 + n·2^-2P). Then w_u = floor(x_u·2^P / s_hi)·2^-P ≤ x_u/Σx.
-    let Some(top) = x
-        .iter()
-        .filter(|q| **q > 0u32)
-        .map(crate::exact::floor_log2)
-        .max()
-    else {
+    let Some(top) = x.iter().filter(|q| **q > 0u32).map(Q::floor_log2_abs).max() else {
         return vec![Q::from(0u32); x.len()];
     };
     let p = WEIGHT_BITS as i64;
@@ -307,7 +302,7 @@ fn normalized(x: &[Q]) -> Vec<Q> {
         .iter()
         .map(|q| scaled_div(q, -g, &N::from(1u32), true))
         .sum();
-    let unit = pow2(WEIGHT_BITS);
+    let unit = N::power_of_2(WEIGHT_BITS);
     x.iter()
         .map(|q| Q::from_naturals(scaled_div(q, p - g, &s_hi, false), unit.clone()))
         .collect()

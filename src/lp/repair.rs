@@ -163,7 +163,7 @@ fn mix_and_round(h: &[f64], rep: &[usize], n: usize, k: usize, r: f64) -> Matrix
     let t = &rq / (&one + &rq);
     let keep = &one - &t;
     let tk = &t / Q::from(k as u64);
-    let scale = crate::exact::pow(&Q::from(10u32), DIGITS as i64);
+    let scale = Q::from(10u32).pow(DIGITS as i64);
     let rows: Vec<Vec<Q>> = (0..n)
         .into_par_iter()
         .map(|u| {

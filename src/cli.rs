@@ -1,7 +1,7 @@
 //! The `mdp` command line: every subcommand, flag and help text (clap derive). Parsing
 //! only: values become the library's settings types in `main.rs`.
 
-use crate::{suite, tools};
+use crate::{suite, tools, user};
 use clap::{Parser, Subcommand};
 use mdp::mechanisms::optimal;
 
@@ -67,6 +67,20 @@ pub(crate) enum Cmd {
     /// certified one, by an exact uniform mix; refuses matrices that are not private up to
     /// rounding.
     Repair(tools::RepairArgs),
+    /// The earth mover's distance between two datasets of items (Imola et al. 2024,
+    /// Definition 2.4): exact for rational distances, an enclosure otherwise.
+    Emd(user::EmdArgs),
+    /// User-level privacy accountants (shuffling, Theorem 4.4; the reduction, Theorem 5.3),
+    /// with directed rounding.
+    Account {
+        #[command(subcommand)]
+        kind: user::AccountKind,
+    },
+    /// User-level releases (d_EM privacy): users as JSON lines, one list of items each.
+    Release {
+        #[command(subcommand)]
+        kind: user::ReleaseKind,
+    },
 }
 
 #[derive(Subcommand)]

@@ -26,6 +26,9 @@
 //! * [`privatize`]: applying a mechanism to records (seeded, streaming samplers);
 //! * [`experiment`]: the papers' experiments (CSV and SVG);
 //! * [`progress`]: the one reporting interface of long computations;
+//! * [`user_level`]: user-level privacy via the earth mover's distance (Imola, Roy
+//!   Chowdhury, Chaudhuri 2024): EMD, PrivEMDLinear, the shuffle accountant, the
+//!   bounded→unbounded reduction and frequency estimation;
 //! * [`builtin`]: embedded data sets.
 
 pub mod audit;
@@ -48,3 +51,4 @@ pub mod privacy;
 pub mod privatize;
 pub mod produce;
 pub mod progress;
+pub mod user_level;

@@ -27,6 +27,7 @@ use serde_json::json;
 mod cli;
 mod suite;
 mod tools;
+mod user;
 
 use cli::*;
 
@@ -416,6 +417,9 @@ fn run(cli: Cli) -> Result<i32, String> {
         Cmd::Calibrate(a) => suite::calibrate(&a),
         Cmd::Import(a) => tools::import(&a),
         Cmd::Repair(a) => tools::repair(&a),
+        Cmd::Emd(a) => user::emd_cmd(&a),
+        Cmd::Account { kind } => user::account(&kind),
+        Cmd::Release { kind } => user::release(&kind),
         Cmd::Experiment { kind } => suite::experiment(&kind),
         Cmd::Lp {
             cmd: LpCmd::Export { problem },

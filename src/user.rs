@@ -1,0 +1,727 @@
+//! `mdp emd`, `mdp account` and `mdp release`: the user-level commands (Imola, Roy
+//! Chowdhury, Chaudhuri 2024; `spec/user-level.md`). Parsing and dispatch only: the work
+//! is `mdp::user_level`.
+
+use clap::{Args, Subcommand, ValueEnum};
+use mdp::audit::{self, Verdict};
+use mdp::certified::Certified;
+use mdp::exact::{f64_nearest, f64_up, format_rational, parse_rational, Q};
+use mdp::io::{self, Limits};
+use mdp::metric::Space;
+use mdp::privatize::{self, ExactRow};
+use mdp::user_level::emd::{self, Histogram};
+use mdp::user_level::freq::{Clustered, ClusteredRr};
+use mdp::user_level::priv_emd_linear::{LinearQuery, Norm, PrivEmdLinear, Scope};
+use mdp::user_level::shuffle::{self, Model};
+use mdp::user_level::users::{for_each_user, ItemNames};
+use mdp::user_level::{reduction, Budget, Units, UserLevelError};
+use rand::seq::SliceRandom;
+use serde_json::json;
+use std::io::{BufReader, Write};
+
+#[derive(Args)]
+pub(crate) struct EmdArgs {
+    /// The space: `builtin:NAME`, a JSON space, CSV or GeoJSON.
+    #[arg(long)]
+    space: String,
+    /// Dataset A: a JSON array of items (labels or 0-based site indices).
+    a: String,
+    /// Dataset B, the same way.
+    b: String,
+    /// Also give the permutation of Lemma 2.1 (equal sizes, rational distances).
+    #[arg(long)]
+    assignment: bool,
+    /// Largest number of exact operations.
+    #[arg(long, default_value_t = Budget::DEFAULT)]
+    budget: u64,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Subcommand)]
+pub(crate) enum AccountKind {
+    /// PrivEMDItemWise with shuffling (Theorem 4.4): the user-level (α, δ) for α₀, or the
+    /// largest α₀ for a target (α, δ) (equations 6–7). Normalised units (d ≤ 1).
+    ItemWise {
+        /// Items per user m.
+        #[arg(long)]
+        items: u64,
+        /// Users n (central / shuffle model); omit for the local model.
+        #[arg(long)]
+        users: Option<u64>,
+        /// The item-level α₀ (forward).
+        #[arg(long, conflicts_with = "alpha")]
+        alpha0: Option<String>,
+        /// Target user-level α (inverse).
+        #[arg(long)]
+        alpha: Option<String>,
+        /// δ: the item δ of the theorem (forward), the user-level target (inverse).
+        #[arg(long)]
+        delta: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// BoundedEMDReduction (Theorem 5.3): the discrete (ε, τ, δ + β) guarantee of sampling
+    /// s items with replacement before an (α, δ)-bounded mechanism. Normalised units.
+    Reduction {
+        #[arg(long)]
+        alpha: String,
+        #[arg(long)]
+        delta: String,
+        /// Samples per user s.
+        #[arg(long)]
+        samples: u64,
+        /// The d_EM radius τ ∈ (0, 1] of the discrete guarantee.
+        #[arg(long)]
+        tau: String,
+        /// β ∈ (0, 1).
+        #[arg(long)]
+        beta: String,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Subcommand)]
+pub(crate) enum ReleaseKind {
+    /// PrivEMDLinear (Algorithm 1): a linear query of each user (local) or of all users
+    /// (central), with K-norm noise.
+    Linear(LinearArgs),
+    /// PrivEMDItemWise (Algorithm 2): an audited mechanism applied to every item, shuffled.
+    ItemWise(ItemWiseArgs),
+    /// FreqEstLocal (Algorithm 4) on a clustered metric: α₀ from the accountant, the
+    /// randomizer certified, the unbiased estimate of the item frequencies.
+    Freq(FreqArgs),
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub(crate) enum ModelArg {
+    Local,
+    Central,
+}
+
+#[derive(Args)]
+pub(crate) struct UsersIo {
+    /// Users: JSON lines, one array of items per line; `-` for standard input.
+    #[arg(long, default_value = "-")]
+    users: String,
+    /// Where to write the release; `-` for standard output.
+    #[arg(short, long, default_value = "-")]
+    output: String,
+    /// Reproducible randomness from this seed (tests only); default: the operating system.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Print the guarantee as JSON on standard error instead of a sentence.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+pub(crate) struct LinearArgs {
+    #[arg(long)]
+    space: String,
+    /// `average`, `distance:SITE`, `region:SITE:RADIUS:WIDTH` or `similarity:v1,v2,…`.
+    #[arg(long, default_value = "average")]
+    query: String,
+    /// Norm of the range: l1, l2, linf (average only; the others are 1-dimensional).
+    #[arg(long, default_value = "l2")]
+    norm: String,
+    /// User-level α per unit of the space's distance.
+    #[arg(long)]
+    alpha: String,
+    #[arg(long, value_enum, default_value = "local")]
+    model: ModelArg,
+    #[arg(long, default_value_t = Budget::DEFAULT)]
+    budget: u64,
+    #[command(flatten)]
+    io: UsersIo,
+}
+
+#[derive(Args)]
+pub(crate) struct ItemWiseArgs {
+    /// An mdp/1 mechanism: it must pass the audit at --require-epsilon (or its claim)
+    /// for all pairs before one item is read.
+    #[arg(long)]
+    mechanism: String,
+    /// The ε per unit of distance the pipeline requires.
+    #[arg(long)]
+    require_epsilon: Option<String>,
+    /// A space with labels equal to the mechanism's metric (items named by label).
+    #[arg(long)]
+    space: Option<String>,
+    /// The item-level δ of the shuffle theorem.
+    #[arg(long, default_value = "1e-9")]
+    delta: String,
+    #[arg(long, value_enum, default_value = "central")]
+    model: ModelArg,
+    #[command(flatten)]
+    io: UsersIo,
+}
+
+#[derive(Args)]
+pub(crate) struct FreqArgs {
+    /// Clusters C.
+    #[arg(long)]
+    clusters: usize,
+    /// Items per cluster s (items are `c<cluster>-<i>` or indices cluster·s + i).
+    #[arg(long)]
+    size: usize,
+    /// Distance inside a cluster, r ∈ (0, 1).
+    #[arg(long)]
+    r: String,
+    /// Target user-level α (bounded d_EM-DP, normalised units).
+    #[arg(long)]
+    alpha: String,
+    /// Target user-level δ.
+    #[arg(long, default_value = "1e-6")]
+    delta: String,
+    #[arg(long, value_enum, default_value = "central")]
+    model: ModelArg,
+    #[command(flatten)]
+    io: UsersIo,
+}
+
+fn q(flag: &str, s: &str) -> Result<Q, String> {
+    parse_rational(s).map_err(|e| format!("--{flag}: {e}"))
+}
+
+fn ul(e: UserLevelError) -> String {
+    match e {
+        UserLevelError::Invalid { field, message } => format!("--{field}: {message}"),
+        e => e.to_string(),
+    }
+}
+
+fn short(x: &Q) -> String {
+    format!("{:.6e}", f64_up(x))
+}
+
+fn space_labels(spec: &str) -> Result<(Space, Option<Vec<String>>), String> {
+    mdp::import::load_space_with_labels(spec, &Limits::default())
+        .map_err(|e| format!("--space: {e}"))
+}
+
+fn items_of(names: &ItemNames, s: &str, flag: &str) -> Result<Vec<usize>, String> {
+    names.parse(s).map_err(|e| format!("{flag}: {e}"))
+}
+
+pub(crate) fn emd_cmd(a: &EmdArgs) -> Result<i32, String> {
+    let (space, labels) = space_labels(&a.space)?;
+    let names = ItemNames::new(space.n(), labels.as_deref());
+    let (x, y) = (items_of(&names, &a.a, "A")?, items_of(&names, &a.b, "B")?);
+    let mut budget = Budget::new(a.budget);
+    let hx = Histogram::from_items(&x, space.n()).map_err(ul)?;
+    let hy = Histogram::from_items(&y, space.n()).map_err(ul)?;
+    let v = emd::emd(&space, &hx, &hy, &mut budget).map_err(ul)?;
+    let perm = if a.assignment {
+        Some(emd::assignment(&space, &x, &y, &mut budget).map_err(ul)?)
+    } else {
+        None
+    };
+    if a.json {
+        let mut out = json!({
+            "emd": if v.is_point() { json!(format_rational(&v.lo)) } else {
+                json!({"lo": format_rational(&v.lo), "hi": format_rational(&v.hi)}) },
+            "approx": f64_nearest(&v.mid()),
+        });
+        if let Some((val, sigma)) = &perm {
+            out["assignment"] = json!({"value": format_rational(val), "sigma": sigma});
+        }
+        println!("{out}");
+    } else {
+        if v.is_point() {
+            println!("d_EM = {} ≈ {}", format_rational(&v.lo), f64_nearest(&v.lo));
+        } else {
+            println!(
+                "d_EM ∈ [{}, {}] (enclosure: irrational distances)",
+                f64_mdown(&v.lo),
+                f64_up(&v.hi)
+            );
+        }
+        if let Some((val, sigma)) = &perm {
+            println!(
+                "Lemma 2.1: (1/m)·Σ d(x_i, y_σ(i)) = {} with σ = {sigma:?}",
+                format_rational(val)
+            );
+        }
+    }
+    Ok(0)
+}
+
+fn f64_mdown(x: &Q) -> f64 {
+    mdp::exact::f64_down(x)
+}
+
+pub(crate) fn account(k: &AccountKind) -> Result<i32, String> {
+    match k {
+        AccountKind::ItemWise {
+            items,
+            users,
+            alpha0,
+            alpha,
+            delta,
+            json,
+        } => {
+            let model = match users {
+                None => Model::Local { m: *items },
+                Some(n) => Model::Central { n: *n, m: *items },
+            };
+            let delta = q("delta", delta)?;
+            let (a0, item_delta, g) = match (alpha0, alpha) {
+                (Some(a0), None) => {
+                    let a0 = q("alpha0", a0)?;
+                    let g = shuffle::item_wise(model, &a0, &delta).map_err(ul)?;
+                    (a0, delta.clone(), g)
+                }
+                (None, Some(al)) => {
+                    let inv = shuffle::max_alpha0(model, &q("alpha", al)?, &delta).map_err(ul)?;
+                    (inv.alpha0, inv.item_delta, inv.guarantee)
+                }
+                _ => return Err("--alpha0 or --alpha: give exactly one".into()),
+            };
+            let fmt = shuffle::fmt_group(model, &a0, &item_delta).map_err(ul)?;
+            let comp = shuffle::composition(model, &a0);
+            let scope = if users.is_some() { "central" } else { "local" };
+            if *json {
+                println!(
+                    "{}",
+                    json!({
+                        "model": scope, "items": items, "users": users,
+                        "alpha0": format_rational(&a0), "alpha0_approx": f64_nearest(&a0),
+                        "item_delta": format_rational(&item_delta),
+                        "alpha": format_rational(&g.alpha), "alpha_upper": f64_up(&g.alpha),
+                        "delta": format_rational(&g.delta), "delta_upper": f64_up(&g.delta),
+                        "fmt_group_epsilon_upper": f64_up(&fmt.alpha),
+                        "composition_alpha": f64_up(&comp),
+                    })
+                );
+            } else {
+                println!(
+                    "PrivEMDItemWise ({scope}, m = {items}{}) with α₀ = {} (item δ = {}) is (α, δ)-bounded {scope} d_EM-DP with α ≤ {} and δ ≤ {} (Theorem 4.4, proven upper bounds). Compare: composition α = m·α₀ = {}; FMT per item with group privacy ε ≤ {} for every pair of users.",
+                    users.map(|n| format!(", n = {n}")).unwrap_or_default(),
+                    short(&a0),
+                    short(&item_delta),
+                    short(&g.alpha),
+                    short(&g.delta),
+                    short(&comp),
+                    short(&fmt.alpha)
+                );
+            }
+            Ok(0)
+        }
+        AccountKind::Reduction {
+            alpha,
+            delta,
+            samples,
+            tau,
+            beta,
+            json,
+        } => {
+            let d = reduction::theorem_5_3(
+                &q("alpha", alpha)?,
+                &q("delta", delta)?,
+                *samples,
+                &q("tau", tau)?,
+                &q("beta", beta)?,
+            )
+            .map_err(ul)?;
+            if *json {
+                println!(
+                    "{}",
+                    json!({"epsilon": format_rational(&d.epsilon), "epsilon_upper": f64_up(&d.epsilon),
+                           "tau": format_rational(&d.tau), "delta": format_rational(&d.delta)})
+                );
+            } else {
+                println!(
+                    "BoundedEMDReduction with s = {samples} is (ε, τ, δ)-discrete d_EM-DP with ε ≤ {}, τ = {}, δ = {} (Theorem 5.3, proven upper bound).",
+                    short(&d.epsilon),
+                    format_rational(&d.tau),
+                    short(&d.delta)
+                );
+            }
+            Ok(0)
+        }
+    }
+}
+
+fn open_users(path: &str) -> Result<Box<dyn std::io::BufRead>, String> {
+    if path == "-" {
+        Ok(Box::new(BufReader::new(std::io::stdin())))
+    } else {
+        let f = std::fs::File::open(path).map_err(|e| format!("--users: {path}: {e}"))?;
+        Ok(Box::new(BufReader::new(f)))
+    }
+}
+
+fn open_output(path: &str) -> Result<Box<dyn Write>, String> {
+    if path == "-" {
+        Ok(Box::new(std::io::BufWriter::new(std::io::stdout())))
+    } else {
+        let f = std::fs::File::create(path).map_err(|e| format!("--output: {path}: {e}"))?;
+        Ok(Box::new(std::io::BufWriter::new(f)))
+    }
+}
+
+fn say(json: bool, value: serde_json::Value, sentence: String) {
+    if json {
+        eprintln!("{value}");
+    } else {
+        eprintln!("{sentence}");
+    }
+}
+
+fn write_err(e: std::io::Error) -> String {
+    format!("--output: cannot write: {e}")
+}
+
+fn parse_query(
+    space: &Space,
+    labels: Option<&[String]>,
+    spec: &str,
+    norm: Norm,
+) -> Result<LinearQuery, String> {
+    let names = ItemNames::new(space.n(), labels);
+    let site = |s: &str| -> Result<usize, String> {
+        names
+            .parse(&if s.parse::<u64>().is_ok() {
+                format!("[{s}]")
+            } else {
+                format!("[{s:?}]")
+            })
+            .map(|v| v[0])
+            .map_err(|e| format!("--query: {e}"))
+    };
+    let parts: Vec<&str> = spec.split(':').collect();
+    let query = match parts.as_slice() {
+        ["average"] => LinearQuery::average(space, norm),
+        ["distance", c] => LinearQuery::distance_to(space, site(c)?),
+        ["region", c, r, w] => LinearQuery::region(space, site(c)?, &q("query", r)?, &q("query", w)?),
+        ["similarity", v] => {
+            let c = v.split(',').map(|x| q("query", x)).collect::<Result<Vec<_>, _>>()?;
+            LinearQuery::similarity(space, &c)
+        }
+        _ => return Err(format!("--query: unknown query {spec:?} (average, distance:SITE, region:SITE:RADIUS:WIDTH, similarity:v1,v2,…)")),
+    };
+    query.map_err(ul)
+}
+
+pub(crate) fn release(k: &ReleaseKind) -> Result<i32, String> {
+    match k {
+        ReleaseKind::Linear(a) => linear(a),
+        ReleaseKind::ItemWise(a) => item_wise(a),
+        ReleaseKind::Freq(a) => freq(a),
+    }
+}
+
+fn linear(a: &LinearArgs) -> Result<i32, String> {
+    let (space, labels) = space_labels(&a.space)?;
+    let norm = Norm::from_name(&a.norm).ok_or("--norm: expected l1, l2 or linf")?;
+    let query = parse_query(&space, labels.as_deref(), &a.query, norm)?;
+    let alpha = q("alpha", &a.alpha)?;
+    let names = ItemNames::new(space.n(), labels.as_deref());
+    let mut rng = privatize::rng(a.io.seed);
+    let mut out = open_output(&a.io.output)?;
+    let mut budget = Budget::new(a.budget);
+    match a.model {
+        ModelArg::Local => {
+            let mech =
+                PrivEmdLinear::new(&space, query, &alpha, Scope::Local, &mut budget).map_err(ul)?;
+            let users = for_each_user(open_users(&a.io.users)?, &names, |items| {
+                let z = mech.release(&items, &mut rng);
+                writeln!(out, "{}", json!(z)).map_err(|e| e.to_string())
+            })
+            .map_err(|e| e.to_string())?;
+            out.flush().map_err(write_err)?;
+            say(
+                a.io.json,
+                json!({"mechanism": "PrivEMDLinear", "model": "local", "users": users,
+                       "alpha": format_rational(&alpha), "lipschitz": format_rational(&mech.l),
+                       "noise_scale": mech.scale(), "guarantee": "alpha-unbounded local d_EM-DP (Lemma 4.2)"}),
+                format!(
+                    "PrivEMDLinear released {users} users: each release is {}-unbounded local d_EM-DP (Lemma 4.2; l ≤ {} computed from the query, noise scale l/α = {:.6e}).",
+                    a.alpha, short(&mech.l), mech.scale()
+                ),
+            );
+        }
+        ModelArg::Central => {
+            // One pass: exact sums and the common size m; the noise needs n, known at the end.
+            let mut sums = vec![Q::from(0u32); query.dim()];
+            let mut m: Option<usize> = None;
+            let users = for_each_user(open_users(&a.io.users)?, &names, |items| {
+                match m {
+                    None => m = Some(items.len()),
+                    Some(m) if m != items.len() => {
+                        return Err(format!("user has {} items, others {m}: the central release is bounded d_EM-DP (equal sizes); resample with `mdp account reduction`'s Algorithm 3", items.len()))
+                    }
+                    _ => {}
+                }
+                for x in items {
+                    for (s, v) in sums.iter_mut().zip(&query.columns[x]) {
+                        *s += v;
+                    }
+                }
+                Ok(())
+            })
+            .map_err(|e| e.to_string())?;
+            if users == 0 {
+                return Err("--users: no users".into());
+            }
+            let total = Q::from(users * m.unwrap_or(0) as u64);
+            let value: Vec<Q> = sums.into_iter().map(|s| s / &total).collect();
+            let mech = PrivEmdLinear::new(
+                &space,
+                query,
+                &alpha,
+                Scope::Central { n: users },
+                &mut budget,
+            )
+            .map_err(ul)?;
+            let z = mech.release_value(&value, &mut rng);
+            writeln!(out, "{}", json!(z)).map_err(write_err)?;
+            out.flush().map_err(write_err)?;
+            say(
+                a.io.json,
+                json!({"mechanism": "PrivEMDLinear", "model": "central", "users": users, "items_per_user": m,
+                       "alpha": format_rational(&alpha), "lipschitz": format_rational(&mech.l),
+                       "noise_scale": mech.scale(), "guarantee": "alpha-bounded central d_EM-DP (Lemma 4.2)"}),
+                format!(
+                    "PrivEMDLinear released the mean of {users} users × {} items: {}-bounded central d_EM-DP (Lemma 4.2; l ≤ {}, noise scale l/(αn) = {:.6e}).",
+                    m.unwrap_or(0), a.alpha, short(&mech.l), mech.scale()
+                ),
+            );
+        }
+    }
+    Ok(0)
+}
+
+/// The diameter's rational upper bound (for [`Units`]).
+fn diameter_hi(space: &Space) -> Result<Q, String> {
+    let n = space.n();
+    if n.saturating_mul(n) > 50_000_000 {
+        return Err("--mechanism: space too large for the diameter bound".into());
+    }
+    let mut d = Q::from(0u32);
+    for i in 0..n {
+        for j in i + 1..n {
+            let h = space.enclosure(i, j, 64).hi;
+            if h > d {
+                d = h;
+            }
+        }
+    }
+    if d == 0u32 {
+        return Err("--mechanism: the space has diameter 0".into());
+    }
+    let e = d.floor_log2_abs();
+    Ok(d.round_to_pow2_grid(e - 64, mdp::exact::Round::Up))
+}
+
+/// The better of Theorem 4.4 and composition for users of m items (normalised α).
+fn item_wise_guarantee(model: Model, alpha0: &Q, delta: &Q) -> (Q, Q, &'static str) {
+    let comp = shuffle::composition(model, alpha0);
+    match shuffle::item_wise(model, alpha0, delta) {
+        Ok(g) if g.alpha < comp => (g.alpha, g.delta, "Theorem 4.4 (shuffling)"),
+        _ => (
+            comp,
+            Q::from(0u32),
+            "composition (no amplification at this N, α₀, δ)",
+        ),
+    }
+}
+
+fn item_wise(a: &ItemWiseArgs) -> Result<i32, String> {
+    let bytes = io::read_source(&a.mechanism, &Limits::default())
+        .map_err(|e| format!("--mechanism: {e}"))?;
+    let mut file = io::read_mechanism(&bytes, &Limits::default()).map_err(|e| e.to_string())?;
+    file.matrix = privatize::normalized(&file.matrix);
+    let opts = audit::Options {
+        epsilon: a
+            .require_epsilon
+            .as_deref()
+            .map(|e| q("require-epsilon", e))
+            .transpose()?,
+        ..audit::Options::default()
+    };
+    let report = audit::audit_with(&file, &opts, &mdp::progress::Console::new(false, 2.0))
+        .map_err(|e| e.to_string())?;
+    if report.verdict != Verdict::Pass {
+        eprint!(
+            "mdp: {} does not pass the audit; refusing to use it\n{}",
+            a.mechanism,
+            audit::human(&report)
+        );
+        return Ok(audit::EXIT_FAIL);
+    }
+    let eps = opts.epsilon.clone().unwrap_or_else(|| file.epsilon.clone());
+    let delta = q("delta", &a.delta)?;
+    let labels = match &a.space {
+        Some(spec) => {
+            let (s, l) = space_labels(spec)?;
+            if io::space_to_value(&s) != io::space_to_value(&file.space) {
+                return Err(format!("--space: {spec} is not the mechanism's metric"));
+            }
+            l
+        }
+        None => None,
+    };
+    let units = Units {
+        diameter: diameter_hi(&file.space)?,
+    };
+    let alpha0 = units.alpha0(&eps);
+    let names = ItemNames::new(file.space.n(), labels.as_deref());
+    let rows: Vec<ExactRow> = (0..file.matrix.rows)
+        .map(|u| ExactRow::new(file.matrix.row(u)))
+        .collect();
+    let out_names: Vec<String> = (0..file.matrix.cols).map(|c| c.to_string()).collect();
+    let mut rng = privatize::rng(a.io.seed);
+    let mut out = open_output(&a.io.output)?;
+    let mut m_seen: Option<usize> = None;
+    let mut counts = vec![0u64; file.matrix.cols];
+    let central = matches!(a.model, ModelArg::Central);
+    let mut sizes_differ = false;
+    let users = for_each_user(open_users(&a.io.users)?, &names, |items| {
+        match m_seen {
+            None => m_seen = Some(items.len()),
+            Some(m) if m != items.len() => sizes_differ = true,
+            _ => {}
+        }
+        let mut ys: Vec<usize> = items.iter().map(|&x| rows[x].sample(&mut rng)).collect();
+        if central {
+            for y in ys {
+                counts[y] += 1;
+            }
+            Ok(())
+        } else {
+            ys.shuffle(&mut rng);
+            let v: Vec<&str> = ys.iter().map(|&y| out_names[y].as_str()).collect();
+            writeln!(out, "{}", json!(v)).map_err(|e| e.to_string())
+        }
+    })
+    .map_err(|e| e.to_string())?;
+    if central {
+        if sizes_differ {
+            return Err("--users: users of different sizes: the shuffle accountant is for bounded d_EM-DP (equal sizes)".into());
+        }
+        writeln!(out, "{}", json!({"counts": counts})).map_err(write_err)?;
+    }
+    out.flush().map_err(write_err)?;
+    let m = m_seen.unwrap_or(0) as u64;
+    if users == 0 {
+        return Err("--users: no users".into());
+    }
+    let model = if central {
+        Model::Central { n: users, m }
+    } else {
+        Model::Local { m }
+    };
+    let (alpha_n, delta_u, how) = if sizes_differ {
+        (Q::from(0u32), Q::from(0u32), "")
+    } else {
+        item_wise_guarantee(model, &alpha0, &delta)
+    };
+    let per_unit = units.per_unit(&alpha_n);
+    let scope = if central { "central" } else { "local" };
+    if sizes_differ {
+        eprintln!("mdp: users have different sizes; each user's release is (m·ε)·d_EM-private by composition at its own m");
+    } else {
+        say(
+            a.io.json,
+            json!({"mechanism": "PrivEMDItemWise", "model": scope, "users": users, "items_per_user": m,
+                   "epsilon_item": format_rational(&eps), "diameter_upper": format_rational(&units.diameter),
+                   "alpha0": f64_up(&alpha0), "alpha_per_unit": format_rational(&per_unit),
+                   "alpha_per_unit_upper": f64_up(&per_unit), "delta": format_rational(&delta_u),
+                   "delta_upper": f64_up(&delta_u), "by": how}),
+            format!(
+                "PrivEMDItemWise released {users} users × {m} items ({scope}): (α, δ)-bounded {scope} d_EM-DP with α ≤ {} per unit of distance and δ ≤ {} by {how} (item ε = {} per unit, α₀ = ε·diameter ≤ {}).",
+                short(&per_unit), short(&delta_u), format_rational(&eps), short(&alpha0)
+            ),
+        );
+    }
+    Ok(0)
+}
+
+fn freq(a: &FreqArgs) -> Result<i32, String> {
+    let space = Clustered::new(a.clusters, a.size, q("r", &a.r)?).map_err(ul)?;
+    let (alpha, delta) = (q("alpha", &a.alpha)?, q("delta", &a.delta)?);
+    // Two passes over the file (constant memory): α₀ depends on n and m, known after the
+    // first.
+    if a.io.users == "-" {
+        return Err(
+            "--users: the frequency release reads its file twice; give a file, not -".into(),
+        );
+    }
+    let labels = space.labels();
+    let names = ItemNames::new(space.k(), Some(&labels));
+    let mut m_seen: Option<usize> = None;
+    let users = for_each_user(open_users(&a.io.users)?, &names, |items| {
+        match m_seen {
+            None => m_seen = Some(items.len()),
+            Some(m) if m != items.len() => {
+                return Err("users of different sizes (bounded d_EM-DP needs equal sizes)".into())
+            }
+            _ => {}
+        }
+        Ok(())
+    })
+    .map_err(|e| e.to_string())?;
+    if users == 0 {
+        return Err("--users: no users".into());
+    }
+    let m = m_seen.unwrap_or(0) as u64;
+    let model = match a.model {
+        ModelArg::Local => Model::Local { m },
+        ModelArg::Central => Model::Central { n: users, m },
+    };
+    let (alpha0, g_alpha, g_delta, how) = match shuffle::max_alpha0(model, &alpha, &delta) {
+        Ok(inv) if inv.alpha0 > &alpha / Q::from(m) => (
+            inv.alpha0,
+            inv.guarantee.alpha,
+            inv.guarantee.delta,
+            "Theorem 4.4",
+        ),
+        _ => {
+            let a0 = &alpha / Q::from(m);
+            (a0.clone(), Q::from(m) * a0, Q::from(0u32), "composition")
+        }
+    };
+    let rr = ClusteredRr::new(space.clone(), &alpha0).map_err(ul)?;
+    // The randomizer, certified as an mdp/1 matrix before any item is randomized.
+    let doc = io::mechanism_to_value(
+        &alpha0,
+        &rr.space.space(),
+        &rr.matrix(),
+        json!({"mechanism": "clustered k-RR (Imola et al. 2024, Algorithm 4)"}),
+    );
+    let cert = Certified::certify(&doc, &mdp::progress::Silent)
+        .map_err(|e| format!("the randomizer: {e}"))?;
+    debug_assert_eq!(cert.report().verdict, Verdict::Pass);
+    let mut rng = privatize::rng(a.io.seed);
+    let rows: Vec<ExactRow> = (0..space.k())
+        .map(|x| ExactRow::new(&(0..space.k()).map(|y| rr.prob(x, y)).collect::<Vec<_>>()))
+        .collect();
+    let mut counts = vec![0u64; space.k()];
+    for_each_user(open_users(&a.io.users)?, &names, |items| {
+        for x in items {
+            counts[rows[x].sample(&mut rng)] += 1;
+        }
+        Ok(())
+    })
+    .map_err(|e| e.to_string())?;
+    let p = rr.estimate(&counts).map_err(ul)?;
+    let mut out = open_output(&a.io.output)?;
+    let v: Vec<f64> = p.iter().map(f64_nearest).collect();
+    writeln!(out, "{}", json!(v)).map_err(write_err)?;
+    out.flush().map_err(write_err)?;
+    say(
+        a.io.json,
+        json!({"mechanism": "FreqEstLocal", "users": users, "items_per_user": m, "alpha0": format_rational(&alpha0),
+               "alpha": format_rational(&g_alpha), "delta": format_rational(&g_delta), "by": how,
+               "predicted_error_bound": rr.error_bound(users * m)}),
+        format!(
+            "FreqEstLocal on {} clusters × {} items: α₀ = {} (certified clustered k-RR), (α, δ)-bounded d_EM-DP with α ≤ {} and δ ≤ {} by {how}; Theorem 6.6 predicts E d_EM ≤ {:.4e}.",
+            a.clusters, a.size, short(&alpha0), short(&g_alpha), short(&g_delta), rr.error_bound(users * m)
+        ),
+    );
+    Ok(0)
+}

@@ -1,0 +1,122 @@
+//! User-level metric differential privacy via the earth mover's distance (Imola, Roy
+//! Chowdhury, Chaudhuri, CCS 2024; `spec/user-level.md`). One module per paper object:
+//!
+//! * [`emd`]: d_EM between two datasets over a finite metric space (Definition 2.4),
+//!   exact for rational distances, enclosed for irrational ones; the assignment form of
+//!   Lemma 2.1 for equal sizes;
+//! * [`priv_emd_linear`]: linear queries with a Lipschitz column map (Theorem 4.1) and
+//!   their K-norm release (Algorithm 1, Lemma 4.2);
+//! * [`shuffle`]: the accountant of item-wise release with amplification by shuffling
+//!   (Algorithm 2, Lemma B.1, Theorems 4.3/4.4, equations 6–7), with directed rounding;
+//! * [`reduction`]: sampling with replacement to a fixed size and the bounded→unbounded
+//!   guarantee (Algorithm 3, Lemma 5.2, Theorem 5.3);
+//! * [`freq`]: frequency estimation on a clustered metric (§6.2, Algorithm 4): the
+//!   randomizer as an exact matrix, its exact inverse and the baselines of Table 2;
+//! * [`users`]: reading users (JSON lines, one list of items per line), streaming.
+//!
+//! The paper's metric is normalised, d ≤ 1; [`Units`] converts a space's distances (with
+//! a rational upper bound of the diameter) to that scale and the guarantees back.
+
+pub mod emd;
+pub mod freq;
+pub mod priv_emd_linear;
+pub mod reduction;
+pub mod shuffle;
+pub mod users;
+
+use crate::exact::Q;
+use thiserror::Error;
+
+/// A user-level parameter or computation that cannot proceed: the field and the reason.
+#[derive(Clone, Debug, PartialEq, Error)]
+pub enum UserLevelError {
+    /// A parameter out of its range (`α ≤ 0`, `δ ∉ (0, 1)`, a query of the wrong shape …).
+    #[error("{field}: {message}")]
+    Invalid { field: String, message: String },
+    /// An exact computation went past its stated budget.
+    #[error("{what}: over the budget of {budget} exact operations (raise --budget)")]
+    Budget { what: String, budget: u64 },
+}
+
+/// [`UserLevelError::Invalid`] from its parts.
+pub fn invalid(field: impl Into<String>, message: impl Into<String>) -> UserLevelError {
+    UserLevelError::Invalid {
+        field: field.into(),
+        message: message.into(),
+    }
+}
+
+/// A count of exact operations a computation may still spend (hostile-input rule: every
+/// exact computation a file can trigger counts against a stated budget).
+#[derive(Clone, Debug)]
+pub struct Budget {
+    limit: u64,
+    left: u64,
+}
+
+impl Budget {
+    /// The default: 5·10⁷ exact operations (a few seconds).
+    pub const DEFAULT: u64 = 50_000_000;
+
+    pub fn new(limit: u64) -> Budget {
+        Budget { limit, left: limit }
+    }
+
+    /// Spend `n` operations of `what`; an error once the budget is exhausted.
+    pub fn spend(&mut self, n: u64, what: &str) -> Result<(), UserLevelError> {
+        if n > self.left {
+            self.left = 0;
+            return Err(UserLevelError::Budget {
+                what: what.to_string(),
+                budget: self.limit,
+            });
+        }
+        self.left -= n;
+        Ok(())
+    }
+}
+
+impl Default for Budget {
+    fn default() -> Self {
+        Budget::new(Budget::DEFAULT)
+    }
+}
+
+/// The paper's normalisation d ≤ 1 on a space of diameter D, through a rational
+/// `diameter ≥ D` (`spec/user-level.md`, "Units"): an ε·d-private randomizer is
+/// (ε·diameter)·(d/diameter)-private, and a guarantee α·d_EM/diameter in normalised units
+/// is (α/diameter)·d_EM per unit of the space. Both conversions are exact.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Units {
+    pub diameter: Q,
+}
+
+impl Units {
+    /// α₀ in normalised units for an item-level ε per unit of the space.
+    pub fn alpha0(&self, epsilon_per_unit: &Q) -> Q {
+        epsilon_per_unit * &self.diameter
+    }
+
+    /// α per unit of the space for a normalised α.
+    pub fn per_unit(&self, alpha_normalised: &Q) -> Q {
+        alpha_normalised / &self.diameter
+    }
+}
+
+/// `x > 0` or an error naming `field`.
+pub(crate) fn positive(x: &Q, field: &str) -> Result<(), UserLevelError> {
+    if *x > 0u32 {
+        Ok(())
+    } else {
+        Err(invalid(field, "must be > 0"))
+    }
+}
+
+/// `δ ∈ (0, 1)` or an error naming `field`.
+pub(crate) fn probability(x: &Q, field: &str) -> Result<(), UserLevelError> {
+    if *x > 0u32 && *x < 1u32 {
+        Ok(())
+    } else {
+        Err(invalid(field, "must be in (0, 1)"))
+    }
+}

@@ -260,10 +260,11 @@ pub fn laplace_baseline<R: Rng + ?Sized>(
         .collect()
 }
 
-/// The cost of the transport plan of Theorem 6.5's proof (D.2) between p and p' on the
-/// clustered metric, an upper bound of d_EM(p, p') (entries may be negative, as estimates
-/// are): inside each cluster the matched part of the surplus moves at cost r, and the
-/// cluster totals move across at cost 1, Σ_c |P_c − P'_c| / 2 in all.
+/// d_EM(p, p') on the clustered metric, by the transport plan of Theorem 6.5's proof (D.2):
+/// inside each cluster the matched part of the surplus moves at cost r, and the cluster
+/// totals move across at cost 1. Its cost is (r/2)·‖v‖₁ + ((1−r)/2)·‖vB‖₁ for v = p − p'
+/// (B sums clusters), which is d_EM exactly for probability vectors (`spec/user-level.md`;
+/// tested against the exact transport) and defines the error of signed estimates.
 pub fn clustered_emd(space: &Clustered, p: &[f64], q: &[f64]) -> f64 {
     let s = space.size;
     let r = crate::exact::f64_nearest(&space.r);

@@ -162,8 +162,9 @@ pub fn alpha0_cap(n_items: u64, delta: &Q) -> Option<Q> {
     (cap > 0u32).then_some(cap)
 }
 
-/// Theorem 4.3: changing κ of the N items by total distance Δ (0 < Δ ≤ κ ≤ N) costs
-/// ε = κ·F_N(Δ/κ) and δ' = Σ_{i<κ} e^{iε/κ}·δ ≤ κ·e^{ε(κ−1)/κ}·δ (the bound returned).
+/// Theorem 4.3: changing κ of the N items by total distance Δ (0 ≤ Δ ≤ κ ≤ N) costs
+/// ε = κ·F_N(Δ/κ) and δ' = Σ_i e^{ε_1+…+ε_{i−1}}·δ ≤ κ·e^{ε}·δ (the bound returned: the
+/// sharper Σ_{i<κ} e^{iε/κ}·δ needs the hybrids ordered by distance, `spec/user-level.md`).
 pub fn hybrid(
     n_items: u64,
     alpha0: &Q,
@@ -183,8 +184,7 @@ pub fn hybrid(
         ));
     }
     let eps = f_n(n_items, alpha0, delta, &(total_distance / &k)).scale(&k);
-    let frac = Q::from(changed - 1) / &k;
-    let d = exp(&eps.scale(&frac)).scale(&(k * delta));
+    let d = exp(&Interval::point(eps.hi.clone())).scale(&(k * delta));
     Ok(Guarantee {
         alpha: eps.hi,
         delta: round(d).hi,
@@ -223,8 +223,10 @@ pub fn fmt_group(model: Model, alpha0: &Q, delta: &Q) -> Result<Guarantee, UserL
     })
 }
 
-/// Basic composition without shuffling: matching items along the optimal permutation of
-/// Lemma 2.1, the item-wise release is exactly (m·α₀)·d_EM-private (δ = 0).
+/// Basic composition: matching items along the optimal permutation of Lemma 2.1, the
+/// shuffled (multiset) item-wise release is (m·α₀)·d_EM-private with δ = 0, with or
+/// without amplification (a release in the data's own order is not: it reveals which
+/// item changed).
 pub fn composition(model: Model, alpha0: &Q) -> Q {
     Q::from(model.m()) * alpha0
 }

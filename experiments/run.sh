@@ -26,3 +26,12 @@ fi
 if [[ $kind == all || $kind == ablation ]]; then
   $MDP experiment ablation --space $S/text200.json --name text200 --target 2 --out-dir experiments
 fi
+if [[ $kind == all || $kind == user-level ]]; then
+  # Imola, Roy Chowdhury, Chaudhuri 2024 (a few minutes): accountant vs N, linear queries and
+  # frequency estimation against user-level DP baselines (EXPERIMENTS.md, "User-level").
+  $MDP experiment user-level --space $S/romeroad300.json --prior $S/rome_freq_prior.json \
+    --users 1000,10000,100000 --trials 10 --out-dir experiments
+  # the same frequency comparison with r = 0.01 (the paper's regime α·r ≈ ε, α ≫ ε)
+  $MDP experiment user-level --space $S/romeroad300.json --prior $S/rome_freq_prior.json \
+    --users 1000,10000,100000 --trials 10 --r 0.01 --name r001 --out-dir experiments
+fi

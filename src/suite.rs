@@ -523,6 +523,9 @@ pub enum ExperimentKind {
         #[arg(long, default_value = "experiments")]
         out_dir: PathBuf,
     },
+    /// User-level d_EM privacy (Imola et al. 2024): the accountant, linear queries and
+    /// frequency estimation against their user-level DP baselines.
+    UserLevel(crate::user::ExperimentArgs),
     /// ConstOPTMech over r and λ at a fixed ε_tight (Table 3).
     Ablation {
         /// Space: `builtin:NAME`, a CSV or GeoJSON file of points, a JSON metric object, or an mdp/1 file.
@@ -717,6 +720,7 @@ pub fn experiment(kind: &ExperimentKind) -> Result<i32, String> {
             });
             experiment::write_csv(&out_dir.join(format!("ablation_{name}.csv")), &rows)?;
         }
+        ExperimentKind::UserLevel(a) => return crate::user::experiment(a),
     }
     Ok(0)
 }

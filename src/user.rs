@@ -59,6 +59,10 @@ pub(crate) enum AccountKind {
         /// δ: the item δ of the theorem (forward), the user-level target (inverse).
         #[arg(long)]
         delta: String,
+        /// Also give Theorem 4.3's loss m·F_N(t) for two users at d_EM = t ∈ [0, 1]
+        /// (tighter than α·t away from t = 0: F_N is concave).
+        #[arg(long)]
+        distance: Option<String>,
         #[arg(long)]
         json: bool,
     },
@@ -261,6 +265,7 @@ pub(crate) fn account(k: &AccountKind) -> Result<i32, String> {
             alpha0,
             alpha,
             delta,
+            distance,
             json,
         } => {
             let model = match users {
@@ -281,12 +286,30 @@ pub(crate) fn account(k: &AccountKind) -> Result<i32, String> {
                 _ => return Err("--alpha0 or --alpha: give exactly one".into()),
             };
             let fmt = shuffle::fmt_group(model, &a0, &item_delta).map_err(ul)?;
+            let at = match distance {
+                None => None,
+                Some(t) => {
+                    let t = q("distance", t)?;
+                    if t < 0u32 || t > 1u32 {
+                        return Err("--distance: must be in [0, 1] (normalised d_EM)".into());
+                    }
+                    let m = Q::from(model.m());
+                    let n_items = model.n_items().map_err(ul)?;
+                    let g = shuffle::hybrid(n_items, &a0, &item_delta, &(&m * &t), model.m())
+                        .map_err(ul)?;
+                    Some((t, g))
+                }
+            };
             let comp = shuffle::composition(model, &a0);
             let scope = if users.is_some() { "central" } else { "local" };
             if *json {
+                let at_json = at.as_ref().map(|(t, g)| {
+                    json!({"distance": format_rational(t), "epsilon_upper": f64_up(&g.alpha), "delta_upper": f64_up(&g.delta)})
+                });
                 println!(
                     "{}",
                     json!({
+                        "at_distance": at_json,
                         "model": scope, "items": items, "users": users,
                         "alpha0": format_rational(&a0), "alpha0_approx": f64_nearest(&a0),
                         "item_delta": format_rational(&item_delta),
@@ -307,6 +330,14 @@ pub(crate) fn account(k: &AccountKind) -> Result<i32, String> {
                     short(&comp),
                     short(&fmt.alpha)
                 );
+                if let Some((t, g)) = at {
+                    println!(
+                        "At d_EM = {}: loss ε ≤ {} with δ ≤ {} (Theorem 4.3, κ = m).",
+                        format_rational(&t),
+                        short(&g.alpha),
+                        short(&g.delta)
+                    );
+                }
             }
             Ok(0)
         }
@@ -555,6 +586,9 @@ fn item_wise(a: &ItemWiseArgs) -> Result<i32, String> {
     }
     let eps = opts.epsilon.clone().unwrap_or_else(|| file.epsilon.clone());
     let delta = q("delta", &a.delta)?;
+    if !(delta > 0u32 && delta < 1u32) {
+        return Err("--delta: must be in (0, 1)".into());
+    }
     let labels = match &a.space {
         Some(spec) => {
             let (s, l) = space_labels(spec)?;
@@ -599,13 +633,9 @@ fn item_wise(a: &ItemWiseArgs) -> Result<i32, String> {
         }
     })
     .map_err(|e| e.to_string())?;
-    if central {
-        if sizes_differ {
-            return Err("--users: users of different sizes: the shuffle accountant is for bounded d_EM-DP (equal sizes)".into());
-        }
-        writeln!(out, "{}", json!({"counts": counts})).map_err(write_err)?;
+    if central && sizes_differ {
+        return Err("--users: users of different sizes: the shuffle accountant is for bounded d_EM-DP (equal sizes); nothing written".into());
     }
-    out.flush().map_err(write_err)?;
     let m = m_seen.unwrap_or(0) as u64;
     if users == 0 {
         return Err("--users: no users".into());
@@ -622,8 +652,18 @@ fn item_wise(a: &ItemWiseArgs) -> Result<i32, String> {
     };
     let per_unit = units.per_unit(&alpha_n);
     let scope = if central { "central" } else { "local" };
+    if central {
+        // Written only now that the guarantee is known.
+        writeln!(out, "{}", json!({"counts": counts})).map_err(write_err)?;
+    }
+    out.flush().map_err(write_err)?;
     if sizes_differ {
-        eprintln!("mdp: users have different sizes; each user's release is (m·ε)·d_EM-private by composition at its own m");
+        say(
+            a.io.json,
+            json!({"mechanism": "PrivEMDItemWise", "model": scope, "users": users, "epsilon_item": format_rational(&eps),
+                   "guarantee": "each user of m items: (m·epsilon)·d_EM bounded local d_EM-DP by composition"}),
+            format!("PrivEMDItemWise released {users} users of different sizes (local): each user of m items is (m·ε)·d_EM-private among datasets of its own size (bounded local d_EM-DP, composition; item ε = {} per unit).", format_rational(&eps)),
+        );
     } else {
         say(
             a.io.json,
@@ -701,13 +741,20 @@ fn freq(a: &FreqArgs) -> Result<i32, String> {
         .map(|x| ExactRow::new(&(0..space.k()).map(|y| rr.prob(x, y)).collect::<Vec<_>>()))
         .collect();
     let mut counts = vec![0u64; space.k()];
-    for_each_user(open_users(&a.io.users)?, &names, |items| {
+    let again = for_each_user(open_users(&a.io.users)?, &names, |items| {
+        // The second pass must see the data the guarantee was computed for.
+        if items.len() as u64 != m {
+            return Err("the file changed between the two passes; nothing written".into());
+        }
         for x in items {
             counts[rows[x].sample(&mut rng)] += 1;
         }
         Ok(())
     })
     .map_err(|e| e.to_string())?;
+    if again != users {
+        return Err("--users: the file changed between the two passes; nothing written".into());
+    }
     let p = rr.estimate(&counts).map_err(ul)?;
     let mut out = open_output(&a.io.output)?;
     let v: Vec<f64> = p.iter().map(f64_nearest).collect();
@@ -724,4 +771,215 @@ fn freq(a: &FreqArgs) -> Result<i32, String> {
         ),
     );
     Ok(0)
+}
+
+#[derive(Args)]
+pub(crate) struct ExperimentArgs {
+    /// Space of the linear-query experiment (points; the average location is the query).
+    #[arg(long)]
+    space: String,
+    /// Item probabilities of the clustered space (a JSON array of clusters × size numbers).
+    #[arg(long)]
+    prior: String,
+    #[arg(long, default_value_t = 16)]
+    clusters: usize,
+    #[arg(long, default_value_t = 8)]
+    size: usize,
+    /// Distance inside a cluster (normalised).
+    #[arg(long, default_value = "0.2")]
+    r: String,
+    /// Users n (comma-separated).
+    #[arg(long, value_delimiter = ',', default_values = ["1000", "10000", "100000"])]
+    users: Vec<usize>,
+    /// Items per user m.
+    #[arg(long, default_value_t = 30)]
+    items: usize,
+    /// α values (normalised units; the baselines' ε equals α).
+    #[arg(long, value_delimiter = ',', default_values = ["0.5", "1", "2", "4", "8"])]
+    alphas: Vec<f64>,
+    #[arg(long, default_value = "1e-6")]
+    delta: f64,
+    /// Trials per point.
+    #[arg(long, default_value_t = 10)]
+    trials: usize,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    #[arg(long, default_value = "experiments")]
+    out_dir: std::path::PathBuf,
+    /// Suffix of the frequency files (user_level_freq_NAME.csv/.svg); the accountant and
+    /// linear files are written only without it.
+    #[arg(long)]
+    name: Option<String>,
+}
+
+fn series<T>(
+    rows: &[T],
+    key: impl Fn(&T) -> Option<(String, f64, f64)>,
+) -> Vec<(String, Vec<(f64, f64)>)> {
+    let mut out: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
+    for r in rows {
+        if let Some((name, x, y)) = key(r) {
+            match out.iter_mut().find(|(n, _)| *n == name) {
+                Some((_, v)) => v.push((x, y)),
+                None => out.push((name, vec![(x, y)])),
+            }
+        }
+    }
+    out
+}
+
+pub(crate) fn experiment(a: &ExperimentArgs) -> Result<i32, String> {
+    std::fs::create_dir_all(&a.out_dir).map_err(|e| format!("--out-dir: {e}"))?;
+    let w = |name: &str, text: String| -> Result<(), String> {
+        std::fs::write(a.out_dir.join(name), text).map_err(|e| format!("--out-dir: {name}: {e}"))
+    };
+    if a.alphas.iter().any(|x| !(*x > 0.0 && x.is_finite())) {
+        return Err("--alphas: every α must be finite and > 0".into());
+    }
+    if !(a.delta > 0.0 && a.delta < 1.0) {
+        return Err("--delta: must be in (0, 1)".into());
+    }
+    if a.users.iter().any(|&n| n == 0) || a.items == 0 || a.trials == 0 {
+        return Err("--users, --items, --trials: must be ≥ 1".into());
+    }
+    let freq_name = a
+        .name
+        .as_ref()
+        .map(|n| format!("user_level_freq_{n}"))
+        .unwrap_or("user_level_freq".into());
+    if a.name.is_none() {
+        accountant_and_linear(a, &w)?;
+    }
+    // 3. Frequency estimation on the clustered space.
+    let t = std::time::Instant::now();
+    let prior_v = serde_json::from_slice::<Vec<f64>>(
+        &std::fs::read(&a.prior).map_err(|e| format!("--prior: {e}"))?,
+    )
+    .map_err(|e| format!("--prior: {e}"))?;
+    let clustered = Clustered::new(a.clusters, a.size, q("r", &a.r)?).map_err(ul)?;
+    if prior_v.len() != clustered.k() || prior_v.iter().any(|x| !(*x >= 0.0 && x.is_finite())) {
+        return Err(format!(
+            "--prior: expected {} non-negative numbers",
+            clustered.k()
+        ));
+    }
+    let mut rng = privatize::rng(Some(a.seed));
+    let max_n = *a.users.iter().max().unwrap_or(&1);
+    let rows = mdp::user_level::evaluation::frequency(
+        &clustered, &prior_v, &a.users, a.items, &a.alphas, a.delta, a.trials, &mut rng,
+    )
+    .map_err(ul)?;
+    mdp::experiment::write_csv(&a.out_dir.join(format!("{freq_name}.csv")), &rows)?;
+    let ser = series(&rows, |r| {
+        (r.users as usize == max_n).then(|| (format!("{} {}", r.model, r.method), r.alpha, r.error))
+    });
+    w(
+        &format!("{freq_name}.svg"),
+        mdp::experiment::svg_chart(
+            &format!(
+                "Frequency estimation, {} × {} clustered items (r = {}), n = {max_n}",
+                a.clusters, a.size, a.r
+            ),
+            "α (baselines: ε = α or α·r)",
+            "mean d_EM(p̂, p)",
+            &ser,
+            true,
+        ),
+    )?;
+    eprintln!(
+        "frequency: {} rows, {:.2} s",
+        rows.len(),
+        t.elapsed().as_secs_f64()
+    );
+    Ok(0)
+}
+
+fn accountant_and_linear(
+    a: &ExperimentArgs,
+    w: &dyn Fn(&str, String) -> Result<(), String>,
+) -> Result<(), String> {
+    use mdp::experiment::{svg_chart, write_csv};
+    use mdp::user_level::evaluation;
+    // 1. The accountant: α₀ for a target α versus N.
+    let t = std::time::Instant::now();
+    let users: Vec<u64> = vec![
+        100,
+        1_000,
+        10_000,
+        100_000,
+        1_000_000,
+        10_000_000,
+        100_000_000,
+    ];
+    let rows =
+        evaluation::accountant(&users, &[a.items as u64], &[1.0, 10.0], a.delta).map_err(ul)?;
+    write_csv(&a.out_dir.join("user_level_accountant.csv"), &rows)?;
+    let mut ser = Vec::new();
+    for (label, f) in [
+        (
+            "shuffle (Thm 4.4)",
+            (|r: &evaluation::AccountRow| r.alpha0_shuffle) as fn(&evaluation::AccountRow) -> f64,
+        ),
+        ("FMT + group privacy", |r| r.alpha0_fmt),
+        ("composition α/m", |r| r.alpha0_composition),
+    ] {
+        for alpha in [1.0, 10.0] {
+            let pts: Vec<(f64, f64)> = rows
+                .iter()
+                .filter(|r| r.model == "central" && r.alpha == alpha)
+                .map(|r| ((r.n_items as f64).log10(), f(r)))
+                .collect();
+            ser.push((format!("{label}, α = {alpha}"), pts));
+        }
+    }
+    w(
+        "user_level_accountant.svg",
+        svg_chart(
+            &format!(
+                "Item-level α₀ allowed for user-level α (central, m = {}, δ = {})",
+                a.items, a.delta
+            ),
+            "log10 N = n·m",
+            "α₀",
+            &ser,
+            true,
+        ),
+    )?;
+    eprintln!(
+        "accountant: {} rows, {:.2} s",
+        rows.len(),
+        t.elapsed().as_secs_f64()
+    );
+    // 2. Linear queries on the space.
+    let t = std::time::Instant::now();
+    let (space, _) = space_labels(&a.space)?;
+    let query = LinearQuery::average(&space, Norm::L2).map_err(ul)?;
+    let diameter = diameter_hi(&space)?;
+    let mut rng = privatize::rng(Some(a.seed));
+    let max_n = *a.users.iter().max().unwrap_or(&1);
+    let all_users = evaluation::neighbourhood_users(&space, max_n, a.items, 20, &mut rng);
+    let rows = evaluation::linear(
+        &space, &query, &diameter, &all_users, &a.users, &a.alphas, a.trials, &mut rng,
+    )
+    .map_err(ul)?;
+    write_csv(&a.out_dir.join("user_level_linear.csv"), &rows)?;
+    let ser = series(&rows, |r| {
+        (r.users as usize == max_n).then(|| (format!("{} {}", r.model, r.method), r.alpha, r.error))
+    });
+    w(
+        "user_level_linear.svg",
+        svg_chart(
+            &format!("Average location, n = {max_n} users × {} items", a.items),
+            "α (= ε of the baselines), per diameter",
+            "mean error",
+            &ser,
+            true,
+        ),
+    )?;
+    eprintln!(
+        "linear: {} rows, {:.2} s",
+        rows.len(),
+        t.elapsed().as_secs_f64()
+    );
+    Ok(())
 }

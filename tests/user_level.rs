@@ -10,7 +10,9 @@ use mdp::metric::{MetricKind, Space};
 use mdp::privatize::rng;
 use mdp::user_level::emd::{assignment, emd, transport, Histogram};
 use mdp::user_level::freq::{clustered_emd, Clustered, ClusteredRr};
-use mdp::user_level::priv_emd_linear::{lipschitz, LinearQuery, Norm, PrivEmdLinear, Scope};
+use mdp::user_level::priv_emd_linear::{
+    lipschitz, unit_ball, LinearQuery, Norm, PrivEmdLinear, Scope,
+};
 use mdp::user_level::reduction::{projection_bound, sample_with_replacement};
 use mdp::user_level::shuffle::{self, Model};
 use mdp::user_level::Budget;
@@ -25,7 +27,10 @@ fn q(s: &str) -> Q {
 /// A manhattan space of integer points in [0, 20]².
 fn arb_grid(max_n: usize) -> impl Strategy<Value = Space> {
     prop::collection::vec((0i64..20, 0i64..20), 2..=max_n).prop_map(|pts| {
-        let pts = pts.into_iter().map(|(a, b)| vec![Q::from(a), Q::from(b)]).collect();
+        let pts = pts
+            .into_iter()
+            .map(|(a, b)| vec![Q::from(a), Q::from(b)])
+            .collect();
         Space::from_points(MetricKind::Manhattan, pts, None).unwrap()
     })
 }
@@ -35,7 +40,13 @@ fn hist(items: &[usize], n: usize) -> Histogram {
 }
 
 fn emd_q(space: &Space, a: &[usize], b: &[usize]) -> Q {
-    let v = emd(space, &hist(a, space.n()), &hist(b, space.n()), &mut Budget::default()).unwrap();
+    let v = emd(
+        space,
+        &hist(a, space.n()),
+        &hist(b, space.n()),
+        &mut Budget::default(),
+    )
+    .unwrap();
     assert!(v.is_point());
     v.lo
 }
@@ -133,7 +144,9 @@ fn emd_enclosure_for_irrational_metrics() {
     let pts = [(0, 0), (3, 4), (6, 8), (0, 5)];
     let e = Space::from_points(
         MetricKind::Euclidean,
-        pts.iter().map(|&(a, b)| vec![Q::from(a), Q::from(b)]).collect(),
+        pts.iter()
+            .map(|&(a, b)| vec![Q::from(a), Q::from(b)])
+            .collect(),
         None,
     )
     .unwrap();
@@ -149,18 +162,45 @@ fn emd_enclosure_for_irrational_metrics() {
         })
         .collect();
     let t = Space::from_table(table).unwrap();
-    let (x, y) = (vec![0, 1, 1], vec![2, 3]);
+    // Irrational distances ((3,4)–(0,5) = √10): the enclosure contains the best of the 6
+    // permutations computed in floating point (to 1e-12), and is narrow.
+    let (x, y) = (vec![1, 1, 2], vec![3, 0, 3]);
     let ve = emd(&e, &hist(&x, 4), &hist(&y, 4), &mut Budget::default()).unwrap();
-    // (0,5)–(0,0) = 5, (3,4)-(0,5) irrational: not all Pythagorean, so compare only bounds.
-    let vt_lo = ve.lo.clone();
-    assert!(vt_lo <= ve.hi && ve.width() < q("1e-15"));
+    let fd = |i: usize, j: usize| {
+        let (a, b) = (pts[i], pts[j]);
+        (((a.0 - b.0) * (a.0 - b.0) + (a.1 - b.1) * (a.1 - b.1)) as f64).sqrt()
+    };
+    let perms = [
+        [0, 1, 2],
+        [0, 2, 1],
+        [1, 0, 2],
+        [1, 2, 0],
+        [2, 0, 1],
+        [2, 1, 0],
+    ];
+    let best = perms
+        .iter()
+        .map(|s| (0..3).map(|i| fd(x[i], y[s[i]])).sum::<f64>() / 3.0)
+        .fold(f64::INFINITY, f64::min);
+    let (lo, hi) = ve.to_f64_bounds();
+    assert!(
+        !ve.is_point() && lo <= best + 1e-12 && best - 1e-12 <= hi,
+        "{lo} {best} {hi}"
+    );
+    assert!(ve.width() < q("1e-15"));
     let (x, y) = (vec![0, 1], vec![1, 2]);
     let ve = emd(&e, &hist(&x, 4), &hist(&y, 4), &mut Budget::default()).unwrap();
     assert!(ve.is_point());
     assert_eq!(ve.lo, emd_q(&t, &x, &y));
     // Haversine (Rome): a narrow enclosure that brackets the float estimate.
     let rome = io::load_space("builtin:rome100", &io::Limits::default()).unwrap();
-    let v = emd(&rome, &hist(&[0, 1, 2], 100), &hist(&[3, 4], 100), &mut Budget::default()).unwrap();
+    let v = emd(
+        &rome,
+        &hist(&[0, 1, 2], 100),
+        &hist(&[3, 4], 100),
+        &mut Budget::default(),
+    )
+    .unwrap();
     assert!(!v.is_point() && v.width() < q("1e-12"));
 }
 
@@ -203,26 +243,39 @@ fn emd_l42_statistical_privacy() {
     let alpha = q("0.5");
     let draws = 100_000;
     let mut r = rng(Some(42));
-    let mut check = |scope: Scope, x: &[usize], y: &[usize], d_em: f64, judged: f64, under: bool| -> bool {
-        // `under`: the mechanism is built at 2α (half the noise) but judged at α.
-        let a = if under { &alpha * Q::from(2u32) } else { alpha.clone() };
-        let m = PrivEmdLinear::new(&space, query.clone(), &a, scope, &mut Budget::default()).unwrap();
-        let (vx, vy) = (query.value(x), query.value(y));
-        let t = mdp::exact::f64_nearest(&vy[0]);
-        let hits = |v: &[Q], r: &mut _| (0..draws).filter(|_| m.release_value(v, r)[0] <= t).count();
-        let (hy, hx) = (hits(&vy, &mut r), hits(&vx, &mut r));
-        refutes(hy, hx, draws, judged * d_em, 1e-6)
-    };
+    let mut check =
+        |scope: Scope, x: &[usize], y: &[usize], d_em: f64, judged: f64, under: bool| -> bool {
+            // `under`: the mechanism is built at 2α (half the noise) but judged at α.
+            let a = if under {
+                &alpha * Q::from(2u32)
+            } else {
+                alpha.clone()
+            };
+            let m = PrivEmdLinear::new(&space, query.clone(), &a, scope, &mut Budget::default())
+                .unwrap();
+            let (vx, vy) = (query.value(x), query.value(y));
+            let t = mdp::exact::f64_nearest(&vy[0]);
+            let hits =
+                |v: &[Q], r: &mut _| (0..draws).filter(|_| m.release_value(v, r)[0] <= t).count();
+            let (hy, hx) = (hits(&vy, &mut r), hits(&vx, &mut r));
+            refutes(hy, hx, draws, judged * d_em, 1e-6)
+        };
     // Local: X = {3}, X' = {1, 1}: d_EM = 2 · (1/1)... (point masses at 3 and 1: d_EM = 2).
     let a = 0.5;
     assert!(!check(Scope::Local, &[3], &[1, 1], 2.0, a, false));
-    assert!(check(Scope::Local, &[3], &[1, 1], 2.0, a, true), "power: σ/2 not refuted");
+    assert!(
+        check(Scope::Local, &[3], &[1, 1], 2.0, a, true),
+        "power: σ/2 not refuted"
+    );
     // Central: n = 4 users of 2 items; one user moves from {4, 4} to {2, 2}: d_EM = 2.
     let base = [0usize, 1, 2, 3, 0, 1];
     let x: Vec<usize> = base.iter().copied().chain([4, 4]).collect();
     let y: Vec<usize> = base.iter().copied().chain([2, 2]).collect();
     assert!(!check(Scope::Central { n: 4 }, &x, &y, 2.0, a, false));
-    assert!(check(Scope::Central { n: 4 }, &x, &y, 2.0, a, true), "power: σ/2 not refuted");
+    assert!(
+        check(Scope::Central { n: 4 }, &x, &y, 2.0, a, true),
+        "power: σ/2 not refuted"
+    );
 }
 
 /// The K-norm noise has ‖R·U‖ ~ Gamma(d, scale) in law: mean d·scale (checked on l1, l2,
@@ -231,13 +284,16 @@ fn emd_l42_statistical_privacy() {
 fn k_norm_noise_has_the_gamma_norm() {
     let space = Space::from_points(
         MetricKind::Manhattan,
-        (0..4).map(|i| vec![Q::from(i), Q::from(i * i), Q::from(1)]).collect(),
+        (0..4)
+            .map(|i| vec![Q::from(i), Q::from(i * i), Q::from(1)])
+            .collect(),
         None,
     )
     .unwrap();
     for norm in [Norm::L1, Norm::L2, Norm::Linf] {
         let query = LinearQuery::average(&space, norm).unwrap();
-        let m = PrivEmdLinear::new(&space, query, &q("1"), Scope::Local, &mut Budget::default()).unwrap();
+        let m = PrivEmdLinear::new(&space, query, &q("1"), Scope::Local, &mut Budget::default())
+            .unwrap();
         let mut r = rng(Some(7));
         let n = 40_000;
         let nrm = |v: &[f64]| match norm {
@@ -248,7 +304,26 @@ fn k_norm_noise_has_the_gamma_norm() {
         let mean = (0..n).map(|_| nrm(&m.noise(&mut r))).sum::<f64>() / n as f64;
         let (k, s) = (3.0f64, m.scale());
         let sd = (k.sqrt() * s) / (n as f64).sqrt();
-        assert!((mean - k * s).abs() < 5.0 * sd, "{norm:?}: mean {mean}, want {}", k * s);
+        assert!(
+            (mean - k * s).abs() < 5.0 * sd,
+            "{norm:?}: mean {mean}, want {}",
+            k * s
+        );
+        // The direction: ‖U‖ ~ Beta(d, 1) (mean d/(d+1), sd < 0.2) and each coordinate
+        // symmetric (mean 0, |U_i| ≤ 1).
+        let us: Vec<Vec<f64>> = (0..n).map(|_| unit_ball(norm, 3, &mut r)).collect();
+        let mean_norm = us.iter().map(|u| nrm(u)).sum::<f64>() / n as f64;
+        assert!(
+            (mean_norm - 0.75).abs() < 5.0 * 0.2 / (n as f64).sqrt(),
+            "{norm:?}: E‖U‖ = {mean_norm}"
+        );
+        for i in 0..3 {
+            let mi = us.iter().map(|u| u[i]).sum::<f64>() / n as f64;
+            assert!(
+                mi.abs() < 5.0 / (n as f64).sqrt(),
+                "{norm:?}: E U_{i} = {mi}"
+            );
+        }
     }
 }
 
@@ -291,9 +366,8 @@ fn hockey_stick_upper(p: &[Q], qd: &[Q], eps: &Q) -> Q {
 #[test]
 fn shuffle_exact_divergence_is_below_the_accountant() {
     let p1 = [q("3/5"), q("1/2"), q("2/5")];
-    let dist = |i: usize, j: usize| -> Q {
-        Q::from_unsigneds((i as i64 - j as i64).unsigned_abs(), 2u64)
-    };
+    let dist =
+        |i: usize, j: usize| -> Q { Q::from_unsigneds((i as i64 - j as i64).unsigned_abs(), 2u64) };
     // The randomizer is α₀·d-private: every ratio of both columns within e^{α₀·d}.
     let alpha0 = q("9/20");
     for i in 0..3 {
@@ -306,7 +380,9 @@ fn shuffle_exact_divergence_is_below_the_accountant() {
     let delta = q("1/100");
     let n_items = 200u64;
     let mut r = rng(Some(3));
-    let background: Vec<usize> = (0..n_items).map(|_| rand::Rng::gen_range(&mut r, 0..3)).collect();
+    let background: Vec<usize> = (0..n_items)
+        .map(|_| rand::Rng::gen_range(&mut r, 0..3))
+        .collect();
     let probs = |xs: &[usize]| -> Vec<Q> { xs.iter().map(|&x| p1[x].clone()).collect() };
     // One item changed by t ∈ {½, 1}: D_{e^{F_N(t)}} ≤ δ, both directions.
     for (from, to) in [(0usize, 1usize), (0, 2), (1, 2)] {
@@ -323,8 +399,10 @@ fn shuffle_exact_divergence_is_below_the_accountant() {
             assert!(hockey_stick_upper(&px, &py, &Q::from(0u32)) > q("1/1000"));
         }
     }
-    // κ = 20 items changed (a user of 20 items moved by d_EM = Δ/κ).
-    for k in [5usize, 20] {
+    // κ = 3, 5 items changed (a user of κ items moved by d_EM = Δ/κ), at δ = 1/1000 (the
+    // κ·e^ε·δ bound is vacuous at δ = 1/100).
+    let delta = q("1/1000");
+    for k in [3usize, 5] {
         let mut x = background.clone();
         let mut y = background.clone();
         let mut total = Q::from(0u32);
@@ -337,7 +415,10 @@ fn shuffle_exact_divergence_is_below_the_accountant() {
         let g = shuffle::hybrid(n_items, &alpha0, &delta, &total, k as u64).unwrap();
         assert!(hockey_stick_upper(&px, &py, &g.alpha) <= g.delta);
         // Theorem 4.4's linear slope, central form with n·m = N, m = κ.
-        let model = Model::Central { n: n_items / k as u64, m: k as u64 };
+        let model = Model::Central {
+            n: n_items / k as u64,
+            m: k as u64,
+        };
         let t = shuffle::item_wise(model, &alpha0, &delta).unwrap();
         let d_em = &total / Q::from(k as u64);
         assert!(hockey_stick_upper(&px, &py, &(&t.alpha * &d_em)) <= t.delta);
@@ -366,15 +447,27 @@ fn emd_l52_sampling_projection() {
     let (mut over, mut over_wrong) = (0, 0);
     for _ in 0..400 {
         let pairs: Vec<(usize, usize)> = (0..s)
-            .map(|_| if rand::Rng::gen::<bool>(&mut r) { (0, 0) } else { (1, 2) })
+            .map(|_| {
+                if rand::Rng::gen::<bool>(&mut r) {
+                    (0, 0)
+                } else {
+                    (1, 2)
+                }
+            })
             .collect();
         let (a, b): (Vec<usize>, Vec<usize>) = pairs.into_iter().unzip();
         let d = emd_q(&space, &a, &b);
         over += (d > bound) as usize;
         over_wrong += (d > big_d) as usize;
     }
-    assert!(over <= 40, "{over} exceedances of Lemma 5.2's bound in 400 trials");
-    assert!(over_wrong > 120, "power: the bound without deviation term exceeded only {over_wrong} times");
+    assert!(
+        over <= 40,
+        "{over} exceedances of Lemma 5.2's bound in 400 trials"
+    );
+    assert!(
+        over_wrong > 120,
+        "power: the bound without deviation term exceeded only {over_wrong} times"
+    );
     // Sampling with replacement draws only the user's own items.
     let y = sample_with_replacement(&[4, 7], 50, &mut r);
     assert!(y.iter().all(|v| *v == 4 || *v == 7) && y.len() == 50);
@@ -388,7 +481,8 @@ fn emd_freq_matrix_is_certified_and_inverted_exactly() {
     let sp = Clustered::new(3, 4, q("1/4")).unwrap();
     for a0 in ["1/2", "3", "8"] {
         let rr = ClusteredRr::new(sp.clone(), &q(a0)).unwrap();
-        let doc = io::mechanism_to_value(&rr.alpha0, &sp.space(), &rr.matrix(), serde_json::json!({}));
+        let doc =
+            io::mechanism_to_value(&rr.alpha0, &sp.space(), &rr.matrix(), serde_json::json!({}));
         let cert = Certified::certify(&doc, &mdp::progress::Silent).unwrap();
         assert_eq!(cert.report().verdict, Verdict::Pass);
         // Power: at 99 % of α₀ the within-cluster ratio a/b ≈ e^{α₀r} is too large.
@@ -422,8 +516,12 @@ fn emd_freq_matrix_is_certified_and_inverted_exactly() {
     let space = sp.space();
     let mut r = rng(Some(5));
     for _ in 0..20 {
-        let x: Vec<usize> = (0..6).map(|_| rand::Rng::gen_range(&mut r, 0..12)).collect();
-        let y: Vec<usize> = (0..6).map(|_| rand::Rng::gen_range(&mut r, 0..12)).collect();
+        let x: Vec<usize> = (0..6)
+            .map(|_| rand::Rng::gen_range(&mut r, 0..12))
+            .collect();
+        let y: Vec<usize> = (0..6)
+            .map(|_| rand::Rng::gen_range(&mut r, 0..12))
+            .collect();
         let p = |v: &[usize]| -> Vec<f64> {
             let mut h = vec![0.0; 12];
             for &i in v {
@@ -447,7 +545,9 @@ fn emd_freq_error_within_theorem_6_6() {
     // A skewed p: item x has weight x + 1.
     let total: usize = (1..=k).sum();
     let p: Vec<f64> = (1..=k).map(|w| w as f64 / total as f64).collect();
-    let data: Vec<usize> = (0..k).flat_map(|x| std::iter::repeat_n(x, (x + 1) * 100)).collect();
+    let data: Vec<usize> = (0..k)
+        .flat_map(|x| std::iter::repeat_n(x, (x + 1) * 100))
+        .collect();
     let mut r = rng(Some(9));
     let runs = 30;
     let (mut err, mut mean) = (0.0, vec![0.0; k]);
@@ -456,7 +556,12 @@ fn emd_freq_error_within_theorem_6_6() {
         for &x in &data {
             counts[rr.report(x, &mut r)] += 1;
         }
-        let est: Vec<f64> = rr.estimate(&counts).unwrap().iter().map(mdp::exact::f64_nearest).collect();
+        let est: Vec<f64> = rr
+            .estimate(&counts)
+            .unwrap()
+            .iter()
+            .map(mdp::exact::f64_nearest)
+            .collect();
         err += clustered_emd(&sp, &est, &p) / runs as f64;
         for (m, e) in mean.iter_mut().zip(&est) {
             *m += e / runs as f64;
@@ -481,16 +586,142 @@ fn user_level_bad_input_exit_2() {
     let empty = common::tmp("user_level", "empty.jsonl", Some(b"[0, 1]\n[]\n"));
     let outside = common::tmp("user_level", "outside.jsonl", Some(b"[0, 1000]\n"));
     let cases: Vec<(Vec<&str>, &str)> = vec![
-        (vec!["account", "item-wise", "--items", "30", "--users", "1000", "--alpha0", "0", "--delta", "1e-6"], "--alpha0"),
-        (vec!["account", "item-wise", "--items", "30", "--users", "1000", "--alpha0", "1", "--delta", "1"], "--delta"),
-        (vec!["account", "item-wise", "--items", "30", "--users", "1000", "--alpha=-1", "--delta", "1e-6"], "--alpha"),
-        (vec!["account", "reduction", "--alpha", "1", "--delta", "0", "--samples", "10", "--tau", "0.1", "--beta", "0.1"], "--delta"),
-        (vec!["release", "linear", "--space", "builtin:rome100", "--users", &users, "--alpha", "0"], "--alpha"),
-        (vec!["release", "linear", "--space", "builtin:rome100", "--users", &empty, "--alpha", "1"], "empty user"),
-        (vec!["release", "linear", "--space", "builtin:rome100", "--users", &outside, "--alpha", "1"], "outside the space"),
-        (vec!["release", "linear", "--space", "builtin:rome100", "--users", &users, "--alpha", "1", "--query", "distance:9999"], "--query"),
-        (vec!["release", "freq", "--clusters", "2", "--size", "2", "--r", "1.5", "--alpha", "1", "--users", &users], "--r"),
-        (vec!["emd", "--space", "builtin:rome100", "[0]", "[]"], "empty"),
+        (
+            vec![
+                "account",
+                "item-wise",
+                "--items",
+                "30",
+                "--users",
+                "1000",
+                "--alpha0",
+                "0",
+                "--delta",
+                "1e-6",
+            ],
+            "--alpha0",
+        ),
+        (
+            vec![
+                "account",
+                "item-wise",
+                "--items",
+                "30",
+                "--users",
+                "1000",
+                "--alpha0",
+                "1",
+                "--delta",
+                "1",
+            ],
+            "--delta",
+        ),
+        (
+            vec![
+                "account",
+                "item-wise",
+                "--items",
+                "30",
+                "--users",
+                "1000",
+                "--alpha=-1",
+                "--delta",
+                "1e-6",
+            ],
+            "--alpha",
+        ),
+        (
+            vec![
+                "account",
+                "reduction",
+                "--alpha",
+                "1",
+                "--delta",
+                "0",
+                "--samples",
+                "10",
+                "--tau",
+                "0.1",
+                "--beta",
+                "0.1",
+            ],
+            "--delta",
+        ),
+        (
+            vec![
+                "release",
+                "linear",
+                "--space",
+                "builtin:rome100",
+                "--users",
+                &users,
+                "--alpha",
+                "0",
+            ],
+            "--alpha",
+        ),
+        (
+            vec![
+                "release",
+                "linear",
+                "--space",
+                "builtin:rome100",
+                "--users",
+                &empty,
+                "--alpha",
+                "1",
+            ],
+            "empty user",
+        ),
+        (
+            vec![
+                "release",
+                "linear",
+                "--space",
+                "builtin:rome100",
+                "--users",
+                &outside,
+                "--alpha",
+                "1",
+            ],
+            "outside the space",
+        ),
+        (
+            vec![
+                "release",
+                "linear",
+                "--space",
+                "builtin:rome100",
+                "--users",
+                &users,
+                "--alpha",
+                "1",
+                "--query",
+                "distance:9999",
+            ],
+            "--query",
+        ),
+        (
+            vec![
+                "release",
+                "freq",
+                "--clusters",
+                "2",
+                "--size",
+                "2",
+                "--r",
+                "1.5",
+                "--alpha",
+                "1",
+                "--users",
+                &users,
+            ],
+            "--r",
+        ),
+        (
+            vec!["emd", "--space", "builtin:rome100", "[0]", "[]"],
+            "empty",
+        ),
     ];
     for (args, needle) in cases {
         let (code, _out, err) = common::mdp(&args);
@@ -504,17 +735,184 @@ fn user_level_bad_input_exit_2() {
 /// audited mechanism, the frequency estimate, and the EMD.
 #[test]
 fn user_level_commands_run() {
-    let users = common::tmp("user_level", "ok.jsonl", Some(b"[0, 1, 2]\n[2, 3, 4]\n[5, 5, 6]\n"));
-    let (code, out, err) = common::mdp(&["release", "linear", "--space", "builtin:rome100", "--users", &users, "--alpha", "1", "--seed", "1"]);
+    let users = common::tmp(
+        "user_level",
+        "ok.jsonl",
+        Some(b"[0, 1, 2]\n[2, 3, 4]\n[5, 5, 6]\n"),
+    );
+    let (code, out, err) = common::mdp(&[
+        "release",
+        "linear",
+        "--space",
+        "builtin:rome100",
+        "--users",
+        &users,
+        "--alpha",
+        "1",
+        "--seed",
+        "1",
+    ]);
     assert_eq!(code, 0, "{err}");
     assert_eq!(out.lines().count(), 3);
     assert!(err.contains("unbounded local d_EM-DP"));
-    let (code, out, _) = common::mdp(&["emd", "--space", "builtin:cities40", "[0, 1]", "[1, 0]", "--json"]);
+    let (code, out, _) = common::mdp(&[
+        "emd",
+        "--space",
+        "builtin:cities40",
+        "[0, 1]",
+        "[1, 0]",
+        "--json",
+    ]);
     assert_eq!(code, 0);
     assert!(out.contains("\"emd\":\"0\""), "{out}");
-    let fusers = common::tmp("user_level", "f.jsonl", Some(b"[\"c0-0\", \"c1-1\"]\n[0, 3]\n"));
-    let (code, out, err) = common::mdp(&["release", "freq", "--clusters", "2", "--size", "2", "--r", "1/4", "--alpha", "2", "--users", &fusers, "--seed", "2", "--json"]);
+    let fusers = common::tmp(
+        "user_level",
+        "f.jsonl",
+        Some(b"[\"c0-0\", \"c1-1\"]\n[0, 3]\n"),
+    );
+    let (code, out, err) = common::mdp(&[
+        "release",
+        "freq",
+        "--clusters",
+        "2",
+        "--size",
+        "2",
+        "--r",
+        "1/4",
+        "--alpha",
+        "2",
+        "--users",
+        &fusers,
+        "--seed",
+        "2",
+        "--json",
+    ]);
     assert_eq!(code, 0, "{err}");
     let est: Vec<f64> = serde_json::from_str(out.trim()).unwrap();
     assert!((est.iter().sum::<f64>() - 1.0).abs() < 1e-9);
+    // The item-wise release of an audited mechanism (central counts, then local lists).
+    let mech = common::tmp("user_level", "exp.json", None);
+    let (code, _, err) = common::mdp(&[
+        "build",
+        "exponential",
+        "--space",
+        "builtin:rome100",
+        "--epsilon",
+        "0.5",
+        "-o",
+        &mech,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) = common::mdp(&[
+        "release",
+        "item-wise",
+        "--mechanism",
+        &mech,
+        "--users",
+        &users,
+        "--seed",
+        "3",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let counts: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(
+        counts["counts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c.as_u64().unwrap())
+            .sum::<u64>(),
+        9
+    );
+    assert!(err.contains("per unit of distance"), "{err}");
+    let (code, out, _) = common::mdp(&[
+        "release",
+        "item-wise",
+        "--mechanism",
+        &mech,
+        "--users",
+        &users,
+        "--model",
+        "local",
+        "--seed",
+        "3",
+    ]);
+    assert_eq!(code, 0);
+    assert_eq!(out.lines().count(), 3);
+    // A gate at a smaller ε than the mechanism's refuses it before reading a user.
+    let (code, out, _) = common::mdp(&[
+        "release",
+        "item-wise",
+        "--mechanism",
+        &mech,
+        "--users",
+        &users,
+        "--require-epsilon",
+        "0.1",
+    ]);
+    assert_eq!((code, out.as_str()), (1, ""));
+    // The accountant with huge m and α: an error or a proven bound, never a panic.
+    for args in [
+        vec![
+            "account",
+            "item-wise",
+            "--items",
+            "1000000",
+            "--alpha0",
+            "8",
+            "--delta",
+            "1e-6",
+        ],
+        vec![
+            "account",
+            "item-wise",
+            "--items",
+            "30",
+            "--users",
+            "1000",
+            "--alpha",
+            "3000000",
+            "--delta",
+            "1e-6",
+        ],
+        vec![
+            "account",
+            "item-wise",
+            "--items",
+            "18446744073709551615",
+            "--users",
+            "2",
+            "--alpha0",
+            "1",
+            "--delta",
+            "1e-6",
+        ],
+    ] {
+        let (code, _, err) = common::mdp(&args);
+        assert!(
+            code == 0 || (code == 2 && err.lines().count() == 1),
+            "{args:?}: {code} {err}"
+        );
+    }
+    let (code, out, _) = common::mdp(&[
+        "account",
+        "item-wise",
+        "--items",
+        "30",
+        "--users",
+        "100000",
+        "--alpha",
+        "1",
+        "--delta",
+        "1e-6",
+        "--distance",
+        "0.1",
+        "--json",
+    ]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert!(
+        v["alpha_upper"].as_f64().unwrap() <= 1.0
+            && v["at_distance"]["epsilon_upper"].as_f64().unwrap() <= 0.1
+    );
 }

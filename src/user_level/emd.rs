@@ -128,10 +128,17 @@ pub fn transport(
     budget: &mut Budget,
 ) -> Result<Q, UserLevelError> {
     let (na, nb) = (supply.len(), demand.len());
-    assert_eq!(cost.len(), na * nb);
+    if cost.len() != na * nb {
+        return Err(invalid("cost", "table size differs from supply × demand"));
+    }
     let total_a: u128 = supply.iter().map(|&s| s as u128).sum();
     let total_b: u128 = demand.iter().map(|&s| s as u128).sum();
-    // Integral supplies and demands with the same total a·b.
+    if total_a == 0 || total_b == 0 {
+        return Err(invalid("A", "empty dataset"));
+    }
+    // Integral supplies and demands with the same total a·b (< 2^128 for a, b < 2^64).
+    let too_big = || invalid("A", "datasets too large (|A|·|B| ≥ 2^128)");
+    total_a.checked_mul(total_b).ok_or_else(too_big)?;
     let mut left_a: Vec<u128> = supply.iter().map(|&s| s as u128 * total_b).collect();
     let mut left_b: Vec<u128> = demand.iter().map(|&s| s as u128 * total_a).collect();
     let mut flow = vec![0u128; na * nb];
@@ -199,7 +206,7 @@ pub fn transport(
         let mut amount = left_b[j];
         let mut node = na + j;
         let mut path = Vec::new();
-        while pred[node] != usize::MAX {
+        while pred[node] != usize::MAX && path.len() <= v {
             let p = pred[node];
             if node >= na {
                 path.push((p, node - na, true)); // forward edge source p → sink
@@ -226,10 +233,15 @@ pub fn transport(
     let mut total = Q::from(0u32);
     for (f, c) in flow.iter().zip(cost) {
         if *f > 0 {
-            total += Q::from_unsigneds(*f as u64, 1u64) * c;
+            total += q_u128(*f) * c;
         }
     }
-    Ok(total / (Q::from(total_a as u64) * Q::from(total_b as u64)))
+    Ok(total / (q_u128(total_a) * q_u128(total_b)))
+}
+
+/// A u128 as a rational, exactly.
+fn q_u128(x: u128) -> Q {
+    (Q::from((x >> 64) as u64) << 64u64) + Q::from(x as u64)
 }
 
 /// Lemma 2.1: for equal sizes m, the minimum over permutations σ of

@@ -28,8 +28,9 @@ pub struct Clustered {
     pub r: Q,
 }
 
-/// Largest k = C·s accepted (the explicit space and matrix hold k² rationals).
-pub const MAX_ITEMS: usize = 4096;
+/// Largest k = C·s accepted: the explicit space and the certified matrix hold k²
+/// rationals and the audit checks k³ triples (512: 2.6·10⁵ entries, 1.3·10⁸ triples).
+pub const MAX_ITEMS: usize = 512;
 
 impl Clustered {
     pub fn new(clusters: usize, size: usize, r: Q) -> Result<Clustered, UserLevelError> {
@@ -254,7 +255,13 @@ pub fn laplace_baseline<R: Rng + ?Sized>(
     let b = 2.0 / (epsilon * users as f64);
     p.iter()
         .map(|x| {
-            let u: f64 = rng.gen_range(-0.5..0.5);
+            // u uniform in (−½, ½) (−½ itself redrawn: ln 0).
+            let u: f64 = loop {
+                let u = rng.gen_range(-0.5..0.5);
+                if u > -0.5 {
+                    break u;
+                }
+            };
             x - b * u.signum() * (1.0 - 2.0 * u.abs()).ln()
         })
         .collect()

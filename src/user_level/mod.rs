@@ -12,12 +12,14 @@
 //!   guarantee (Algorithm 3, Lemma 5.2, Theorem 5.3);
 //! * [`freq`]: frequency estimation on a clustered metric (§6.2, Algorithm 4): the
 //!   randomizer as an exact matrix, its exact inverse and the baselines of Table 2;
+//! * [`evaluation`]: the paper's comparisons measured (`mdp experiment user-level`);
 //! * [`users`]: reading users (JSON lines, one list of items per line), streaming.
 //!
 //! The paper's metric is normalised, d ≤ 1; [`Units`] converts a space's distances (with
 //! a rational upper bound of the diameter) to that scale and the guarantees back.
 
 pub mod emd;
+pub mod evaluation;
 pub mod freq;
 pub mod priv_emd_linear;
 pub mod reduction;

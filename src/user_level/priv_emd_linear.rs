@@ -266,11 +266,23 @@ impl PrivEmdLinear {
         scope: Scope,
         budget: &mut Budget,
     ) -> Result<PrivEmdLinear, UserLevelError> {
+        let l = lipschitz(space, &query, budget)?;
+        PrivEmdLinear::with_lipschitz(query, l, alpha, scope)
+    }
+
+    /// The same with l already computed by [`lipschitz`] for this query and space (the
+    /// caller vouches for it: l must be an upper bound of the Lipschitz constant).
+    pub fn with_lipschitz(
+        query: LinearQuery,
+        l: Q,
+        alpha: &Q,
+        scope: Scope,
+    ) -> Result<PrivEmdLinear, UserLevelError> {
         positive(alpha, "alpha")?;
+        positive(&l, "lipschitz")?;
         if let Scope::Central { n: 0 } = scope {
             return Err(invalid("users", "must be ≥ 1"));
         }
-        let l = lipschitz(space, &query, budget)?;
         let sigma_l = match scope {
             Scope::Local => &l / alpha,
             Scope::Central { n } => &l / (alpha * Q::from(n)),

@@ -8,7 +8,7 @@
 //! * F_N(t) = ln(1 + tanh(α₀t/2)·B_N) bounds the loss of changing one item by distance t
 //!   (Lemma B.1), provided α₀ ≤ ln(N / (16·ln(2/δ)));
 //! * changing κ items by total distance Δ costs κ·F_N(Δ/κ) (Theorem 4.3, F_N concave),
-//!   with δ' = Σ_{i<κ} e^{iε/κ}·δ;
+//!   with δ' ≤ κ·e^{ε}·δ;
 //! * a user's m items (Theorem 4.4): α_L = (m·α₀/2)·B_m (local, N = m) and
 //!   α_C = (m·α₀/2)·B_{nm} (central, N = n·m), δ_user = m·e^{α}·δ.
 //!
@@ -82,8 +82,26 @@ fn round(x: Interval) -> Interval {
     x.round_outward(PREC)
 }
 
-fn exp(x: &Interval) -> Interval {
-    round(functions::exp(x, PREC))
+/// An enclosure of e^x; an error (not a panic) when x is beyond what can be enclosed
+/// usefully (|x| > 2²¹: such a δ bound would be vacuous anyway).
+fn exp(x: &Interval) -> Result<Interval, UserLevelError> {
+    functions::exp_checked(x, PREC).map(round).ok_or_else(|| {
+        invalid(
+            "alpha",
+            "the bound e^α is beyond 2^(2^21): the guarantee would be vacuous",
+        )
+    })
+}
+
+/// Refuse a vacuous δ (≥ 1): the theorem then says nothing.
+fn meaningful(g: Guarantee) -> Result<Guarantee, UserLevelError> {
+    if g.delta >= 1u32 {
+        return Err(invalid(
+            "delta",
+            "the user-level δ bound is ≥ 1 (vacuous): lower α₀ or δ",
+        ));
+    }
+    Ok(g)
 }
 
 fn ln(x: &Interval) -> Interval {
@@ -110,9 +128,10 @@ fn ln_over(num: u32, delta: &Q) -> Interval {
     ln(&point(&(Q::from(num) / delta)))
 }
 
-/// Enclosure of B_N(α₀, δ) = 8·√(e^{α₀}·ln(4/δ)/N) + 8·e^{α₀}/N.
-pub fn b_n(n_items: u64, alpha0: &Q, delta: &Q) -> Interval {
-    let e = exp(&point(alpha0));
+/// Enclosure of B_N(α₀, δ) = 8·√(e^{α₀}·ln(4/δ)/N) + 8·e^{α₀}/N, for N ≥ 1 and
+/// 0 < α₀ ≤ 64 (callers check both through [`check_precondition`]).
+pub(crate) fn b_n(n_items: u64, alpha0: &Q, delta: &Q) -> Interval {
+    let e = round(functions::exp(&point(alpha0), PREC));
     let n = Q::from(n_items);
     let inv_n = Q::from(1u32) / &n;
     let root = sqrt(&e.mul(&ln_over(4, delta)).scale(&inv_n));
@@ -122,13 +141,14 @@ pub fn b_n(n_items: u64, alpha0: &Q, delta: &Q) -> Interval {
 /// Enclosure of tanh(x/2) = (e^x − 1)/(e^x + 1) for x ≥ 0, from the two ends of e^x (the
 /// map is increasing in e^x, so no dependency widening).
 fn tanh_half(x: &Q) -> Interval {
-    let e = exp(&point(x));
+    let e = round(functions::exp(&point(x), PREC));
     let f = |v: &Q| (v - Q::from(1u32)) / (v + Q::from(1u32));
     round(Interval::new(f(&e.lo), f(&e.hi)))
 }
 
-/// Enclosure of F_N(t) = ln(1 + tanh(α₀t/2)·B_N(α₀, δ)) (Lemma B.1).
-pub fn f_n(n_items: u64, alpha0: &Q, delta: &Q, t: &Q) -> Interval {
+/// Enclosure of F_N(t) = ln(1 + tanh(α₀t/2)·B_N(α₀, δ)) (Lemma B.1), t ∈ [0, 1], under the
+/// same conditions as [`b_n`].
+pub(crate) fn f_n(n_items: u64, alpha0: &Q, delta: &Q, t: &Q) -> Interval {
     let g = tanh_half(&(alpha0 * t));
     let b = b_n(n_items, alpha0, delta);
     ln(&g.mul(&b).add_q(&Q::from(1u32)))
@@ -138,6 +158,9 @@ pub fn f_n(n_items: u64, alpha0: &Q, delta: &Q, t: &Q) -> Interval {
 pub fn check_precondition(n_items: u64, alpha0: &Q, delta: &Q) -> Result<(), UserLevelError> {
     check_alpha0(alpha0)?;
     probability(delta, "delta")?;
+    if n_items == 0 {
+        return Err(invalid("items", "must be ≥ 1"));
+    }
     let cap = alpha0_cap(n_items, delta);
     match cap {
         Some(c) if *alpha0 <= c => Ok(()),
@@ -184,8 +207,8 @@ pub fn hybrid(
         ));
     }
     let eps = f_n(n_items, alpha0, delta, &(total_distance / &k)).scale(&k);
-    let d = exp(&Interval::point(eps.hi.clone())).scale(&(k * delta));
-    Ok(Guarantee {
+    let d = exp(&Interval::point(eps.hi.clone()))?.scale(&(k * delta));
+    meaningful(Guarantee {
         alpha: eps.hi,
         delta: round(d).hi,
     })
@@ -200,8 +223,8 @@ pub fn item_wise(model: Model, alpha0: &Q, delta: &Q) -> Result<Guarantee, UserL
     check_precondition(n_items, alpha0, delta)?;
     let m = Q::from(model.m());
     let alpha = round(b_n(n_items, alpha0, delta).scale(&(&m * alpha0 / Q::from(2u32))));
-    let d = exp(&Interval::point(alpha.hi.clone())).scale(&(m * delta));
-    Ok(Guarantee {
+    let d = exp(&Interval::point(alpha.hi.clone()))?.scale(&(m * delta));
+    meaningful(Guarantee {
         alpha: alpha.hi,
         delta: round(d).hi,
     })
@@ -216,8 +239,8 @@ pub fn fmt_group(model: Model, alpha0: &Q, delta: &Q) -> Result<Guarantee, UserL
     check_precondition(n_items, alpha0, delta)?;
     let m = Q::from(model.m());
     let eps = round(f_n(n_items, alpha0, delta, &Q::from(1u32)).scale(&m));
-    let d = exp(&Interval::point(eps.hi.clone())).scale(&(m * delta));
-    Ok(Guarantee {
+    let d = exp(&Interval::point(eps.hi.clone()))?.scale(&(m * delta));
+    meaningful(Guarantee {
         alpha: eps.hi,
         delta: round(d).hi,
     })
@@ -252,7 +275,11 @@ pub fn max_alpha0(model: Model, alpha: &Q, delta_user: &Q) -> Result<Inverse, Us
     probability(delta_user, "delta")?;
     let n_items = model.n_items()?;
     let m = Q::from(model.m());
-    let e_alpha = exp(&point(alpha));
+    // δ_user ≥ m·e^{α}·δ_item: beyond α = 1000 the item δ would be below 2^-1400.
+    if *alpha > 1000u32 {
+        return Err(invalid("alpha", "must be ≤ 1000"));
+    }
+    let e_alpha = exp(&point(alpha))?;
     // Rounded down onto a grid fine enough to keep δ_item > 0.
     let raw = delta_user / (&m * &e_alpha.hi);
     let bits = PREC as i64 - raw.floor_log2_abs();

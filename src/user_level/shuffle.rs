@@ -349,12 +349,20 @@ mod tests {
 
     #[test]
     fn local_alpha_is_the_linear_slope() {
-        let g = item_wise(Model::Local { m: 10_000 }, &q("0.5"), &q("1e-6")).unwrap();
+        // δ must be tiny for the local δ_L = m·e^{α_L}·δ to be below 1.
+        let g = item_wise(Model::Local { m: 10_000 }, &q("0.01"), &q("1e-30")).unwrap();
         // α_L = 4α₀(√(m e^{α₀} ln(4/δ)) + e^{α₀})
-        let a0: f64 = 0.5;
-        let want = 4.0 * a0 * ((1e4 * a0.exp() * (4e6f64).ln()).sqrt() + a0.exp());
+        let a0: f64 = 0.01;
+        let want = 4.0 * a0 * ((1e4 * a0.exp() * (4e30f64).ln()).sqrt() + a0.exp());
         let got = crate::exact::f64_up(&g.alpha);
         assert!(got >= want * (1.0 - 1e-12) && got <= want * (1.0 + 1e-12));
+    }
+
+    #[test]
+    fn vacuous_delta_is_refused() {
+        // α_L ≈ 1003 at m = 10^4, α₀ = ½: m·e^{α_L}·δ ≥ 1 for any useful δ.
+        let e = item_wise(Model::Local { m: 10_000 }, &q("0.5"), &q("1e-6")).unwrap_err();
+        assert!(e.to_string().contains("vacuous"));
     }
 
     #[test]

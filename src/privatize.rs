@@ -39,9 +39,23 @@ pub fn rng(seed: Option<u64>) -> ChaCha20Rng {
     }
 }
 
-/// One row of a mechanism as exact cumulative sums C_0 = 0 ≤ C_1 ≤ … ≤ C_K = 1.
+/// One row of a mechanism as exact cumulative sums C_0 = 0 ≤ C_1 ≤ … ≤ C_K = 1, with
+/// integer brackets ⌊C_k·2⁶⁴⌋ and ⌈C_k·2⁶⁴⌉ that decide most draws without rationals.
 pub struct ExactRow {
     cdf: Vec<Q>,
+    down: Vec<u128>,
+    up: Vec<u128>,
+}
+
+/// ⌊c·2⁶⁴⌋ or ⌈c·2⁶⁴⌉ for c ∈ [0, 1], as an integer in [0, 2⁶⁴].
+fn scaled_64(c: &Q, up: bool) -> u128 {
+    let s = c << 64u64;
+    let z = if up { s.ceiling() } else { s.floor() };
+    if Q::from(z.clone()) >= Q::from(1u32) << 64u64 {
+        1u128 << 64
+    } else {
+        z.mod_pow2(64) as u128
+    }
 }
 
 impl ExactRow {
@@ -55,18 +69,39 @@ impl ExactRow {
             acc += x;
             cdf.push(&acc / &total);
         }
-        ExactRow { cdf }
+        let down = cdf.iter().map(|c| scaled_64(c, false)).collect();
+        let up = cdf.iter().map(|c| scaled_64(c, true)).collect();
+        ExactRow { cdf, down, up }
     }
 
     /// The index k with C_k ≤ U < C_{k+1} for a uniform U ∈ [0, 1) drawn lazily (module
     /// doc): Pr\[k\] = C_{k+1} − C_k exactly.
+    ///
+    /// The first 64-bit block a puts U in [a, a+1)/2⁶⁴. The integer brackets decide the
+    /// exact rule's first step without rationals: with k the largest index where
+    /// ⌈C_k·2⁶⁴⌉ ≤ a (so C_k ≤ a/2⁶⁴), a + 1 ≤ ⌊C_{k+1}·2⁶⁴⌋ proves C_{k+1} ≥ (a+1)/2⁶⁴,
+    /// which is exactly when the exact rule returns k at its first block. Otherwise the
+    /// exact rule runs from the same first block, so the law is unchanged.
     pub fn sample<R: RngCore + ?Sized>(&self, rng: &mut R) -> usize {
+        let last = self.cdf.len() - 2;
+        let first = rng.next_u64();
+        let a0 = first as u128;
+        let k = self.up[..=last].partition_point(|&u| u <= a0) - 1;
+        if a0 + 1 <= self.down[k + 1] {
+            return k;
+        }
+        self.exact_from(first, rng)
+    }
+
+    /// The exact rule (module doc) with `first` as the first 64-bit block of U.
+    fn exact_from<R: RngCore + ?Sized>(&self, first: u64, rng: &mut R) -> usize {
         let last = self.cdf.len() - 2;
         let mut a = N::from(0u32);
         let mut scale = Q::from(1u32); // 2^-m
+        let mut block = Some(first);
         loop {
             a <<= 64u64;
-            a += N::from(rng.next_u64());
+            a += N::from(block.take().unwrap_or_else(|| rng.next_u64()));
             scale >>= 64u64;
             let lo = Q::from(a.clone()) * &scale;
             let hi = &lo + &scale;
@@ -297,6 +332,31 @@ mod tests {
         assert_eq!(counts[0], 0);
         let f = counts[1] as f64 / 30_000.0;
         assert!((f - 1.0 / 3.0).abs() < 0.02, "{counts:?}");
+    }
+
+    #[test]
+    fn integer_brackets_never_change_a_draw() {
+        // Rows with dyadic boundaries, a 2^-70 mass next to a zero, and a third: the fast
+        // path returns what the exact rule returns on the same random stream.
+        let tiny = Q::from(1u32) >> 70u64;
+        let rows = vec![
+            vec![Q::from(1u32), Q::from(1u32), Q::from(2u32)],
+            vec![
+                Q::from(0u32),
+                tiny.clone(),
+                Q::from(1u32) - &tiny,
+                Q::from(0u32),
+            ],
+            vec![Q::from_unsigneds(1u32, 3u32), Q::from_unsigneds(2u32, 3u32)],
+        ];
+        for row in rows {
+            let er = ExactRow::new(&row);
+            for seed in 0..2000u64 {
+                let (mut r1, mut r2) = (rng(Some(seed)), rng(Some(seed)));
+                let first = r2.next_u64();
+                assert_eq!(er.sample(&mut r1), er.exact_from(first, &mut r2));
+            }
+        }
     }
 
     #[test]

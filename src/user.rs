@@ -138,8 +138,85 @@ pub(crate) struct LinearArgs {
     model: ModelArg,
     #[arg(long, default_value_t = Budget::DEFAULT)]
     budget: u64,
+    /// Algorithm 3 before the central release (users of any size).
+    #[command(flatten)]
+    resample: ResampleArgs,
     #[command(flatten)]
     io: UsersIo,
+}
+
+/// BoundedEMDReduction (Algorithm 3) on the command line.
+#[derive(Args)]
+pub(crate) struct ResampleArgs {
+    /// Replace each user's items by S draws with replacement (Algorithm 3): users of any
+    /// size, and the guarantee becomes Theorem 5.3's discrete (ε, τ, δ + β).
+    #[arg(long, requires = "tau")]
+    samples: Option<usize>,
+    /// τ of the discrete guarantee, in the space's distance unit: pairs of users with
+    /// d_EM ≤ τ are protected at ε.
+    #[arg(long)]
+    tau: Option<String>,
+    /// β of Theorem 5.3 (added to δ).
+    #[arg(long, default_value = "1e-9")]
+    beta: String,
+}
+
+impl ResampleArgs {
+    /// The user's items, resampled to S when asked.
+    fn apply<R: rand::Rng + ?Sized>(&self, items: Vec<usize>, rng: &mut R) -> Vec<usize> {
+        match self.samples {
+            Some(s) => reduction::sample_with_replacement(&items, s, rng),
+            None => items,
+        }
+    }
+
+    fn check(&self) -> Result<(), String> {
+        if self.samples == Some(0) {
+            return Err("--samples: must be ≥ 1".into());
+        }
+        Ok(())
+    }
+
+    /// Theorem 5.3 for a bounded guarantee (α per unit of distance, δ) at size S; `None`
+    /// without --samples.
+    fn discrete(
+        &self,
+        units: &Units,
+        alpha_per_unit: &Q,
+        delta: &Q,
+    ) -> Result<Option<(reduction::Discrete, String)>, String> {
+        let Some(s) = self.samples else {
+            return Ok(None);
+        };
+        let tau = q("tau", self.tau.as_deref().unwrap_or_default())?;
+        let tau_norm = &tau / &units.diameter;
+        if tau_norm > 1u32 {
+            return Err("--tau: larger than the diameter (every pair has d_EM ≤ τ)".into());
+        }
+        let alpha_norm = alpha_per_unit * &units.diameter;
+        let d = reduction::theorem_5_3(
+            &alpha_norm,
+            delta,
+            s as u64,
+            &tau_norm,
+            &q("beta", &self.beta)?,
+        )
+        .map_err(ul)?;
+        let sentence = format!(
+            " With Algorithm 3 ({s} samples per user), users of any size: (ε, τ, δ)-discrete d_EM-DP with ε ≤ {}, τ = {}, δ ≤ {} (Theorem 5.3).",
+            short(&d.epsilon),
+            format_rational(&tau),
+            short(&d.delta)
+        );
+        Ok(Some((d, sentence)))
+    }
+}
+
+fn discrete_json(d: &Option<(reduction::Discrete, String)>) -> serde_json::Value {
+    d.as_ref().map_or(serde_json::Value::Null, |(d, _)| {
+        json!({"epsilon": format_rational(&d.epsilon), "epsilon_upper": f64_up(&d.epsilon),
+               "tau_normalised": format_rational(&d.tau), "delta": format_rational(&d.delta), "delta_upper": f64_up(&d.delta)})
+    })
 }
 
 #[derive(Args)]
@@ -159,6 +236,8 @@ pub(crate) struct ItemWiseArgs {
     delta: String,
     #[arg(long, value_enum, default_value = "central")]
     model: ModelArg,
+    #[command(flatten)]
+    resample: ResampleArgs,
     #[command(flatten)]
     io: UsersIo,
 }
@@ -479,11 +558,13 @@ fn linear(a: &LinearArgs) -> Result<i32, String> {
             // One pass: exact sums and the common size m; the noise needs n, known at the end.
             let mut sums = vec![Q::from(0u32); query.dim()];
             let mut m: Option<usize> = None;
+            a.resample.check()?;
             let users = for_each_user(open_users(&a.io.users)?, &names, |items| {
+                let items = a.resample.apply(items, &mut rng);
                 match m {
                     None => m = Some(items.len()),
                     Some(m) if m != items.len() => {
-                        return Err(format!("user has {} items, others {m}: the central release is bounded d_EM-DP (equal sizes); resample with `mdp account reduction`'s Algorithm 3", items.len()))
+                        return Err(format!("user has {} items, others {m}: the central release is bounded d_EM-DP (equal sizes); give --samples S --tau T (Algorithm 3)", items.len()))
                     }
                     _ => {}
                 }
@@ -508,6 +589,15 @@ fn linear(a: &LinearArgs) -> Result<i32, String> {
                 &mut budget,
             )
             .map_err(ul)?;
+            let disc = match a.resample.samples {
+                Some(_) => {
+                    let units = Units {
+                        diameter: diameter_hi(&space)?,
+                    };
+                    a.resample.discrete(&units, &alpha, &Q::from(0u32))?
+                }
+                None => None,
+            };
             let z = mech.release_value(&value, &mut rng);
             writeln!(out, "{}", json!(z)).map_err(write_err)?;
             out.flush().map_err(write_err)?;
@@ -515,10 +605,12 @@ fn linear(a: &LinearArgs) -> Result<i32, String> {
                 a.io.json,
                 json!({"mechanism": "PrivEMDLinear", "model": "central", "users": users, "items_per_user": m,
                        "alpha": format_rational(&alpha), "lipschitz": format_rational(&mech.l),
-                       "noise_scale": mech.scale(), "guarantee": "alpha-bounded central d_EM-DP (Lemma 4.2)"}),
+                       "noise_scale": mech.scale(), "guarantee": "alpha-bounded central d_EM-DP (Lemma 4.2)",
+                       "reduction": discrete_json(&disc)}),
                 format!(
-                    "PrivEMDLinear released the mean of {users} users × {} items: {}-bounded central d_EM-DP (Lemma 4.2; l ≤ {}, noise scale l/(αn) = {:.6e}).",
-                    m.unwrap_or(0), a.alpha, short(&mech.l), mech.scale()
+                    "PrivEMDLinear released the mean of {users} users × {} items: {}-bounded central d_EM-DP (Lemma 4.2; l ≤ {}, noise scale l/(αn) = {:.6e}).{}",
+                    m.unwrap_or(0), a.alpha, short(&mech.l), mech.scale(),
+                    disc.as_ref().map_or("", |(_, s)| s.as_str())
                 ),
             );
         }
@@ -614,7 +706,9 @@ fn item_wise(a: &ItemWiseArgs) -> Result<i32, String> {
     let mut counts = vec![0u64; file.matrix.cols];
     let central = matches!(a.model, ModelArg::Central);
     let mut sizes_differ = false;
+    a.resample.check()?;
     let users = for_each_user(open_users(&a.io.users)?, &names, |items| {
+        let items = a.resample.apply(items, &mut rng);
         match m_seen {
             None => m_seen = Some(items.len()),
             Some(m) if m != items.len() => sizes_differ = true,
@@ -652,6 +746,11 @@ fn item_wise(a: &ItemWiseArgs) -> Result<i32, String> {
     };
     let per_unit = units.per_unit(&alpha_n);
     let scope = if central { "central" } else { "local" };
+    let disc = if sizes_differ {
+        None
+    } else {
+        a.resample.discrete(&units, &per_unit, &delta_u)?
+    };
     if central {
         // Written only now that the guarantee is known.
         writeln!(out, "{}", json!({"counts": counts})).map_err(write_err)?;
@@ -671,10 +770,11 @@ fn item_wise(a: &ItemWiseArgs) -> Result<i32, String> {
                    "epsilon_item": format_rational(&eps), "diameter_upper": format_rational(&units.diameter),
                    "alpha0": f64_up(&alpha0), "alpha_per_unit": format_rational(&per_unit),
                    "alpha_per_unit_upper": f64_up(&per_unit), "delta": format_rational(&delta_u),
-                   "delta_upper": f64_up(&delta_u), "by": how}),
+                   "delta_upper": f64_up(&delta_u), "by": how, "reduction": discrete_json(&disc)}),
             format!(
-                "PrivEMDItemWise released {users} users × {m} items ({scope}): (α, δ)-bounded {scope} d_EM-DP with α ≤ {} per unit of distance and δ ≤ {} by {how} (item ε = {} per unit, α₀ = ε·diameter ≤ {}).",
-                short(&per_unit), short(&delta_u), format_rational(&eps), short(&alpha0)
+                "PrivEMDItemWise released {users} users × {m} items ({scope}): (α, δ)-bounded {scope} d_EM-DP with α ≤ {} per unit of distance and δ ≤ {} by {how} (item ε = {} per unit, α₀ = ε·diameter ≤ {}).{}",
+                short(&per_unit), short(&delta_u), format_rational(&eps), short(&alpha0),
+                disc.as_ref().map_or("", |(_, s)| s.as_str())
             ),
         );
     }

@@ -839,6 +839,56 @@ fn user_level_commands_run() {
     ]);
     assert_eq!(code, 0);
     assert_eq!(out.lines().count(), 3);
+    // Users of different sizes: refused centrally, accepted with Algorithm 3 (--samples),
+    // which states Theorem 5.3's discrete guarantee.
+    let uneq = common::tmp("user_level", "uneq.jsonl", Some(b"[0, 1, 2]\n[3]\n"));
+    let (code, out, _) = common::mdp(&[
+        "release",
+        "item-wise",
+        "--mechanism",
+        &mech,
+        "--users",
+        &uneq,
+    ]);
+    assert_eq!((code, out.as_str()), (2, ""));
+    let (code, out, err) = common::mdp(&[
+        "release",
+        "item-wise",
+        "--mechanism",
+        &mech,
+        "--users",
+        &uneq,
+        "--samples",
+        "4",
+        "--tau",
+        "0.5",
+        "--json",
+        "--seed",
+        "1",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("\"counts\""));
+    let g: serde_json::Value = serde_json::from_str(err.trim()).unwrap();
+    assert_eq!(g["items_per_user"], 4);
+    assert!(g["reduction"]["epsilon_upper"].as_f64().unwrap() > 0.0);
+    let (code, _, err) = common::mdp(&[
+        "release",
+        "linear",
+        "--space",
+        "builtin:rome100",
+        "--users",
+        &uneq,
+        "--alpha",
+        "1",
+        "--model",
+        "central",
+        "--samples",
+        "8",
+        "--tau",
+        "0.5",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("Theorem 5.3"), "{err}");
     // A gate at a smaller ε than the mechanism's refuses it before reading a user.
     let (code, out, _) = common::mdp(&[
         "release",

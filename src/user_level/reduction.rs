@@ -70,7 +70,9 @@ pub fn theorem_5_3(
     beta: &Q,
 ) -> Result<Discrete, UserLevelError> {
     positive(alpha, "alpha")?;
-    probability(delta, "delta")?;
+    if *delta < 0u32 || *delta >= 1u32 {
+        return Err(invalid("delta", "must be in [0, 1)"));
+    }
     positive(tau, "tau")?;
     if *tau > 1u32 {
         return Err(invalid("tau", "must be ≤ 1 (normalised units)"));

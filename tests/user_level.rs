@@ -637,7 +637,7 @@ fn user_level_bad_input_exit_2() {
                 "--alpha",
                 "1",
                 "--delta",
-                "0",
+                "1",
                 "--samples",
                 "10",
                 "--tau",

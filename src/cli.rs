@@ -192,6 +192,9 @@ pub(crate) enum SolverArg {
     Ipm,
     /// microlp's simplex with warm-started lazy rows (vertex solutions).
     Simplex,
+    /// The structured interior point (K dense n×n blocks + a 2n Schur complement, every
+    /// row present; spec/lp.md §4.3).
+    Block,
 }
 
 impl From<SolverArg> for optimal::Solver {
@@ -199,6 +202,7 @@ impl From<SolverArg> for optimal::Solver {
         match s {
             SolverArg::Ipm => optimal::Solver::Ipm,
             SolverArg::Simplex => optimal::Solver::Simplex,
+            SolverArg::Block => optimal::Solver::Block,
         }
     }
 }

@@ -79,7 +79,7 @@ impl ExactRow {
     ///
     /// The first 64-bit block a puts U in [a, a+1)/2⁶⁴. The integer brackets decide the
     /// exact rule's first step without rationals: with k the largest index where
-    /// ⌈C_k·2⁶⁴⌉ ≤ a (so C_k ≤ a/2⁶⁴), a + 1 ≤ ⌊C_{k+1}·2⁶⁴⌋ proves C_{k+1} ≥ (a+1)/2⁶⁴,
+    /// ⌈C_k·2⁶⁴⌉ ≤ a (so C_k ≤ a/2⁶⁴), a < ⌊C_{k+1}·2⁶⁴⌋ proves C_{k+1} ≥ (a+1)/2⁶⁴,
     /// which is exactly when the exact rule returns k at its first block. Otherwise the
     /// exact rule runs from the same first block, so the law is unchanged.
     pub fn sample<R: RngCore + ?Sized>(&self, rng: &mut R) -> usize {
@@ -87,7 +87,7 @@ impl ExactRow {
         let first = rng.next_u64();
         let a0 = first as u128;
         let k = self.up[..=last].partition_point(|&u| u <= a0) - 1;
-        if a0 + 1 <= self.down[k + 1] {
+        if a0 < self.down[k + 1] {
             return k;
         }
         self.exact_from(first, rng)

@@ -63,14 +63,17 @@ pub(crate) enum AccountKind {
         /// (tighter than α·t away from t = 0: F_N is concave).
         #[arg(long)]
         distance: Option<String>,
+        /// Print JSON instead of a sentence.
         #[arg(long)]
         json: bool,
     },
     /// BoundedEMDReduction (Theorem 5.3): the discrete (ε, τ, δ + β) guarantee of sampling
     /// s items with replacement before an (α, δ)-bounded mechanism. Normalised units.
     Reduction {
+        /// The inner mechanism's α (bounded d_EM-DP at size s, normalised units).
         #[arg(long)]
         alpha: String,
+        /// The inner mechanism's δ ∈ [0, 1).
         #[arg(long)]
         delta: String,
         /// Samples per user s.
@@ -82,6 +85,7 @@ pub(crate) enum AccountKind {
         /// β ∈ (0, 1).
         #[arg(long)]
         beta: String,
+        /// Print JSON instead of a sentence.
         #[arg(long)]
         json: bool,
     },
@@ -123,6 +127,7 @@ pub(crate) struct UsersIo {
 
 #[derive(Args)]
 pub(crate) struct LinearArgs {
+    /// The space: `builtin:NAME`, a JSON space, CSV or GeoJSON.
     #[arg(long)]
     space: String,
     /// `average`, `distance:SITE`, `region:SITE:RADIUS:WIDTH` or `similarity:v1,v2,…`.
@@ -134,8 +139,10 @@ pub(crate) struct LinearArgs {
     /// User-level α per unit of the space's distance.
     #[arg(long)]
     alpha: String,
+    /// Local (one release per user) or central (one release of all users' mean).
     #[arg(long, value_enum, default_value = "local")]
     model: ModelArg,
+    /// Largest number of exact operations (the Lipschitz constant: k² pairs).
     #[arg(long, default_value_t = Budget::DEFAULT)]
     budget: u64,
     /// Algorithm 3 before the central release (users of any size).
@@ -234,6 +241,7 @@ pub(crate) struct ItemWiseArgs {
     /// The item-level δ of the shuffle theorem.
     #[arg(long, default_value = "1e-9")]
     delta: String,
+    /// Local (each user's shuffled outputs) or central (the counts of all outputs).
     #[arg(long, value_enum, default_value = "central")]
     model: ModelArg,
     #[command(flatten)]
@@ -259,8 +267,13 @@ pub(crate) struct FreqArgs {
     /// Target user-level δ.
     #[arg(long, default_value = "1e-6")]
     delta: String,
+    /// Local (α₀ for each user's m items) or central (shuffled across all n·m items).
     #[arg(long, value_enum, default_value = "central")]
     model: ModelArg,
+    /// Also write the certified randomizer (an mdp/1 file at ε = α₀) here, for
+    /// `mdp-audit`.
+    #[arg(long)]
+    randomizer: Option<String>,
     #[command(flatten)]
     io: UsersIo,
 }
@@ -835,6 +848,12 @@ fn freq(a: &FreqArgs) -> Result<i32, String> {
     );
     let cert = Certified::certify(&doc, &mdp::progress::Silent)
         .map_err(|e| format!("the randomizer: {e}"))?;
+    if let Some(path) = &a.randomizer {
+        let mut buf = Vec::new();
+        cert.write_to(&mut buf)
+            .map_err(|e| format!("--randomizer: {e}"))?;
+        std::fs::write(path, buf).map_err(|e| format!("--randomizer: {path}: {e}"))?;
+    }
     debug_assert_eq!(cert.report().verdict, Verdict::Pass);
     let mut rng = privatize::rng(a.io.seed);
     let rows: Vec<ExactRow> = (0..space.k())
@@ -881,8 +900,10 @@ pub(crate) struct ExperimentArgs {
     /// Item probabilities of the clustered space (a JSON array of clusters × size numbers).
     #[arg(long)]
     prior: String,
+    /// Clusters C of the clustered item space.
     #[arg(long, default_value_t = 16)]
     clusters: usize,
+    /// Items per cluster s.
     #[arg(long, default_value_t = 8)]
     size: usize,
     /// Distance inside a cluster (normalised).
@@ -897,13 +918,16 @@ pub(crate) struct ExperimentArgs {
     /// α values (normalised units; the baselines' ε equals α).
     #[arg(long, value_delimiter = ',', default_values = ["0.5", "1", "2", "4", "8"])]
     alphas: Vec<f64>,
+    /// δ of the user-level guarantees.
     #[arg(long, default_value = "1e-6")]
     delta: f64,
     /// Trials per point.
     #[arg(long, default_value_t = 10)]
     trials: usize,
+    /// Seed of the simulation (utility experiments only).
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Directory of the CSV and SVG outputs.
     #[arg(long, default_value = "experiments")]
     out_dir: std::path::PathBuf,
     /// Suffix of the frequency files (user_level_freq_NAME.csv/.svg); the accountant and
@@ -939,7 +963,7 @@ pub(crate) fn experiment(a: &ExperimentArgs) -> Result<i32, String> {
     if !(a.delta > 0.0 && a.delta < 1.0) {
         return Err("--delta: must be in (0, 1)".into());
     }
-    if a.users.iter().any(|&n| n == 0) || a.items == 0 || a.trials == 0 {
+    if a.users.contains(&0) || a.items == 0 || a.trials == 0 {
         return Err("--users, --items, --trials: must be ≥ 1".into());
     }
     let freq_name = a

@@ -42,7 +42,11 @@ fn arb_space(max_n: usize) -> impl Strategy<Value = Space> {
 }
 
 fn arb_solver() -> impl Strategy<Value = Solver> {
-    prop_oneof![Just(Solver::Ipm), Just(Solver::Simplex)]
+    prop_oneof![
+        Just(Solver::Ipm),
+        Just(Solver::Simplex),
+        Just(Solver::Block)
+    ]
 }
 
 fn arb_eps() -> impl Strategy<Value = Q> {
@@ -103,7 +107,7 @@ fn check(report: &audit::Report, name: &str) -> Verdict {
 fn two_points_known_optimum() {
     for ((d, e), solver) in [(1i64, 1i64), (3, 1), (1, 5), (7, 3)]
         .into_iter()
-        .flat_map(|x| [(x, Solver::Ipm), (x, Solver::Simplex)])
+        .flat_map(|x| [(x, Solver::Ipm), (x, Solver::Simplex), (x, Solver::Block)])
     {
         let space = Space::from_points(
             MetricKind::Euclidean,

@@ -790,6 +790,29 @@ fn user_level_commands_run() {
     assert_eq!(code, 0, "{err}");
     let est: Vec<f64> = serde_json::from_str(out.trim()).unwrap();
     assert!((est.iter().sum::<f64>() - 1.0).abs() < 1e-9);
+    // The randomizer written for mdp-audit passes it at its α₀.
+    let rfile = common::tmp("user_level", "rr.json", None);
+    let (code, _, err) = common::mdp(&[
+        "release",
+        "freq",
+        "--clusters",
+        "2",
+        "--size",
+        "2",
+        "--r",
+        "1/4",
+        "--alpha",
+        "2",
+        "--users",
+        &fusers,
+        "--seed",
+        "2",
+        "--randomizer",
+        &rfile,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, _) = common::mdp_audit(&[&rfile]);
+    assert_eq!(code, 0, "{out}");
     // The item-wise release of an audited mechanism (central counts, then local lists).
     let mech = common::tmp("user_level", "exp.json", None);
     let (code, _, err) = common::mdp(&[

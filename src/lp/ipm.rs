@@ -63,13 +63,23 @@ fn solve_rows(lp: &PrivacyLp, rows: &[(u32, u32, u32)]) -> Result<Solved, SolveE
 /// Solve (whole, or with lazy rows past [`FULL_ROWS`]); returns the primal and the dual of
 /// the final LP.
 pub fn solve(lp: &PrivacyLp, progress: &dyn Progress) -> Result<(Primal, Dual), SolveError> {
-    let start = Instant::now();
     let all = lp.pairs.len() * lp.k();
-    let mut rows = if all <= FULL_ROWS {
+    let rows = if all <= FULL_ROWS {
         initial_rows(lp, usize::MAX)
     } else {
         initial_rows(lp, LAZY_NEIGHBOURS)
     };
+    solve_from(lp, rows, progress)
+}
+
+/// [`solve`] from a given working set of privacy rows (e.g. the active rows found by
+/// [`super::block_ipm::active_rows`]): violated rows are added each round until none is.
+pub fn solve_from(
+    lp: &PrivacyLp,
+    mut rows: Vec<(u32, u32, u32)>,
+    progress: &dyn Progress,
+) -> Result<(Primal, Dual), SolveError> {
+    let start = Instant::now();
     let mut present: HashSet<(u32, u32, u32)> = rows.iter().copied().collect();
     let mut round = 0;
     loop {

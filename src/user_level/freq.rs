@@ -42,7 +42,7 @@ impl Clustered {
         }
         if clusters
             .checked_mul(size)
-            .is_none_or(|k| k > MAX_ITEMS || k < 2)
+            .is_none_or(|k| !(2..=MAX_ITEMS).contains(&k))
         {
             return Err(invalid(
                 "size",

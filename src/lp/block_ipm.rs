@@ -1,0 +1,855 @@
+//! A primal–dual interior point method that knows the privacy LP's structure
+//! (`spec/lp.md` §4.3): every privacy row M\[u\]\[k\]/c − M\[v\]\[k\] ≤ 0 touches one output
+//! column k, so the Newton matrix on the variables is K dense n×n blocks plus the coupling
+//! of the 2n row-sum and loss rows. Each iteration factorizes the K blocks (Cholesky, then
+//! the explicit inverse, in parallel) and solves a 2n×2n Schur complement: ≈ K·n³ flops with
+//! every row present and no lazy rounds.
+//!
+//! The LP (variables x = (M column-major by output, then L for the max loss)):
+//! min cᵀx s.t. Σ_k M\[u\]\[k\] = 1 (y_u), Σ_k c(u,k)·M\[u\]\[k\] − L ≤ 0 (z_u, max loss
+//! only), M\[u\]\[k\]/c_dn(u,v) − M\[v\]\[k\] ≤ 0 (z_uvk), x ≥ 0 (w). Mehrotra
+//! predictor–corrector with one step of iterative refinement on the reduced system. The
+//! result is a float primal and dual like the other solvers': the mechanism is repaired
+//! exactly and the dual is verified exactly afterwards, so this solver is trusted for
+//! nothing.
+
+use super::model::{Objective, PrivacyLp};
+use super::simplex::{Dual, Primal, Round, SolveError};
+use crate::progress::Progress;
+use rayon::prelude::*;
+use std::time::Instant;
+
+/// Largest number of iterations.
+const MAX_ITER: usize = 200;
+/// Relative tolerance on the gap and the residuals.
+const TOL: f64 = 1e-10;
+/// The starting duals are this over n (slacks and x start at 1/K).
+const START_DUAL: f64 = 1.0;
+/// Most refinement steps per direction.
+const REFINE: usize = 10;
+/// The iteration stops when refinement leaves a relative residual above this.
+const ACCURACY: f64 = 1e-6;
+
+/// Dense symmetric n×n matrix (row-major).
+#[derive(Clone)]
+struct Dense {
+    n: usize,
+    a: Vec<f64>,
+}
+
+impl Dense {
+    fn zeros(n: usize) -> Dense {
+        Dense {
+            n,
+            a: vec![0.0; n * n],
+        }
+    }
+
+    /// In-place Cholesky A = L·Lᵀ (lower triangle); a pivot below `floor` is raised to it
+    /// (static regularization of a nearly singular block).
+    fn cholesky(&mut self, floor: f64) {
+        let n = self.n;
+        let a = &mut self.a;
+        for j in 0..n {
+            let mut d = a[j * n + j];
+            for p in 0..j {
+                d -= a[j * n + p] * a[j * n + p];
+            }
+            let d = d.max(floor).sqrt();
+            a[j * n + j] = d;
+            let (head, tail) = a.split_at_mut((j + 1) * n);
+            let rowj = &head[j * n..j * n + j];
+            for i in j + 1..n {
+                let rowi = &mut tail[(i - j - 1) * n..(i - j) * n];
+                let mut s = rowi[j];
+                for p in 0..j {
+                    s -= rowi[p] * rowj[p];
+                }
+                rowi[j] = s / d;
+            }
+        }
+    }
+
+    /// The inverse from the Cholesky factor in `self` (lower triangle): (L·Lᵀ)⁻¹ = L⁻ᵀ·L⁻¹.
+    fn inverse_from_cholesky(&self) -> Dense {
+        let n = self.n;
+        let l = &self.a;
+        // Linv: lower triangular inverse of L, row-major.
+        let mut li = vec![0.0; n * n];
+        for j in 0..n {
+            li[j * n + j] = 1.0 / l[j * n + j];
+            for i in j + 1..n {
+                let mut s = 0.0;
+                for p in j..i {
+                    s -= l[i * n + p] * li[p * n + j];
+                }
+                li[i * n + j] = s / l[i * n + i];
+            }
+        }
+        // A⁻¹[i][j] = Σ_{p ≥ max(i,j)} Linv[p][i]·Linv[p][j].
+        let mut out = vec![0.0; n * n];
+        for p in 0..n {
+            let row = &li[p * n..p * n + p + 1];
+            for i in 0..=p {
+                let lpi = row[i];
+                if lpi == 0.0 {
+                    continue;
+                }
+                let o = &mut out[i * n..i * n + p + 1];
+                for j in 0..=i {
+                    o[j] += lpi * row[j];
+                }
+            }
+        }
+        for i in 0..n {
+            for j in 0..i {
+                out[j * n + i] = out[i * n + j];
+            }
+        }
+        Dense { n, a: out }
+    }
+
+    fn mul_vec(&self, x: &[f64], y: &mut [f64]) {
+        let n = self.n;
+        for i in 0..n {
+            let r = &self.a[i * n..(i + 1) * n];
+            y[i] = r.iter().zip(x).map(|(a, b)| a * b).sum();
+        }
+    }
+}
+
+/// Solve a dense (symmetric) system by LU with partial pivoting; `None` if singular.
+fn lu_solve(mut a: Vec<f64>, n: usize, mut b: Vec<f64>) -> Option<Vec<f64>> {
+    for c in 0..n {
+        let p = (c..n).max_by(|&i, &j| a[i * n + c].abs().total_cmp(&a[j * n + c].abs()))?;
+        if a[p * n + c] == 0.0 || !a[p * n + c].is_finite() {
+            return None;
+        }
+        if p != c {
+            for j in 0..n {
+                a.swap(c * n + j, p * n + j);
+            }
+            b.swap(c, p);
+        }
+        let d = a[c * n + c];
+        for i in c + 1..n {
+            let f = a[i * n + c] / d;
+            if f != 0.0 {
+                for j in c..n {
+                    a[i * n + j] -= f * a[c * n + j];
+                }
+                b[i] -= f * b[c];
+            }
+        }
+    }
+    for c in (0..n).rev() {
+        let mut s = b[c];
+        for j in c + 1..n {
+            s -= a[c * n + j] * b[j];
+        }
+        b[c] = s / a[c * n + c];
+    }
+    b.iter().all(|v| v.is_finite()).then_some(b)
+}
+
+/// The structure of one LP: pairs, scaled constants and costs.
+struct Structure {
+    n: usize,
+    kk: usize,
+    max_loss: bool,
+    /// Privacy pairs (u, v) and 1/c_dn(u, v).
+    pairs: Vec<(u32, u32)>,
+    inv_c: Vec<f64>,
+    /// cost(u, k), u-major.
+    cost: Vec<f64>,
+    /// Objective on M (expected loss), block-major k·n + u.
+    c_m: Vec<f64>,
+}
+
+impl Structure {
+    fn nv(&self) -> usize {
+        self.n * self.kk + usize::from(self.max_loss)
+    }
+    fn np(&self) -> usize {
+        self.pairs.len() * self.kk
+    }
+    /// (A_I x) on the privacy rows, row (p, k) at k·P + p.
+    fn priv_rows(&self, x: &[f64], out: &mut [f64]) {
+        let (n, np) = (self.n, self.pairs.len());
+        if np == 0 {
+            return;
+        }
+        out.par_chunks_mut(np).enumerate().for_each(|(k, o)| {
+            let xk = &x[k * n..(k + 1) * n];
+            for (i, &(u, v)) in self.pairs.iter().enumerate() {
+                o[i] = xk[u as usize] * self.inv_c[i] - xk[v as usize];
+            }
+        });
+    }
+    /// (A_I x) on the loss rows: Σ_k cost(u,k)·x[k n + u] − L.
+    fn loss_rows(&self, x: &[f64], out: &mut [f64]) {
+        let (n, kk) = (self.n, self.kk);
+        let l = x[n * kk];
+        for u in 0..n {
+            let mut s = -l;
+            for k in 0..kk {
+                s += self.cost[u * kk + k] * x[k * n + u];
+            }
+            out[u] = s;
+        }
+    }
+    /// Add A_Iᵀ z (privacy part) to `g`.
+    fn priv_rows_t(&self, z: &[f64], g: &mut [f64]) {
+        let (n, np) = (self.n, self.pairs.len());
+        if np == 0 {
+            return;
+        }
+        g[..n * self.kk]
+            .par_chunks_mut(n)
+            .zip(z.par_chunks(np))
+            .for_each(|(gk, zk)| {
+                for (i, &(u, v)) in self.pairs.iter().enumerate() {
+                    gk[u as usize] += zk[i] * self.inv_c[i];
+                    gk[v as usize] -= zk[i];
+                }
+            });
+    }
+    /// Add A_Iᵀ z (loss part) to `g`.
+    fn loss_rows_t(&self, z: &[f64], g: &mut [f64]) {
+        let (n, kk) = (self.n, self.kk);
+        for u in 0..n {
+            for k in 0..kk {
+                g[k * n + u] += self.cost[u * kk + k] * z[u];
+            }
+            g[n * kk] -= z[u];
+        }
+    }
+}
+
+/// The iterate.
+struct Iterate {
+    x: Vec<f64>,
+    y: Vec<f64>,
+    w: Vec<f64>,
+    /// Slacks and duals: privacy rows then loss rows.
+    s: Vec<f64>,
+    z: Vec<f64>,
+}
+
+/// Factorized Newton matrix of one iteration.
+struct Factor {
+    inv: Vec<Dense>,
+    /// 1/b_L (max loss).
+    inv_bl: f64,
+    /// The 2n×2n (or n×n) Schur complement, row-major, and its size.
+    schur: Vec<f64>,
+    ns: usize,
+    theta: Vec<f64>,
+}
+
+fn max_step(v: &[f64], dv: &[f64]) -> f64 {
+    v.par_iter()
+        .zip(dv.par_iter())
+        .filter(|(_, d)| **d < 0.0)
+        .map(|(a, d)| -a / d)
+        .reduce(|| f64::INFINITY, f64::min)
+}
+
+/// Why [`run`] stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stop {
+    /// Gap and residuals below [`TOL`].
+    Converged,
+    /// Gap below the caller's early target.
+    Target,
+    /// The reduced system could no longer be solved accurately (a degenerate optimum
+    /// makes the blocks ill-conditioned near the end).
+    Accuracy,
+}
+
+/// Solve the whole LP (every privacy row of `lp.pairs` × outputs) to [`TOL`].
+pub fn solve(lp: &PrivacyLp, progress: &dyn Progress) -> Result<(Primal, Dual), SolveError> {
+    let start = Instant::now();
+    let (st, it, stop, iters) = run(lp, 0.0, progress)?;
+    if stop != Stop::Converged {
+        return Err(SolveError(format!(
+            "block interior point: stopped before convergence ({stop:?})"
+        )));
+    }
+    Ok(finish(lp, &st, &it, iters, start.elapsed().as_secs_f64()))
+}
+
+/// The privacy rows likely active at the optimum: the block interior point run to a
+/// relative gap `target` (or until its linear algebra loses accuracy), then every row
+/// whose dual exceeds its slack. A working set to seed the lazy-row interior point with
+/// ([`super::ipm::solve_from`]): rows it misses are added back by separation, so the
+/// choice affects only speed.
+pub fn active_rows(
+    lp: &PrivacyLp,
+    target: f64,
+    progress: &dyn Progress,
+) -> Result<Vec<(u32, u32, u32)>, SolveError> {
+    let (st, it, _stop, _) = run(lp, target, progress)?;
+    let np1 = st.pairs.len();
+    let mut rows = Vec::new();
+    for k in 0..st.kk {
+        for (i, &(u, v)) in st.pairs.iter().enumerate() {
+            let j = k * np1 + i;
+            if it.z[j] > it.s[j] {
+                rows.push((u, v, k as u32));
+            }
+        }
+    }
+    Ok(rows)
+}
+
+/// The interior point loop; stops at convergence, at relative gap `target`, or when the
+/// reduced system loses accuracy (then the last good iterate is returned).
+fn run(
+    lp: &PrivacyLp,
+    target: f64,
+    progress: &dyn Progress,
+) -> Result<(Structure, Iterate, Stop, usize), SolveError> {
+    let start = Instant::now();
+    let (n, kk) = (lp.n, lp.k());
+    let max_loss = lp.objective == Objective::MaxLoss;
+    let pairs: Vec<(u32, u32)> = lp
+        .pairs
+        .iter()
+        .map(|&(u, v)| (u as u32, v as u32))
+        .collect();
+    let inv_c: Vec<f64> = lp
+        .pairs
+        .iter()
+        .map(|&(u, v)| 1.0 / lp.c_dn[u * n + v])
+        .collect();
+    let mut c_m = vec![0.0; n * kk];
+    if !max_loss {
+        for u in 0..n {
+            for k in 0..kk {
+                c_m[k * n + u] = lp.prior_f64(u) * lp.cost_dn[u * kk + k];
+            }
+        }
+    }
+    let st = Structure {
+        n,
+        kk,
+        max_loss,
+        pairs,
+        inv_c,
+        cost: lp.cost_dn.clone(),
+        c_m,
+    };
+    let (nv, np) = (st.nv(), st.np());
+    let nl = if max_loss { n } else { 0 };
+    let ni = np + nl;
+    // Scale: costs up to `cmax`.
+    let cmax = lp.cost_dn.iter().cloned().fold(0.0, f64::max).max(1e-300);
+    // Start: the uniform mechanism, L above its loss, slacks and duals of order 1.
+    let mut it = Iterate {
+        x: vec![1.0 / kk as f64; nv],
+        y: vec![0.0; n],
+        w: vec![START_DUAL / n as f64; nv],
+        s: vec![1.0 / kk as f64; ni],
+        z: vec![START_DUAL / n as f64; ni],
+    };
+    if max_loss {
+        it.x[n * kk] = cmax;
+        for u in 0..n {
+            it.z[np + u] = 1.0 / n as f64;
+            it.s[np + u] = cmax;
+        }
+        it.w[n * kk] = 1.0 / cmax;
+    }
+    let mut ax = vec![0.0; ni];
+    let mut rd = vec![0.0; nv];
+    let mut iters = 0;
+    let mut stop = Stop::Converged;
+    for iter in 0..MAX_ITER {
+        // Residuals.
+        st.priv_rows(&it.x, &mut ax[..np]);
+        if max_loss {
+            st.loss_rows(&it.x, &mut ax[np..]);
+        }
+        let rpi: Vec<f64> = ax.par_iter().zip(&it.s).map(|(a, s)| a + s).collect();
+        let mut rpe = vec![0.0; n];
+        for k in 0..kk {
+            for u in 0..n {
+                rpe[u] += it.x[k * n + u];
+            }
+        }
+        rpe.iter_mut().for_each(|r| *r -= 1.0);
+        // r_d = c + A_Iᵀ z − A_Eᵀ y − w
+        rd.par_iter_mut().enumerate().for_each(|(j, r)| {
+            let c = if j < n * kk { st.c_m[j] } else { 1.0 };
+            let y = if j < n * kk { it.y[j % n] } else { 0.0 };
+            *r = c - y - it.w[j];
+        });
+        st.priv_rows_t(&it.z[..np], &mut rd);
+        if max_loss {
+            st.loss_rows_t(&it.z[np..], &mut rd);
+        }
+        let pobj: f64 = if max_loss {
+            it.x[n * kk]
+        } else {
+            st.c_m.iter().zip(&it.x).map(|(a, b)| a * b).sum()
+        };
+        let dobj: f64 = it.y.iter().sum();
+        let mu = (it.s.par_iter().zip(&it.z).map(|(a, b)| a * b).sum::<f64>()
+            + it.x.par_iter().zip(&it.w).map(|(a, b)| a * b).sum::<f64>())
+            / (ni + nv) as f64;
+        let res_p = rpi.iter().chain(&rpe).fold(0.0f64, |m, v| m.max(v.abs()));
+        let res_d = rd.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        let gap = (pobj - dobj).abs() / (1.0 + pobj.abs());
+        if iter % 5 == 0 {
+            progress.round(&Round {
+                round: iter,
+                rows: np,
+                added: 0,
+                objective: pobj,
+                seconds: start.elapsed().as_secs_f64(),
+            });
+        }
+        iters = iter + 1;
+        if std::env::var_os("MDP_BLOCK_DEBUG").is_some() {
+            let xmin = it.x.iter().cloned().fold(f64::INFINITY, f64::min);
+            let smin = it.s.iter().cloned().fold(f64::INFINITY, f64::min);
+            eprintln!("it {iter}: pobj {pobj:.12} dobj {dobj:.12} gap {gap:.2e} mu {mu:.2e} rp {res_p:.2e} rd {res_d:.2e} xmin {xmin:.2e} smin {smin:.2e}");
+        }
+        if gap < TOL && res_p < TOL && res_d < TOL * (1.0 + 1.0 / cmax) {
+            stop = Stop::Converged;
+            break;
+        }
+        if gap < target && res_p < 1e-6 && res_d < 1e-6 {
+            stop = Stop::Target;
+            break;
+        }
+        if !pobj.is_finite() || !dobj.is_finite() {
+            return Err(SolveError(
+                "block interior point: non-finite iterate".into(),
+            ));
+        }
+        // Factorize.
+        let theta: Vec<f64> = it.z.par_iter().zip(&it.s).map(|(z, s)| z / s).collect();
+        let f = factor(&st, &it, &theta)?;
+        // Predictor (affine) and corrector directions.
+        let rsz_aff: Vec<f64> = it.s.iter().zip(&it.z).map(|(s, z)| s * z).collect();
+        let rxw_aff: Vec<f64> = it.x.iter().zip(&it.w).map(|(x, w)| x * w).collect();
+        let aff = direction(&st, &it, &f, &rd, &rpe, &rpi, &rsz_aff, &rxw_aff)?;
+        if aff.accuracy > ACCURACY {
+            stop = Stop::Accuracy;
+            break;
+        }
+        let ap = max_step(&it.x, &aff.dx)
+            .min(max_step(&it.s, &aff.ds))
+            .min(1.0);
+        let ad = max_step(&it.w, &aff.dw)
+            .min(max_step(&it.z, &aff.dz))
+            .min(1.0);
+        let mu_aff = (it
+            .s
+            .par_iter()
+            .zip(&aff.ds)
+            .zip(it.z.par_iter().zip(&aff.dz))
+            .map(|((s, ds), (z, dz))| (s + ap * ds) * (z + ad * dz))
+            .sum::<f64>()
+            + it.x
+                .par_iter()
+                .zip(&aff.dx)
+                .zip(it.w.par_iter().zip(&aff.dw))
+                .map(|((x, dx), (w, dw))| (x + ap * dx) * (w + ad * dw))
+                .sum::<f64>())
+            / (ni + nv) as f64;
+        let sigma = (mu_aff / mu).powi(3).clamp(
+            std::env::var("MDP_SIG")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0.0),
+            1.0,
+        );
+        let rsz: Vec<f64> = (0..ni)
+            .into_par_iter()
+            .map(|i| it.s[i] * it.z[i] + aff.ds[i] * aff.dz[i] - sigma * mu)
+            .collect();
+        let rxw: Vec<f64> = (0..nv)
+            .into_par_iter()
+            .map(|j| it.x[j] * it.w[j] + aff.dx[j] * aff.dw[j] - sigma * mu)
+            .collect();
+        let d = direction(&st, &it, &f, &rd, &rpe, &rpi, &rsz, &rxw)?;
+        if d.accuracy > ACCURACY {
+            stop = Stop::Accuracy;
+            break;
+        }
+        let eta = 0.995f64.max(1.0 - mu).min(0.9999);
+        let ap = (eta * max_step(&it.x, &d.dx).min(max_step(&it.s, &d.ds))).min(1.0);
+        let ad = (eta * max_step(&it.w, &d.dw).min(max_step(&it.z, &d.dz))).min(1.0);
+        if std::env::var_os("MDP_BLOCK_DEBUG").is_some() {
+            eprintln!(
+                "  sigma {sigma:.2e} ap {ap:.3} ad {ad:.3} (x {:.3} s {:.3} w {:.3} z {:.3})",
+                max_step(&it.x, &d.dx),
+                max_step(&it.s, &d.ds),
+                max_step(&it.w, &d.dw),
+                max_step(&it.z, &d.dz)
+            );
+        }
+        it.x.par_iter_mut()
+            .zip(&d.dx)
+            .for_each(|(a, b)| *a += ap * b);
+        it.s.par_iter_mut()
+            .zip(&d.ds)
+            .for_each(|(a, b)| *a += ap * b);
+        it.y.iter_mut().zip(&d.dy).for_each(|(a, b)| *a += ad * b);
+        it.w.par_iter_mut()
+            .zip(&d.dw)
+            .for_each(|(a, b)| *a += ad * b);
+        it.z.par_iter_mut()
+            .zip(&d.dz)
+            .for_each(|(a, b)| *a += ad * b);
+        if iter + 1 == MAX_ITER {
+            return Err(SolveError(format!(
+                "block interior point: no convergence in {MAX_ITER} iterations (gap {gap:.1e}, residuals {res_p:.1e} / {res_d:.1e})"
+            )));
+        }
+    }
+    Ok((st, it, stop, iters))
+}
+
+/// The primal and dual of a final iterate, in the other solvers' layout.
+fn finish(
+    lp: &PrivacyLp,
+    st: &Structure,
+    it: &Iterate,
+    iters: usize,
+    seconds: f64,
+) -> (Primal, Dual) {
+    let (n, kk, np) = (st.n, st.kk, st.np());
+    let max_loss = st.max_loss;
+    let mut m = vec![0.0; n * kk];
+    for u in 0..n {
+        for k in 0..kk {
+            m[u * kk + k] = it.x[k * n + u].max(0.0);
+        }
+    }
+    let objective = if max_loss {
+        it.x[n * kk]
+    } else {
+        st.c_m.iter().zip(&it.x).map(|(a, b)| a * b).sum()
+    };
+    let mut rows = Vec::with_capacity(np);
+    let mut gamma = Vec::new();
+    for k in 0..kk {
+        for (i, &(u, v)) in st.pairs.iter().enumerate() {
+            rows.push((u, v, k as u32));
+            // The row is scaled by 1/c_dn: its dual is c_dn·γ (as in `ipm`); rows whose
+            // constant was capped are left out of the certificate (spec/lp.md §2).
+            let g = it.z[k * st.pairs.len() + i] * st.inv_c[i];
+            let (uu, vv) = (u as usize, v as usize);
+            if g > 0.0 && lp.c_up[uu * n + vv] <= lp.cap {
+                gamma.push((u, v, k as u32, g));
+            }
+        }
+    }
+    let beta = max_loss.then(|| it.z[np..].iter().map(|z| z.max(0.0)).collect());
+    (
+        Primal {
+            m,
+            objective,
+            rows,
+            rounds: iters,
+            seconds,
+        },
+        Dual {
+            beta,
+            gamma,
+            objective: it.y.iter().sum(),
+            seconds: 0.0,
+        },
+    )
+}
+
+/// Form and factorize the Newton matrix: B_k = Σ θ g gᵀ + diag(w/x) per output, their
+/// inverses, and the Schur complement on the coupling rows.
+fn factor(st: &Structure, it: &Iterate, theta: &[f64]) -> Result<Factor, SolveError> {
+    let (n, kk, np1) = (st.n, st.kk, st.pairs.len());
+    let inv: Vec<Dense> = (0..kk)
+        .into_par_iter()
+        .map(|k| {
+            let mut b = Dense::zeros(n);
+            let th = &theta[k * np1..(k + 1) * np1];
+            for (i, &(u, v)) in st.pairs.iter().enumerate() {
+                let (u, v) = (u as usize, v as usize);
+                let (t, a) = (th[i], st.inv_c[i]);
+                b.a[u * n + u] += t * a * a;
+                b.a[v * n + v] += t;
+                b.a[u * n + v] -= t * a;
+                b.a[v * n + u] -= t * a;
+            }
+            let mut dmax = 0.0f64;
+            for u in 0..n {
+                let j = k * n + u;
+                b.a[u * n + u] += it.w[j] / it.x[j];
+                dmax = dmax.max(b.a[u * n + u]);
+            }
+            b.cholesky(dmax * 1e-14 + 1e-300);
+            b.inverse_from_cholesky()
+        })
+        .collect();
+    let inv_bl = if st.max_loss {
+        it.x[n * kk] / it.w[n * kk]
+    } else {
+        0.0
+    };
+    // Schur complement blocks: R = Σ B⁻¹, Q = Σ D B⁻¹, P = Σ D B⁻¹ D + inv_bl·J.
+    let ns = if st.max_loss { 2 * n } else { n };
+    let sums = inv
+        .par_iter()
+        .enumerate()
+        .fold(
+            || vec![0.0; ns * ns],
+            |mut acc, (k, bi)| {
+                for i in 0..n {
+                    for j in 0..n {
+                        let v = bi.a[i * n + j];
+                        if st.max_loss {
+                            let (di, dj) = (st.cost[i * kk + k], st.cost[j * kk + k]);
+                            acc[i * ns + j] += di * v * dj; // P
+                            acc[i * ns + n + j] -= di * v; // −Q
+                            acc[(n + i) * ns + j] -= v * dj; // −Qᵀ
+                            acc[(n + i) * ns + n + j] += v; // R
+                        } else {
+                            acc[i * ns + j] += v;
+                        }
+                    }
+                }
+                acc
+            },
+        )
+        .reduce(
+            || vec![0.0; ns * ns],
+            |mut a, b| {
+                a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
+                a
+            },
+        );
+    let mut schur = sums;
+    if st.max_loss {
+        for i in 0..n {
+            for j in 0..n {
+                schur[i * ns + j] += inv_bl;
+            }
+            schur[i * ns + i] += 1.0 / theta[st.np() + i];
+        }
+    }
+    Ok(Factor {
+        inv,
+        inv_bl,
+        schur,
+        ns,
+        theta: theta.to_vec(),
+    })
+}
+
+struct Direction {
+    /// Relative residual of the reduced system after refinement.
+    accuracy: f64,
+    dx: Vec<f64>,
+    dy: Vec<f64>,
+    dw: Vec<f64>,
+    ds: Vec<f64>,
+    dz: Vec<f64>,
+}
+
+/// Apply B⁻¹ (block inverses, and 1/b_L on L).
+fn apply_binv(st: &Structure, f: &Factor, r: &[f64]) -> Vec<f64> {
+    let n = st.n;
+    let mut t = vec![0.0; st.nv()];
+    t[..n * st.kk]
+        .par_chunks_mut(n)
+        .zip(r[..n * st.kk].par_chunks(n))
+        .zip(f.inv.par_iter())
+        .for_each(|((tk, rk), bi)| bi.mul_vec(rk, tk));
+    if st.max_loss {
+        t[n * st.kk] = f.inv_bl * r[n * st.kk];
+    }
+    t
+}
+
+/// Solve M Δx − A_Eᵀ Δy = r1, A_E Δx = r2 with the factor (module doc).
+fn reduced_solve(
+    st: &Structure,
+    f: &Factor,
+    r1: &[f64],
+    r2: &[f64],
+) -> Result<(Vec<f64>, Vec<f64>), SolveError> {
+    let (n, kk) = (st.n, st.kk);
+    let t = apply_binv(st, f, r1);
+    // E t and Uᵀ t.
+    let mut et = vec![0.0; n];
+    let mut ut = vec![0.0; n];
+    for k in 0..kk {
+        for u in 0..n {
+            et[u] += t[k * n + u];
+            if st.max_loss {
+                ut[u] += st.cost[u * kk + k] * t[k * n + u];
+            }
+        }
+    }
+    if st.max_loss {
+        for u in 0..n {
+            ut[u] -= t[n * kk];
+        }
+    }
+    let rhs: Vec<f64> = if st.max_loss {
+        ut.iter()
+            .cloned()
+            .chain((0..n).map(|u| r2[u] - et[u]))
+            .collect()
+    } else {
+        (0..n).map(|u| r2[u] - et[u]).collect()
+    };
+    let bad_s = f.schur.iter().filter(|v| !v.is_finite()).count();
+    let bad_r = rhs.iter().filter(|v| !v.is_finite()).count();
+    let sol = lu_solve(f.schur.clone(), f.ns, rhs).ok_or_else(|| {
+        SolveError(format!("block interior point: singular Schur complement ({bad_s} non-finite entries, {bad_r} in the right side)"))
+    })?;
+    let (p, dy) = if st.max_loss {
+        (sol[..n].to_vec(), sol[n..].to_vec())
+    } else {
+        (vec![0.0; n], sol)
+    };
+    // Δx = B⁻¹(r1 − U p + Eᵀ Δy).
+    let mut r = r1.to_vec();
+    for k in 0..kk {
+        for u in 0..n {
+            let mut v = dy[u];
+            if st.max_loss {
+                v -= st.cost[u * kk + k] * p[u];
+            }
+            r[k * n + u] += v;
+        }
+    }
+    if st.max_loss {
+        r[n * kk] += p.iter().sum::<f64>();
+    }
+    Ok((apply_binv(st, f, &r), dy))
+}
+
+/// Apply the reduced operator: (M Δx − A_Eᵀ Δy, A_E Δx), M = A_Iᵀ Θ A_I + W/X.
+fn apply_reduced(
+    st: &Structure,
+    it: &Iterate,
+    theta: &[f64],
+    dx: &[f64],
+    dy: &[f64],
+) -> (Vec<f64>, Vec<f64>) {
+    let (n, kk, np) = (st.n, st.kk, st.np());
+    let mut a = vec![0.0; np + if st.max_loss { n } else { 0 }];
+    st.priv_rows(dx, &mut a[..np]);
+    if st.max_loss {
+        st.loss_rows(dx, &mut a[np..]);
+    }
+    a.par_iter_mut().zip(theta).for_each(|(v, t)| *v *= t);
+    let mut g: Vec<f64> = (0..st.nv())
+        .into_par_iter()
+        .map(|j| it.w[j] / it.x[j] * dx[j] - if j < n * kk { dy[j % n] } else { 0.0 })
+        .collect();
+    st.priv_rows_t(&a[..np], &mut g);
+    if st.max_loss {
+        st.loss_rows_t(&a[np..], &mut g);
+    }
+    let mut e = vec![0.0; n];
+    for k in 0..kk {
+        for u in 0..n {
+            e[u] += dx[k * n + u];
+        }
+    }
+    (g, e)
+}
+
+/// The Newton direction for complementarity targets r_sz (= S z − σμ + corrector) and
+/// r_xw, with one step of iterative refinement on the reduced system.
+#[allow(clippy::too_many_arguments)]
+fn direction(
+    st: &Structure,
+    it: &Iterate,
+    f: &Factor,
+    rd: &[f64],
+    rpe: &[f64],
+    rpi: &[f64],
+    rsz: &[f64],
+    rxw: &[f64],
+) -> Result<Direction, SolveError> {
+    let np = st.np();
+    let ni = rpi.len();
+    // q = S⁻¹(−r_sz + Z r_pI) on the inequality rows.
+    let q: Vec<f64> = (0..ni)
+        .into_par_iter()
+        .map(|i| (-rsz[i] + it.z[i] * rpi[i]) / it.s[i])
+        .collect();
+    // r1 = −r_d − A_Iᵀ q − X⁻¹ r_xw.
+    let mut aq = vec![0.0; st.nv()];
+    st.priv_rows_t(&q[..np], &mut aq);
+    if st.max_loss {
+        st.loss_rows_t(&q[np..], &mut aq);
+    }
+    let r1: Vec<f64> = (0..st.nv())
+        .into_par_iter()
+        .map(|j| -rd[j] - aq[j] - rxw[j] / it.x[j])
+        .collect();
+    let r2: Vec<f64> = rpe.iter().map(|v| -v).collect();
+    let (mut dx, mut dy) = reduced_solve(st, f, &r1, &r2)?;
+    // Iterative refinement on the reduced system, while it keeps halving the residual.
+    let norm = |a: &[f64], b: &[f64]| a.iter().chain(b).fold(0.0f64, |m, v| m.max(v.abs()));
+    let scale = norm(&r1, &r2).max(1e-300);
+    let mut best: Option<(f64, Vec<f64>, Vec<f64>)> = None;
+    for _ in 0..REFINE {
+        let (g, e) = apply_reduced(st, it, &f.theta, &dx, &dy);
+        let c1: Vec<f64> = r1.iter().zip(&g).map(|(a, b)| a - b).collect();
+        let c2: Vec<f64> = r2.iter().zip(&e).map(|(a, b)| a - b).collect();
+        let res = norm(&c1, &c2);
+        if std::env::var_os("MDP_BLOCK_DEBUG2").is_some() {
+            eprintln!("  refine: res {:.2e} (scale {:.2e})", res, scale);
+        }
+        if let Some((b, _, _)) = &best {
+            if res > 0.5 * b {
+                break;
+            }
+        }
+        best = Some((res, dx.clone(), dy.clone()));
+        if res <= 1e-15 * scale {
+            break;
+        }
+        let (ex, ey) = reduced_solve(st, f, &c1, &c2)?;
+        dx.iter_mut().zip(&ex).for_each(|(a, b)| *a += b);
+        dy.iter_mut().zip(&ey).for_each(|(a, b)| *a += b);
+    }
+    let mut accuracy = f64::INFINITY;
+    if let Some((r, bx, by)) = best {
+        dx = bx;
+        dy = by;
+        accuracy = r / scale;
+    }
+    // Back-substitution.
+    let mut adx = vec![0.0; ni];
+    st.priv_rows(&dx, &mut adx[..np]);
+    if st.max_loss {
+        st.loss_rows(&dx, &mut adx[np..]);
+    }
+    let ds: Vec<f64> = (0..ni).into_par_iter().map(|i| -rpi[i] - adx[i]).collect();
+    let dz: Vec<f64> = (0..ni)
+        .into_par_iter()
+        .map(|i| (-rsz[i] - it.z[i] * ds[i]) / it.s[i])
+        .collect();
+    let dw: Vec<f64> = (0..st.nv())
+        .into_par_iter()
+        .map(|j| (-rxw[j] - it.w[j] * dx[j]) / it.x[j])
+        .collect();
+    Ok(Direction {
+        accuracy,
+        dx,
+        dy,
+        dw,
+        ds,
+        dz,
+    })
+}

@@ -93,17 +93,6 @@ fn exp(x: &Interval) -> Result<Interval, UserLevelError> {
     })
 }
 
-/// Refuse a vacuous δ (≥ 1): the theorem then says nothing.
-fn meaningful(g: Guarantee) -> Result<Guarantee, UserLevelError> {
-    if g.delta >= 1u32 {
-        return Err(invalid(
-            "delta",
-            "the user-level δ bound is ≥ 1 (vacuous): lower α₀ or δ",
-        ));
-    }
-    Ok(g)
-}
-
 fn ln(x: &Interval) -> Interval {
     round(functions::ln(x, PREC).expect("ln of a positive enclosure"))
 }
@@ -207,10 +196,22 @@ pub fn hybrid(
         ));
     }
     let eps = f_n(n_items, alpha0, delta, &(total_distance / &k)).scale(&k);
-    let d = exp(&Interval::point(eps.hi.clone()))?.scale(&(k * delta));
-    meaningful(Guarantee {
-        alpha: eps.hi,
-        delta: round(d).hi,
+    chained(eps.hi, &k, delta)
+}
+
+/// The guarantee (ε, κ·e^{ε}·δ) of κ chained steps (Lemma A.2), from ε's upper end;
+/// refused when δ' ≥ 1 (vacuous: the theorem then says nothing).
+fn chained(eps: Q, k: &Q, delta: &Q) -> Result<Guarantee, UserLevelError> {
+    let d = round(exp(&Interval::point(eps.clone()))?.scale(&(k * delta))).hi;
+    if d >= 1u32 {
+        return Err(invalid(
+            "delta",
+            "the user-level δ bound is ≥ 1 (vacuous): lower α₀ or δ",
+        ));
+    }
+    Ok(Guarantee {
+        alpha: eps,
+        delta: d,
     })
 }
 
@@ -223,11 +224,7 @@ pub fn item_wise(model: Model, alpha0: &Q, delta: &Q) -> Result<Guarantee, UserL
     check_precondition(n_items, alpha0, delta)?;
     let m = Q::from(model.m());
     let alpha = round(b_n(n_items, alpha0, delta).scale(&(&m * alpha0 / Q::from(2u32))));
-    let d = exp(&Interval::point(alpha.hi.clone()))?.scale(&(m * delta));
-    meaningful(Guarantee {
-        alpha: alpha.hi,
-        delta: round(d).hi,
-    })
+    chained(alpha.hi, &m, delta)
 }
 
 /// The standard Feldman–McMillan–Talwar bound (FMT21 Theorem 3.1) applied to a user's m
@@ -239,11 +236,7 @@ pub fn fmt_group(model: Model, alpha0: &Q, delta: &Q) -> Result<Guarantee, UserL
     check_precondition(n_items, alpha0, delta)?;
     let m = Q::from(model.m());
     let eps = round(f_n(n_items, alpha0, delta, &Q::from(1u32)).scale(&m));
-    let d = exp(&Interval::point(eps.hi.clone()))?.scale(&(m * delta));
-    meaningful(Guarantee {
-        alpha: eps.hi,
-        delta: round(d).hi,
-    })
+    chained(eps.hi, &m, delta)
 }
 
 /// Basic composition: matching items along the optimal permutation of Lemma 2.1, the

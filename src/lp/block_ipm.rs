@@ -8,18 +8,20 @@
 //! The LP (variables x = (M column-major by output, then L for the max loss)):
 //! min cᵀx s.t. Σ_k M\[u\]\[k\] = 1 (y_u), Σ_k c(u,k)·M\[u\]\[k\] − L ≤ 0 (z_u, max loss
 //! only), M\[u\]\[k\]/c_dn(u,v) − M\[v\]\[k\] ≤ 0 (z_uvk), x ≥ 0 (w). Mehrotra
-//! predictor–corrector with one step of iterative refinement on the reduced system. The
-//! result is a float primal and dual like the other solvers': the mechanism is repaired
-//! exactly and the dual is verified exactly afterwards, so this solver is trusted for
-//! nothing.
+//! predictor–corrector with iterative refinement on the reduced system. Near a degenerate
+//! optimum its blocks become too ill-conditioned to converge alone (spec/lp.md §4.3), so it
+//! is used to find the working set ([`active_rows`]) of the lazy-row Clarabel solve, whose
+//! mechanism is repaired exactly and whose dual is verified exactly: this solver is
+//! trusted for nothing. `MDP_BLOCK_DEBUG=1` prints each iteration's gap, μ, residuals and steps on
+//! stderr (the measurements of spec/lp.md §4.3).
 
 use super::model::{Objective, PrivacyLp};
-use super::simplex::{Dual, Primal, Round, SolveError};
+use super::simplex::{Round, SolveError};
 use crate::progress::Progress;
 use rayon::prelude::*;
 use std::time::Instant;
 
-/// Largest number of iterations.
+/// Largest number of iterations (the iterate reached is used as it is).
 const MAX_ITER: usize = 200;
 /// Relative tolerance on the gap and the residuals.
 const TOL: f64 = 1e-10;
@@ -255,30 +257,6 @@ fn max_step(v: &[f64], dv: &[f64]) -> f64 {
         .reduce(|| f64::INFINITY, f64::min)
 }
 
-/// Why [`run`] stopped.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Stop {
-    /// Gap and residuals below [`TOL`].
-    Converged,
-    /// Gap below the caller's early target.
-    Target,
-    /// The reduced system could no longer be solved accurately (a degenerate optimum
-    /// makes the blocks ill-conditioned near the end).
-    Accuracy,
-}
-
-/// Solve the whole LP (every privacy row of `lp.pairs` × outputs) to [`TOL`].
-pub fn solve(lp: &PrivacyLp, progress: &dyn Progress) -> Result<(Primal, Dual), SolveError> {
-    let start = Instant::now();
-    let (st, it, stop, iters) = run(lp, 0.0, progress)?;
-    if stop != Stop::Converged {
-        return Err(SolveError(format!(
-            "block interior point: stopped before convergence ({stop:?})"
-        )));
-    }
-    Ok(finish(lp, &st, &it, iters, start.elapsed().as_secs_f64()))
-}
-
 /// The privacy rows likely active at the optimum: the block interior point run to a
 /// relative gap `target` (or until its linear algebra loses accuracy), then every row
 /// whose dual exceeds its slack. A working set to seed the lazy-row interior point with
@@ -289,7 +267,7 @@ pub fn active_rows(
     target: f64,
     progress: &dyn Progress,
 ) -> Result<Vec<(u32, u32, u32)>, SolveError> {
-    let (st, it, _stop, _) = run(lp, target, progress)?;
+    let (st, it) = run(lp, target, progress)?;
     let np1 = st.pairs.len();
     let mut rows = Vec::new();
     for k in 0..st.kk {
@@ -309,7 +287,7 @@ fn run(
     lp: &PrivacyLp,
     target: f64,
     progress: &dyn Progress,
-) -> Result<(Structure, Iterate, Stop, usize), SolveError> {
+) -> Result<(Structure, Iterate), SolveError> {
     let start = Instant::now();
     let (n, kk) = (lp.n, lp.k());
     let max_loss = lp.objective == Objective::MaxLoss;
@@ -363,8 +341,6 @@ fn run(
     }
     let mut ax = vec![0.0; ni];
     let mut rd = vec![0.0; nv];
-    let mut iters = 0;
-    let mut stop = Stop::Converged;
     for iter in 0..MAX_ITER {
         // Residuals.
         st.priv_rows(&it.x, &mut ax[..np]);
@@ -410,18 +386,15 @@ fn run(
                 seconds: start.elapsed().as_secs_f64(),
             });
         }
-        iters = iter + 1;
         if std::env::var_os("MDP_BLOCK_DEBUG").is_some() {
             let xmin = it.x.iter().cloned().fold(f64::INFINITY, f64::min);
             let smin = it.s.iter().cloned().fold(f64::INFINITY, f64::min);
             eprintln!("it {iter}: pobj {pobj:.12} dobj {dobj:.12} gap {gap:.2e} mu {mu:.2e} rp {res_p:.2e} rd {res_d:.2e} xmin {xmin:.2e} smin {smin:.2e}");
         }
         if gap < TOL && res_p < TOL && res_d < TOL * (1.0 + 1.0 / cmax) {
-            stop = Stop::Converged;
             break;
         }
         if gap < target && res_p < 1e-6 && res_d < 1e-6 {
-            stop = Stop::Target;
             break;
         }
         if !pobj.is_finite() || !dobj.is_finite() {
@@ -437,7 +410,6 @@ fn run(
         let rxw_aff: Vec<f64> = it.x.iter().zip(&it.w).map(|(x, w)| x * w).collect();
         let aff = direction(&st, &it, &f, &rd, &rpe, &rpi, &rsz_aff, &rxw_aff)?;
         if aff.accuracy > ACCURACY {
-            stop = Stop::Accuracy;
             break;
         }
         let ap = max_step(&it.x, &aff.dx)
@@ -460,13 +432,7 @@ fn run(
                 .map(|((x, dx), (w, dw))| (x + ap * dx) * (w + ad * dw))
                 .sum::<f64>())
             / (ni + nv) as f64;
-        let sigma = (mu_aff / mu).powi(3).clamp(
-            std::env::var("MDP_SIG")
-                .ok()
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(0.0),
-            1.0,
-        );
+        let sigma = (mu_aff / mu).powi(3).clamp(0.0, 1.0);
         let rsz: Vec<f64> = (0..ni)
             .into_par_iter()
             .map(|i| it.s[i] * it.z[i] + aff.ds[i] * aff.dz[i] - sigma * mu)
@@ -477,7 +443,6 @@ fn run(
             .collect();
         let d = direction(&st, &it, &f, &rd, &rpe, &rpi, &rsz, &rxw)?;
         if d.accuracy > ACCURACY {
-            stop = Stop::Accuracy;
             break;
         }
         let eta = 0.995f64.max(1.0 - mu).min(0.9999);
@@ -505,66 +470,8 @@ fn run(
         it.z.par_iter_mut()
             .zip(&d.dz)
             .for_each(|(a, b)| *a += ad * b);
-        if iter + 1 == MAX_ITER {
-            return Err(SolveError(format!(
-                "block interior point: no convergence in {MAX_ITER} iterations (gap {gap:.1e}, residuals {res_p:.1e} / {res_d:.1e})"
-            )));
-        }
     }
-    Ok((st, it, stop, iters))
-}
-
-/// The primal and dual of a final iterate, in the other solvers' layout.
-fn finish(
-    lp: &PrivacyLp,
-    st: &Structure,
-    it: &Iterate,
-    iters: usize,
-    seconds: f64,
-) -> (Primal, Dual) {
-    let (n, kk, np) = (st.n, st.kk, st.np());
-    let max_loss = st.max_loss;
-    let mut m = vec![0.0; n * kk];
-    for u in 0..n {
-        for k in 0..kk {
-            m[u * kk + k] = it.x[k * n + u].max(0.0);
-        }
-    }
-    let objective = if max_loss {
-        it.x[n * kk]
-    } else {
-        st.c_m.iter().zip(&it.x).map(|(a, b)| a * b).sum()
-    };
-    let mut rows = Vec::with_capacity(np);
-    let mut gamma = Vec::new();
-    for k in 0..kk {
-        for (i, &(u, v)) in st.pairs.iter().enumerate() {
-            rows.push((u, v, k as u32));
-            // The row is scaled by 1/c_dn: its dual is c_dn·γ (as in `ipm`); rows whose
-            // constant was capped are left out of the certificate (spec/lp.md §2).
-            let g = it.z[k * st.pairs.len() + i] * st.inv_c[i];
-            let (uu, vv) = (u as usize, v as usize);
-            if g > 0.0 && lp.c_up[uu * n + vv] <= lp.cap {
-                gamma.push((u, v, k as u32, g));
-            }
-        }
-    }
-    let beta = max_loss.then(|| it.z[np..].iter().map(|z| z.max(0.0)).collect());
-    (
-        Primal {
-            m,
-            objective,
-            rows,
-            rounds: iters,
-            seconds,
-        },
-        Dual {
-            beta,
-            gamma,
-            objective: it.y.iter().sum(),
-            seconds: 0.0,
-        },
-    )
+    Ok((st, it))
 }
 
 /// Form and factorize the Newton matrix: B_k = Σ θ g gᵀ + diag(w/x) per output, their
@@ -807,9 +714,6 @@ fn direction(
         let c1: Vec<f64> = r1.iter().zip(&g).map(|(a, b)| a - b).collect();
         let c2: Vec<f64> = r2.iter().zip(&e).map(|(a, b)| a - b).collect();
         let res = norm(&c1, &c2);
-        if std::env::var_os("MDP_BLOCK_DEBUG2").is_some() {
-            eprintln!("  refine: res {:.2e} (scale {:.2e})", res, scale);
-        }
         if let Some((b, _, _)) = &best {
             if res > 0.5 * b {
                 break;

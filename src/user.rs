@@ -604,9 +604,7 @@ fn linear(a: &LinearArgs) -> Result<i32, String> {
             .map_err(ul)?;
             let disc = match a.resample.samples {
                 Some(_) => {
-                    let units = Units {
-                        diameter: diameter_hi(&space)?,
-                    };
+                    let units = Units::for_space(&space, &mut budget).map_err(ul)?;
                     a.resample.discrete(&units, &alpha, &Q::from(0u32))?
                 }
                 None => None,
@@ -629,41 +627,6 @@ fn linear(a: &LinearArgs) -> Result<i32, String> {
         }
     }
     Ok(0)
-}
-
-/// The diameter's rational upper bound (for [`Units`]).
-fn diameter_hi(space: &Space) -> Result<Q, String> {
-    let n = space.n();
-    if n.saturating_mul(n) > 50_000_000 {
-        return Err("--mechanism: space too large for the diameter bound".into());
-    }
-    let mut d = Q::from(0u32);
-    for i in 0..n {
-        for j in i + 1..n {
-            let h = space.enclosure(i, j, 64).hi;
-            if h > d {
-                d = h;
-            }
-        }
-    }
-    if d == 0u32 {
-        return Err("--mechanism: the space has diameter 0".into());
-    }
-    let e = d.floor_log2_abs();
-    Ok(d.round_to_pow2_grid(e - 64, mdp::exact::Round::Up))
-}
-
-/// The better of Theorem 4.4 and composition for users of m items (normalised α).
-fn item_wise_guarantee(model: Model, alpha0: &Q, delta: &Q) -> (Q, Q, &'static str) {
-    let comp = shuffle::composition(model, alpha0);
-    match shuffle::item_wise(model, alpha0, delta) {
-        Ok(g) if g.alpha < comp => (g.alpha, g.delta, "Theorem 4.4 (shuffling)"),
-        _ => (
-            comp,
-            Q::from(0u32),
-            "composition (no amplification at this N, α₀, δ)",
-        ),
-    }
 }
 
 fn item_wise(a: &ItemWiseArgs) -> Result<i32, String> {
@@ -704,9 +667,7 @@ fn item_wise(a: &ItemWiseArgs) -> Result<i32, String> {
         }
         None => None,
     };
-    let units = Units {
-        diameter: diameter_hi(&file.space)?,
-    };
+    let units = Units::for_space(&file.space, &mut Budget::default()).map_err(ul)?;
     let alpha0 = units.alpha0(&eps);
     let names = ItemNames::new(file.space.n(), labels.as_deref());
     let rows: Vec<ExactRow> = (0..file.matrix.rows)
@@ -755,7 +716,8 @@ fn item_wise(a: &ItemWiseArgs) -> Result<i32, String> {
     let (alpha_n, delta_u, how) = if sizes_differ {
         (Q::from(0u32), Q::from(0u32), "")
     } else {
-        item_wise_guarantee(model, &alpha0, &delta)
+        let (g, how) = shuffle::best(model, &alpha0, &delta);
+        (g.alpha, g.delta, how.describe())
     };
     let per_unit = units.per_unit(&alpha_n);
     let scope = if central { "central" } else { "local" };
@@ -1078,7 +1040,9 @@ fn accountant_and_linear(
     let t = std::time::Instant::now();
     let (space, _) = space_labels(&a.space)?;
     let query = LinearQuery::average(&space, Norm::L2).map_err(ul)?;
-    let diameter = diameter_hi(&space)?;
+    let diameter = Units::for_space(&space, &mut Budget::default())
+        .map_err(ul)?
+        .diameter;
     let mut rng = privatize::rng(Some(a.seed));
     let max_n = *a.users.iter().max().unwrap_or(&1);
     let all_users = evaluation::neighbourhood_users(&space, max_n, a.items, 20, &mut rng);

@@ -27,6 +27,7 @@ pub mod shuffle;
 pub mod users;
 
 use crate::exact::Q;
+use crate::metric::Space;
 use thiserror::Error;
 
 /// A user-level parameter or computation that cannot proceed: the field and the reason.
@@ -94,6 +95,29 @@ pub struct Units {
 }
 
 impl Units {
+    /// The units of a space: its diameter's upper enclosure end over all input pairs,
+    /// rounded up onto a 2⁻⁶⁴-relative grid (k²/2 enclosures, counted against `budget`).
+    pub fn for_space(space: &Space, budget: &mut Budget) -> Result<Units, UserLevelError> {
+        let n = space.n();
+        let mut d = Q::from(0u32);
+        for i in 0..n {
+            budget.spend((n - i) as u64, "diameter")?;
+            for j in i + 1..n {
+                let h = space.enclosure(i, j, 64).hi;
+                if h > d {
+                    d = h;
+                }
+            }
+        }
+        if d == 0u32 {
+            return Err(invalid("space", "diameter 0: no distances to normalise"));
+        }
+        let e = d.floor_log2_abs();
+        Ok(Units {
+            diameter: d.round_to_pow2_grid(e - 64, crate::exact::Round::Up),
+        })
+    }
+
     /// α₀ in normalised units for an item-level ε per unit of the space.
     pub fn alpha0(&self, epsilon_per_unit: &Q) -> Q {
         epsilon_per_unit * &self.diameter

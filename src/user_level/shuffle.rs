@@ -239,6 +239,41 @@ pub fn fmt_group(model: Model, alpha0: &Q, delta: &Q) -> Result<Guarantee, UserL
     chained(eps.hi, &m, delta)
 }
 
+/// Which theorem a [`best`] guarantee comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Bound {
+    /// Theorem 4.4 (amplification by shuffling).
+    Shuffling,
+    /// Basic composition (no amplification at this N, α₀, δ).
+    Composition,
+}
+
+impl Bound {
+    pub fn describe(self) -> &'static str {
+        match self {
+            Bound::Shuffling => "Theorem 4.4 (shuffling)",
+            Bound::Composition => "composition (no amplification at this N, α₀, δ)",
+        }
+    }
+}
+
+/// The better of [`item_wise`] and [`composition`] for a user's m items: Theorem 4.4 when
+/// its precondition holds, its δ is not vacuous and its α is smaller; composition (δ = 0)
+/// otherwise.
+pub fn best(model: Model, alpha0: &Q, delta: &Q) -> (Guarantee, Bound) {
+    let comp = composition(model, alpha0);
+    match item_wise(model, alpha0, delta) {
+        Ok(g) if g.alpha < comp => (g, Bound::Shuffling),
+        _ => (
+            Guarantee {
+                alpha: comp,
+                delta: Q::from(0u32),
+            },
+            Bound::Composition,
+        ),
+    }
+}
+
 /// Basic composition: matching items along the optimal permutation of Lemma 2.1, the
 /// shuffled (multiset) item-wise release is (m·α₀)·d_EM-private with δ = 0, with or
 /// without amplification (a release in the data's own order is not: it reveals which

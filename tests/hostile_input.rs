@@ -238,3 +238,30 @@ fn extreme_command_line_values_are_input_errors() {
     );
     assert_eq!(code, 2);
 }
+
+/// `--solver block` holds every privacy row: past its row limit it refuses before
+/// allocating (one line, exit 2), instead of exhausting memory.
+#[test]
+fn block_solver_refuses_lps_past_its_row_limit() {
+    let pts: Vec<Value> = (0..400).map(|i| json!([i, (i * 7) % 13])).collect();
+    let space = write(
+        "block400.json",
+        &json!({"kind": "euclidean", "points": pts}),
+    );
+    refused(
+        "mdp",
+        &[
+            "build",
+            "optimal",
+            "--space",
+            &space,
+            "--epsilon",
+            "1",
+            "--solver",
+            "block",
+            "-o",
+            "/dev/null",
+        ],
+        "--solver",
+    );
+}

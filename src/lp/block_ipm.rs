@@ -25,6 +25,10 @@ use std::time::Instant;
 const MAX_ITER: usize = 200;
 /// Relative tolerance on the gap and the residuals.
 const TOL: f64 = 1e-10;
+/// The solver keeps about 16 doubles per privacy row (slacks, duals, residuals, the
+/// directions); LPs with more rows than this (≈ 6.4 GB) are refused before allocating.
+pub const MAX_ROWS: u64 = 50_000_000;
+const BYTES_PER_ROW: u64 = 128;
 /// The starting duals are this over n (slacks and x start at 1/K).
 const START_DUAL: f64 = 1.0;
 /// Most refinement steps per direction.
@@ -267,6 +271,13 @@ pub fn active_rows(
     target: f64,
     progress: &dyn Progress,
 ) -> Result<Vec<(u32, u32, u32)>, SolveError> {
+    let rows_total = lp.pairs.len() as u64 * lp.k() as u64;
+    if rows_total > MAX_ROWS {
+        return Err(SolveError(format!(
+            "--solver block holds every privacy row ({rows_total} here, about {} GB): above its limit of {MAX_ROWS} rows; use --solver ipm (lazy rows)",
+            rows_total * BYTES_PER_ROW >> 30
+        )));
+    }
     let (st, it) = run(lp, target, progress)?;
     let np1 = st.pairs.len();
     let mut rows = Vec::new();

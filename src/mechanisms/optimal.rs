@@ -130,6 +130,16 @@ pub fn certified(
 ) -> Result<Built, BuildError> {
     // On a numerical failure, retry with a lower cap on the constants (spec/lp.md §2); the
     // simplex starts at its own cap.
+    let rows_total = lp.pairs.len() as u64 * lp.k() as u64;
+    if solver == Solver::Block && rows_total > crate::lp::block_ipm::MAX_ROWS {
+        return Err(invalid(
+            "solver",
+            format!(
+                "block holds every privacy row ({rows_total} here): above its limit of {} rows; use --solver ipm (lazy rows)",
+                crate::lp::block_ipm::MAX_ROWS
+            ),
+        ));
+    }
     let mut lp_capped;
     let mut lp = lp;
     let mut attempt = 0;

@@ -114,6 +114,13 @@ impl ExactRow {
     }
 }
 
+/// The exact samplers of every row of `matrix` (rows indexed by input).
+pub fn exact_rows(matrix: &Matrix) -> Vec<ExactRow> {
+    (0..matrix.rows)
+        .map(|u| ExactRow::new(matrix.row(u)))
+        .collect()
+}
+
 /// Anything that draws an output column for an input index.
 pub enum Sampler {
     /// Exact rows of an audited mechanism matrix (built on first use).

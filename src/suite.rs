@@ -78,7 +78,7 @@ pub enum SamplerArg {
 }
 
 /// A space and its labels (built-in spaces, CSV and GeoJSON files bring their own).
-fn space_with_labels(spec: &str) -> Result<(Space, Option<Vec<String>>), String> {
+pub(crate) fn space_with_labels(spec: &str) -> Result<(Space, Option<Vec<String>>), String> {
     mdp::import::load_space_with_labels(spec, &Limits::default())
         .map_err(|e| format!("--space: {e}"))
 }

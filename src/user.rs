@@ -8,7 +8,7 @@ use mdp::certified::Certified;
 use mdp::exact::{f64_nearest, f64_up, format_rational, parse_rational, Q};
 use mdp::io::{self, Limits};
 use mdp::metric::Space;
-use mdp::privatize::{self, ExactRow};
+use mdp::privatize;
 use mdp::user_level::emd::{self, Histogram};
 use mdp::user_level::freq::{Clustered, ClusteredRr};
 use mdp::user_level::priv_emd_linear::{LinearQuery, Norm, PrivEmdLinear, Scope};
@@ -293,17 +293,12 @@ fn short(x: &Q) -> String {
     format!("{:.6e}", f64_up(x))
 }
 
-fn space_labels(spec: &str) -> Result<(Space, Option<Vec<String>>), String> {
-    mdp::import::load_space_with_labels(spec, &Limits::default())
-        .map_err(|e| format!("--space: {e}"))
-}
-
 fn items_of(names: &ItemNames, s: &str, flag: &str) -> Result<Vec<usize>, String> {
     names.parse(s).map_err(|e| format!("{flag}: {e}"))
 }
 
 pub(crate) fn emd_cmd(a: &EmdArgs) -> Result<i32, String> {
-    let (space, labels) = space_labels(&a.space)?;
+    let (space, labels) = crate::suite::space_with_labels(&a.space)?;
     let names = ItemNames::new(space.n(), labels.as_deref());
     let (x, y) = (items_of(&names, &a.a, "A")?, items_of(&names, &a.b, "B")?);
     let mut budget = Budget::new(a.budget);
@@ -538,7 +533,7 @@ pub(crate) fn release(k: &ReleaseKind) -> Result<i32, String> {
 }
 
 fn linear(a: &LinearArgs) -> Result<i32, String> {
-    let (space, labels) = space_labels(&a.space)?;
+    let (space, labels) = crate::suite::space_with_labels(&a.space)?;
     let norm = Norm::from_name(&a.norm).ok_or("--norm: expected l1, l2 or linf")?;
     let query = parse_query(&space, labels.as_deref(), &a.query, norm)?;
     let alpha = q("alpha", &a.alpha)?;
@@ -659,7 +654,7 @@ fn item_wise(a: &ItemWiseArgs) -> Result<i32, String> {
     }
     let labels = match &a.space {
         Some(spec) => {
-            let (s, l) = space_labels(spec)?;
+            let (s, l) = crate::suite::space_with_labels(spec)?;
             if io::space_to_value(&s) != io::space_to_value(&file.space) {
                 return Err(format!("--space: {spec} is not the mechanism's metric"));
             }
@@ -670,9 +665,7 @@ fn item_wise(a: &ItemWiseArgs) -> Result<i32, String> {
     let units = Units::for_space(&file.space, &mut Budget::default()).map_err(ul)?;
     let alpha0 = units.alpha0(&eps);
     let names = ItemNames::new(file.space.n(), labels.as_deref());
-    let rows: Vec<ExactRow> = (0..file.matrix.rows)
-        .map(|u| ExactRow::new(file.matrix.row(u)))
-        .collect();
+    let rows = privatize::exact_rows(&file.matrix);
     let out_names: Vec<String> = (0..file.matrix.cols).map(|c| c.to_string()).collect();
     let mut rng = privatize::rng(a.io.seed);
     let mut out = open_output(&a.io.output)?;
@@ -818,9 +811,7 @@ fn freq(a: &FreqArgs) -> Result<i32, String> {
     }
     debug_assert_eq!(cert.report().verdict, Verdict::Pass);
     let mut rng = privatize::rng(a.io.seed);
-    let rows: Vec<ExactRow> = (0..space.k())
-        .map(|x| ExactRow::new(&(0..space.k()).map(|y| rr.prob(x, y)).collect::<Vec<_>>()))
-        .collect();
+    let rows = privatize::exact_rows(&rr.matrix());
     let mut counts = vec![0u64; space.k()];
     let again = for_each_user(open_users(&a.io.users)?, &names, |items| {
         // The second pass must see the data the guarantee was computed for.
@@ -1038,7 +1029,7 @@ fn accountant_and_linear(
     );
     // 2. Linear queries on the space.
     let t = std::time::Instant::now();
-    let (space, _) = space_labels(&a.space)?;
+    let (space, _) = crate::suite::space_with_labels(&a.space)?;
     let query = LinearQuery::average(&space, Norm::L2).map_err(ul)?;
     let diameter = Units::for_space(&space, &mut Budget::default())
         .map_err(ul)?

@@ -7,7 +7,7 @@ use mdp::certified::Certified;
 use mdp::exact::{functions, parse_rational, Interval, Q};
 use mdp::io;
 use mdp::metric::{MetricKind, Space};
-use mdp::privatize::rng;
+use mdp::privatize::{exact_rows, rng};
 use mdp::user_level::emd::{assignment, emd, transport, Histogram};
 use mdp::user_level::freq::{clustered_emd, Clustered, ClusteredRr};
 use mdp::user_level::priv_emd_linear::{
@@ -549,12 +549,13 @@ fn emd_freq_error_within_theorem_6_6() {
         .flat_map(|x| std::iter::repeat_n(x, (x + 1) * 100))
         .collect();
     let mut r = rng(Some(9));
+    let rows = exact_rows(&rr.matrix());
     let runs = 30;
     let (mut err, mut mean) = (0.0, vec![0.0; k]);
     for _ in 0..runs {
         let mut counts = vec![0u64; k];
         for &x in &data {
-            counts[rr.report(x, &mut r)] += 1;
+            counts[rows[x].sample(&mut r)] += 1;
         }
         let est: Vec<f64> = rr
             .estimate(&counts)

@@ -192,6 +192,15 @@ impl Structure {
             }
         });
     }
+    /// E x: Σ_k x[k n + u] for each input u (the row sums).
+    fn row_sums(&self, x: &[f64]) -> Vec<f64> {
+        let n = self.n;
+        let mut e = vec![0.0; n];
+        for xk in x[..n * self.kk].chunks(n) {
+            e.iter_mut().zip(xk).for_each(|(a, b)| *a += b);
+        }
+        e
+    }
     /// (A_I x) on the loss rows: Σ_k cost(u,k)·x[k n + u] − L.
     fn loss_rows(&self, x: &[f64], out: &mut [f64]) {
         let (n, kk) = (self.n, self.kk);
@@ -359,12 +368,7 @@ fn run(
             st.loss_rows(&it.x, &mut ax[np..]);
         }
         let rpi: Vec<f64> = ax.par_iter().zip(&it.s).map(|(a, s)| a + s).collect();
-        let mut rpe = vec![0.0; n];
-        for k in 0..kk {
-            for u in 0..n {
-                rpe[u] += it.x[k * n + u];
-            }
-        }
+        let mut rpe = st.row_sums(&it.x);
         rpe.iter_mut().for_each(|r| *r -= 1.0);
         // r_d = c + A_Iᵀ z − A_Eᵀ y − w
         rd.par_iter_mut().enumerate().for_each(|(j, r)| {
@@ -602,12 +606,11 @@ fn reduced_solve(
     let (n, kk) = (st.n, st.kk);
     let t = apply_binv(st, f, r1);
     // E t and Uᵀ t.
-    let mut et = vec![0.0; n];
+    let et = st.row_sums(&t);
     let mut ut = vec![0.0; n];
-    for k in 0..kk {
-        for u in 0..n {
-            et[u] += t[k * n + u];
-            if st.max_loss {
+    if st.max_loss {
+        for k in 0..kk {
+            for u in 0..n {
                 ut[u] += st.cost[u * kk + k] * t[k * n + u];
             }
         }
@@ -675,13 +678,7 @@ fn apply_reduced(
     if st.max_loss {
         st.loss_rows_t(&a[np..], &mut g);
     }
-    let mut e = vec![0.0; n];
-    for k in 0..kk {
-        for u in 0..n {
-            e[u] += dx[k * n + u];
-        }
-    }
-    (g, e)
+    (g, st.row_sums(dx))
 }
 
 /// The Newton direction for complementarity targets r_sz (= S z − σμ + corrector) and

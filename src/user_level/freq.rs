@@ -213,15 +213,6 @@ impl ClusteredRr {
             .collect())
     }
 
-    /// One report: the randomizer applied to x (exact sampling of the audited row).
-    pub fn report<R: rand::RngCore + ?Sized>(&self, x: usize, rng: &mut R) -> usize {
-        crate::privatize::ExactRow::new(&self.matrix_row(x)).sample(rng)
-    }
-
-    fn matrix_row(&self, x: usize) -> Vec<Q> {
-        (0..self.space.k()).map(|y| self.prob(x, y)).collect()
-    }
-
     /// The bound (9) of Theorem 6.6 on E d_EM(p̂, p) for N = n·m reports (evaluated in
     /// floating point: a prediction to compare against, not a guarantee).
     pub fn error_bound(&self, reports: u64) -> f64 {

@@ -340,6 +340,10 @@ pub(crate) enum Mechanism {
         /// master's point and the best incumbent (0: plain Kelley cuts).
         #[arg(long, default_value = "0.5")]
         stabilize: f64,
+        /// Do not add Proposition 3.2's chained inequalities to the master (they are added
+        /// lazily by default: only the rows the master's point breaks).
+        #[arg(long)]
+        no_chains: bool,
         /// Output file (`-` for standard output).
         #[arg(short, long, default_value = "-")]
         output: String,

@@ -332,6 +332,7 @@ fn run(cli: Cli) -> Result<i32, String> {
                 max_iter,
                 seed,
                 stabilize,
+                no_chains,
                 output,
                 quiet,
             } => {
@@ -345,6 +346,7 @@ fn run(cli: Cli) -> Result<i32, String> {
                     max_iter,
                     seed,
                     stabilize,
+                    chains: !no_chains,
                 };
                 let family = Family::Benders {
                     pmo: pmo_params(&pmo)?,

@@ -45,8 +45,9 @@ fn arb_options() -> impl Strategy<Value = Options> {
         any::<bool>(),
         any::<u64>(),
         prop_oneof![Just(0.0), Just(0.5)],
+        any::<bool>(),
     )
-        .prop_map(|(c, m, cover, seed, stabilize)| Options {
+        .prop_map(|(c, m, cover, seed, stabilize, chains)| Options {
             partitions: Some(c),
             method: [Method::KmRec, Method::KmDv, Method::KmAdj][m],
             master: if cover {
@@ -58,6 +59,7 @@ fn arb_options() -> impl Strategy<Value = Options> {
             max_iter: 100,
             seed,
             stabilize,
+            chains,
         })
 }
 
@@ -224,6 +226,65 @@ proptest! {
             }
         }
     }
+}
+
+/// QIU-P32 as master rows (`benders::chain`): on a line of points split in three subsets,
+/// every chain joins two master records through a free one, its constant is ≥ e^{ε·d} of
+/// its path (a lower enclosure of the exact product, so the row is implied by the LP), the
+/// exactly private Benders output satisfies every chain row, the loop adds chain rows, and
+/// the certified bound (whose Γ carries the chain rows' multipliers spread on their paths)
+/// stays ≤ the whole LP's certified optimum.
+#[test]
+fn qiu_p32_chain_rows_are_implied_and_certified() {
+    use mdp::benders::master::Master;
+    use mdp::exact::float::FI;
+    let pts = (0..12).map(|i| vec![q(i, 1), q((i * i) % 3, 2)]).collect();
+    let space = Space::from_points(MetricKind::Euclidean, pts, None).unwrap();
+    let (eps, eta) = (q(1, 2), q(3, 2));
+    let p = params(&eta);
+    let lp = optimal::pmo_lp(&space, &eps, &p, PREC).unwrap();
+    let part = partition::partition(&space, &lp.pairs, 3, Method::KmRec, 1).unwrap();
+    let dec = partition::decompose(space.n(), &lp.pairs, &part, MasterSet::Cover);
+    let master = Master::new(&lp, &dec, true);
+    assert!(!master.chains.is_empty(), "no chain on the line");
+    for ch in &master.chains {
+        let (a, b) = (dec.master[ch.i], dec.master[ch.j]);
+        assert_eq!((ch.path[0], *ch.path.last().unwrap()), (a, b));
+        assert!(ch.path[1..ch.path.len() - 1].iter().any(|&u| !dec.is_master[u]));
+        let d = ch
+            .path
+            .windows(2)
+            .fold(FI::point(0.0), |acc, w| acc.add(space.fi(w[0], w[1])));
+        let exact_lo = FI::from_q(&eps).mul(d).exp().lo;
+        assert!(ch.c >= exact_lo, "chain {a}->{b}: {} < e^(eps d) {exact_lo}", ch.c);
+    }
+    let opts = Options {
+        partitions: Some(3),
+        seed: 1,
+        stabilize: 0.0,
+        ..Options::default()
+    };
+    let (built, report) = benders::benders(&space, &eps, &p, &opts, PREC, &Silent).unwrap();
+    let m = &built.matrix;
+    for ch in &master.chains {
+        let c = mdp::exact::q_from_f64(ch.c);
+        let (a, b) = (dec.master[ch.i], dec.master[ch.j]);
+        for k in 0..m.cols {
+            assert!(m.get(a, k) <= &(&c * m.get(b, k)), "chain ({a}, {b}, {k})");
+        }
+    }
+    let added: usize = report.trace.iter().map(|t| t.chain_rows).sum();
+    assert!(added > 0, "no chain row was added");
+    let (_, opt_hi, _) = whole_lp_optimum(&space, &eps, &p);
+    let lb = built.lower_bound.expect("a certified lower bound");
+    assert!(lb <= opt_hi, "certified LB {lb} > OPT {opt_hi}");
+    // And the chain rows' multipliers, spread on their paths, lose nothing of the master's
+    // bound (spec/benders.md §3 with chain rows).
+    assert!(
+        lb >= report.lb_float * (1.0 - 1e-6) - 1e-9,
+        "certified LB {lb} below the master's {}",
+        report.lb_float
+    );
 }
 
 /// QIU-FIN: every iteration limit ends the loop (1 included: then either an incumbent

@@ -4,11 +4,16 @@
 //! subproblem's value is ≥ 0 because costs are), and the cuts. The master records' cost is
 //! counted here and only here.
 
+use super::chain::{self, Chain};
 use super::partition::{Decomposition, Subset};
 use super::sub::Cut;
 use crate::lp::model::PrivacyLp;
 use crate::lp::simplex::SolveError;
 use crate::lp::sparse::{Sense, SparseLp};
+use std::collections::HashSet;
+
+/// Most master solves per iteration while chain rows are being added.
+const CHAIN_ROUNDS: usize = 10;
 
 /// A cut θ_s ≥ a + g·y of subset `subset`.
 pub struct StoredCut {
@@ -23,6 +28,11 @@ pub struct Master<'a> {
     /// Global record → its index among the master records (usize::MAX if none).
     index: Vec<usize>,
     pub cuts: Vec<StoredCut>,
+    /// Proposition 3.2's chains between master records ([`chain::chains`]; empty when off)
+    /// and the (chain, output) rows added so far.
+    pub chains: Vec<Chain>,
+    pub chain_rows: Vec<(usize, usize)>,
+    chain_set: HashSet<(usize, usize)>,
 }
 
 /// A float optimum of the master and its duals.
@@ -36,10 +46,14 @@ pub struct MasterSolution {
     pub gamma: Vec<f64>,
     /// The dual of each cut (λ ≥ 0), in `cuts` order as of this solve.
     pub cut_duals: Vec<f64>,
+    /// γ = z/C of each chain row, in `chain_rows` order as of this solve.
+    pub chain_gamma: Vec<f64>,
 }
 
 impl<'a> Master<'a> {
-    pub fn new(lp: &'a PrivacyLp<'a>, dec: &'a Decomposition) -> Master<'a> {
+    /// The master of `dec`; with `chains`, Proposition 3.2's chains between its records
+    /// are found (and later added lazily by [`Self::add_violated_chains`]).
+    pub fn new(lp: &'a PrivacyLp<'a>, dec: &'a Decomposition, chains: bool) -> Master<'a> {
         let mut index = vec![usize::MAX; lp.n];
         for (j, &m) in dec.master.iter().enumerate() {
             index[m] = j;
@@ -49,7 +63,25 @@ impl<'a> Master<'a> {
             dec,
             index,
             cuts: vec![],
+            chains: if chains {
+                chain::chains(lp, dec)
+            } else {
+                vec![]
+            },
+            chain_rows: vec![],
+            chain_set: HashSet::new(),
         }
+    }
+
+    /// Add the chain rows the master values `y` break (by more than 10⁻⁹ of a row's mass);
+    /// returns how many.
+    pub fn add_violated_chains(&mut self, y: &[f64]) -> usize {
+        let found = chain::violated(&self.chains, self.lp.k(), y, 1e-9, &self.chain_set);
+        for &r in &found {
+            self.chain_set.insert(r);
+            self.chain_rows.push(r);
+        }
+        found.len()
     }
 
     /// The master records' own cost Σ π c y at the values `y` (|master| × K).
@@ -82,7 +114,22 @@ impl<'a> Master<'a> {
             .collect()
     }
 
-    /// Solve the master with the cuts so far.
+    /// Solve the master, adding the chain rows its optimum breaks and solving again until
+    /// none is left (at most [`CHAIN_ROUNDS`] solves); also returns the chain rows added.
+    pub fn solve_with_chains(&mut self) -> Result<(MasterSolution, usize), SolveError> {
+        let mut added = 0;
+        for _ in 1..CHAIN_ROUNDS {
+            let sol = self.solve()?;
+            let new = self.add_violated_chains(&sol.y);
+            if new == 0 {
+                return Ok((sol, added));
+            }
+            added += new;
+        }
+        Ok((self.solve()?, added))
+    }
+
+    /// Solve the master with the cuts and chain rows so far.
     pub fn solve(&self) -> Result<MasterSolution, SolveError> {
         let (lp, dec) = (self.lp, self.dec);
         let (n, k) = (lp.n, lp.k());
@@ -113,6 +160,15 @@ impl<'a> Master<'a> {
                 );
             }
         }
+        let chain0 = sp.rows.len();
+        for &(ci, t) in &self.chain_rows {
+            let ch = &self.chains[ci];
+            sp.row(
+                vec![(ch.i * k + t, 1.0 / ch.c), (ch.j * k + t, -1.0)],
+                Sense::Le,
+                0.0,
+            );
+        }
         let cut0 = sp.rows.len();
         for c in &self.cuts {
             let s = &dec.subsets[c.subset];
@@ -139,7 +195,7 @@ impl<'a> Master<'a> {
             .master_pairs
             .iter()
             .flat_map(|&(u, v)| std::iter::repeat_n(lp.c_dn[u * n + v], k))
-            .zip(&sol.duals[priv0..cut0])
+            .zip(&sol.duals[priv0..chain0])
             .map(|(c, &z)| z.max(0.0) / c)
             .collect();
         Ok(MasterSolution {
@@ -154,6 +210,12 @@ impl<'a> Master<'a> {
                 .sum(),
             gamma,
             cut_duals: sol.duals[cut0..].iter().map(|z| z.max(0.0)).collect(),
+            chain_gamma: self
+                .chain_rows
+                .iter()
+                .zip(&sol.duals[chain0..cut0])
+                .map(|(&(ci, _), &z)| z.max(0.0) / self.chains[ci].c)
+                .collect(),
         })
     }
 }

@@ -320,8 +320,9 @@ pub(crate) enum Mechanism {
         #[arg(long)]
         partitions: Option<usize>,
         /// How records are grouped: k-means on coordinates (km-rec), on distance vectors
-        /// (km-dv) or on η-adjacency rows (km-adj) (Qiu §3.4).
-        #[arg(long, default_value = "km-rec", value_parser = ["km-rec", "km-dv", "km-adj"])]
+        /// (km-dv) or on η-adjacency rows (km-adj), or balanced spectral clustering of the
+        /// η-graph (bsc) (Qiu §3.4).
+        #[arg(long, default_value = "km-rec", value_parser = ["km-rec", "km-dv", "km-adj", "bsc"])]
         partitioning: String,
         /// Master records: a vertex cover of the cross-subset edges (cover) or both ends of
         /// every one (boundary, Qiu's Definition 3.2).

@@ -41,7 +41,7 @@ fn arb_clustered(max_n: usize) -> impl Strategy<Value = Space> {
 fn arb_options() -> impl Strategy<Value = Options> {
     (
         1usize..=4,
-        0usize..3,
+        0usize..4,
         any::<bool>(),
         any::<u64>(),
         prop_oneof![Just(0.0), Just(0.5)],
@@ -49,7 +49,7 @@ fn arb_options() -> impl Strategy<Value = Options> {
     )
         .prop_map(|(c, m, cover, seed, stabilize, chains)| Options {
             partitions: Some(c),
-            method: [Method::KmRec, Method::KmDv, Method::KmAdj][m],
+            method: [Method::KmRec, Method::KmDv, Method::KmAdj, Method::Bsc][m],
             master: if cover {
                 MasterSet::Cover
             } else {

@@ -1,6 +1,8 @@
 //! Partitioning the secrets for Benders (Qiu 2024 §3.1, §3.4): the η-graph's components
 //! (Proposition 3.1), the paper's k-means partitions (k-m-rec on coordinates, k-m-DV on
-//! distance vectors, k-m-adj on adjacency rows), and the master set: Qiu's boundary
+//! distance vectors, k-m-adj on adjacency rows), balanced spectral clustering (BSC: the
+//! ratio-cut embedding of Hagen & Kahng 1992, k-means on it, then a capacity-bounded
+//! assignment, which the published code lacks), and the master set: Qiu's boundary
 //! (Definition 3.2: every record with an η-neighbour in another subset) or a greedy vertex
 //! cover of the cross edges (one end of each cross edge suffices; measured smaller, see
 //! `spec/benders.md`).
@@ -23,6 +25,9 @@ pub enum Method {
     KmDv,
     /// k-means on the rows of the closed 0/1 η-adjacency matrix.
     KmAdj,
+    /// Balanced spectral clustering: k-means on the eigenvectors of the η-graph Laplacian's
+    /// smallest eigenvalues, each subset then held to ⌈1.25·size/C⌉ records ([`balance`]).
+    Bsc,
 }
 
 impl Method {
@@ -31,6 +36,7 @@ impl Method {
             "km-rec" => Method::KmRec,
             "km-dv" => Method::KmDv,
             "km-adj" => Method::KmAdj,
+            "bsc" => Method::Bsc,
             _ => return None,
         })
     }
@@ -39,6 +45,7 @@ impl Method {
             Method::KmRec => "km-rec",
             Method::KmDv => "km-dv",
             Method::KmAdj => "km-adj",
+            Method::Bsc => "bsc",
         }
     }
 }
@@ -177,14 +184,188 @@ pub fn kmeans(points: &[Vec<f64>], k: usize, seed: u64) -> Vec<u32> {
     assign
 }
 
-/// The features `method` clusters on, for the records `members`.
+/// Orthonormalize the columns `q` (each of length s) in place by modified Gram–Schmidt; a
+/// column that vanishes is replaced by a unit vector of the seeded generator.
+fn orthonormalize(q: &mut [Vec<f64>], rng: &mut ChaCha20Rng) {
+    for j in 0..q.len() {
+        for _ in 0..2 {
+            for i in 0..j {
+                let dot: f64 = q[i].iter().zip(&q[j]).map(|(a, b)| a * b).sum();
+                let (head, tail) = q.split_at_mut(j);
+                for (x, y) in tail[0].iter_mut().zip(&head[i]) {
+                    *x -= dot * y;
+                }
+            }
+            let norm = q[j].iter().map(|x| x * x).sum::<f64>().sqrt();
+            if norm > 1e-12 {
+                q[j].iter_mut().for_each(|x| *x /= norm);
+                break;
+            }
+            q[j].iter_mut().for_each(|x| *x = rng.gen::<f64>() - 0.5);
+        }
+    }
+}
+
+/// Eigenvalues and eigenvectors (columns of the returned row-major matrix) of a dense
+/// symmetric m×m matrix by cyclic Jacobi rotations.
+fn jacobi_eigen(mut a: Vec<f64>, m: usize) -> (Vec<f64>, Vec<f64>) {
+    let mut v = vec![0.0; m * m];
+    for i in 0..m {
+        v[i * m + i] = 1.0;
+    }
+    for _sweep in 0..50 {
+        let off: f64 = (0..m)
+            .flat_map(|i| (0..m).filter(move |&j| j != i).map(move |j| (i, j)))
+            .map(|(i, j)| a[i * m + j] * a[i * m + j])
+            .sum();
+        if off < 1e-22 {
+            break;
+        }
+        for p in 0..m {
+            for q in p + 1..m {
+                let apq = a[p * m + q];
+                if apq.abs() < 1e-300 {
+                    continue;
+                }
+                let theta = (a[q * m + q] - a[p * m + p]) / (2.0 * apq);
+                let t = theta.signum() / (theta.abs() + (theta * theta + 1.0).sqrt());
+                let t = if theta == 0.0 { 1.0 } else { t };
+                let c = 1.0 / (t * t + 1.0).sqrt();
+                let s = t * c;
+                for k in 0..m {
+                    let (akp, akq) = (a[k * m + p], a[k * m + q]);
+                    a[k * m + p] = c * akp - s * akq;
+                    a[k * m + q] = s * akp + c * akq;
+                }
+                for k in 0..m {
+                    let (apk, aqk) = (a[p * m + k], a[q * m + k]);
+                    a[p * m + k] = c * apk - s * aqk;
+                    a[q * m + k] = s * apk + c * aqk;
+                }
+                for k in 0..m {
+                    let (vkp, vkq) = (v[k * m + p], v[k * m + q]);
+                    v[k * m + p] = c * vkp - s * vkq;
+                    v[k * m + q] = s * vkp + c * vkq;
+                }
+            }
+        }
+    }
+    ((0..m).map(|i| a[i * m + i]).collect(), v)
+}
+
+/// Steps of subspace iteration for the spectral embedding.
+const SPECTRAL_STEPS: usize = 300;
+
+/// The ratio-cut spectral embedding (Hagen & Kahng 1992): for the η-graph Laplacian
+/// L = D − A of the records `members`, the eigenvectors of its `dim` smallest eigenvalues,
+/// one row per record. Found by subspace iteration on σI − L (σ = 2·max degree ≥ λ_max,
+/// Gershgorin) with Rayleigh–Ritz, seeded; a heuristic partition needs the subspace, not
+/// exact vectors.
+fn spectral_embedding(
+    adjacency: &[Vec<usize>],
+    members: &[usize],
+    dim: usize,
+    seed: u64,
+) -> Vec<Vec<f64>> {
+    let s = members.len();
+    let dim = dim.min(s);
+    let pos: std::collections::HashMap<usize, usize> =
+        members.iter().enumerate().map(|(a, &i)| (i, a)).collect();
+    let nbrs: Vec<Vec<usize>> = members
+        .iter()
+        .map(|&i| adjacency[i].iter().filter_map(|j| pos.get(j).copied()).collect())
+        .collect();
+    let sigma = 2.0 * nbrs.iter().map(|n| n.len()).max().unwrap_or(0) as f64 + 1.0;
+    // y = (σI − L)x = (σ − deg)x + A x.
+    let apply = |x: &[f64]| -> Vec<f64> {
+        (0..s)
+            .map(|a| (sigma - nbrs[a].len() as f64) * x[a] + nbrs[a].iter().map(|&b| x[b]).sum::<f64>())
+            .collect()
+    };
+    let mut rng = ChaCha20Rng::seed_from_u64(seed);
+    let mut q: Vec<Vec<f64>> = (0..dim)
+        .map(|_| (0..s).map(|_| rng.gen::<f64>() - 0.5).collect())
+        .collect();
+    orthonormalize(&mut q, &mut rng);
+    for _ in 0..SPECTRAL_STEPS {
+        let mut next: Vec<Vec<f64>> = q.iter().map(|x| apply(x)).collect();
+        orthonormalize(&mut next, &mut rng);
+        q = next;
+    }
+    // Rayleigh–Ritz: the dim×dim projection of σI − L; its largest eigenvalues are L's
+    // smallest.
+    let aq: Vec<Vec<f64>> = q.iter().map(|x| apply(x)).collect();
+    let mut h = vec![0.0; dim * dim];
+    for i in 0..dim {
+        for j in 0..dim {
+            h[i * dim + j] = q[i].iter().zip(&aq[j]).map(|(a, b)| a * b).sum();
+        }
+    }
+    let (vals, vecs) = jacobi_eigen(h, dim);
+    let mut order: Vec<usize> = (0..dim).collect();
+    order.sort_by(|&a, &b| vals[b].total_cmp(&vals[a]));
+    (0..s)
+        .map(|r| {
+            order
+                .iter()
+                .map(|&e| (0..dim).map(|i| q[i][r] * vecs[i * dim + e]).sum())
+                .collect()
+        })
+        .collect()
+}
+
+/// A capacity-bounded reassignment of k-means clusters: records are placed in order of
+/// how much they prefer their best centroid, each cluster taking at most
+/// ⌈1.25·n/k⌉ (so no subset exceeds the average by more than a quarter).
+pub fn balance(points: &[Vec<f64>], assign: &[u32], k: usize) -> Vec<u32> {
+    let n = points.len();
+    let dim = points.first().map_or(0, |p| p.len());
+    let mut centers = vec![vec![0.0; dim]; k];
+    let mut counts = vec![0usize; k];
+    for (p, &a) in points.iter().zip(assign) {
+        counts[a as usize] += 1;
+        for (c, x) in centers[a as usize].iter_mut().zip(p) {
+            *c += x;
+        }
+    }
+    for (c, &m) in centers.iter_mut().zip(&counts) {
+        c.iter_mut().for_each(|x| *x /= m.max(1) as f64);
+    }
+    let d2 = |a: &[f64], b: &[f64]| -> f64 { a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum() };
+    let cap = (5 * n).div_ceil(4 * k).max(1);
+    let dist: Vec<Vec<f64>> = points.iter().map(|p| centers.iter().map(|c| d2(p, c)).collect()).collect();
+    // Records with the largest regret (second best − best) choose first.
+    let mut order: Vec<usize> = (0..n).collect();
+    let regret = |i: usize| {
+        let mut d = dist[i].clone();
+        d.sort_by(f64::total_cmp);
+        d.get(1).map_or(0.0, |s| s - d[0])
+    };
+    let regrets: Vec<f64> = (0..n).map(regret).collect();
+    order.sort_by(|&a, &b| regrets[b].total_cmp(&regrets[a]).then(a.cmp(&b)));
+    let mut load = vec![0usize; k];
+    let mut out = vec![0u32; n];
+    for i in order {
+        let mut prefs: Vec<usize> = (0..k).collect();
+        prefs.sort_by(|&a, &b| dist[i][a].total_cmp(&dist[i][b]).then(a.cmp(&b)));
+        let c = prefs.into_iter().find(|&c| load[c] < cap).expect("k·cap ≥ n");
+        load[c] += 1;
+        out[i] = c as u32;
+    }
+    out
+}
+
+/// The features `method` clusters on, for the records `members` (`want` subsets).
 fn features(
     space: &Space,
     adjacency: &[Vec<usize>],
     members: &[usize],
     method: Method,
+    want: usize,
+    seed: u64,
 ) -> Result<Vec<Vec<f64>>, BuildError> {
     match method {
+        Method::Bsc => Ok(spectral_embedding(adjacency, members, want, seed)),
         Method::KmRec => {
             if !space.kind().has_points() {
                 return Err(invalid(
@@ -278,12 +459,12 @@ pub fn partition(
             next += 1;
             continue;
         }
-        let f = features(space, &adjacency, m, method)?;
-        let assign = kmeans(
-            &f,
-            want,
-            seed ^ (ci as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
-        );
+        let seed = seed ^ (ci as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let f = features(space, &adjacency, m, method, want, seed)?;
+        let mut assign = kmeans(&f, want, seed);
+        if method == Method::Bsc {
+            assign = balance(&f, &assign, want);
+        }
         // Renumber the clusters that are used, in order of first member.
         let mut ids = vec![u32::MAX; want];
         for (a, &u) in m.iter().enumerate() {
@@ -421,5 +602,56 @@ pub fn decompose(
         is_master,
         master_pairs,
         subsets: subsets.into_iter().filter(|s| !s.free.is_empty()).collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Jacobi finds the spectrum of a matrix with known eigenpairs.
+    #[test]
+    fn jacobi_eigen_of_a_known_matrix() {
+        // [[2, 1], [1, 2]]: eigenvalues 1 and 3.
+        let (vals, vecs) = jacobi_eigen(vec![2.0, 1.0, 1.0, 2.0], 2);
+        let mut v = vals.clone();
+        v.sort_by(f64::total_cmp);
+        assert!((v[0] - 1.0).abs() < 1e-12 && (v[1] - 3.0).abs() < 1e-12, "{vals:?}");
+        for e in 0..2 {
+            let x = [vecs[e], vecs[2 + e]];
+            let ax = [2.0 * x[0] + x[1], x[0] + 2.0 * x[1]];
+            assert!((ax[0] - vals[e] * x[0]).abs() < 1e-12 && (ax[1] - vals[e] * x[1]).abs() < 1e-12);
+        }
+    }
+
+    /// Two 6-cliques joined by one edge: BSC's embedding splits them into their cliques
+    /// (the ratio cut), and `balance` never exceeds its capacity.
+    #[test]
+    fn spectral_splits_a_barbell() {
+        let n = 12;
+        let mut adjacency = vec![vec![]; n];
+        for a in 0..n {
+            for b in 0..n {
+                if a != b && (a < 6) == (b < 6) {
+                    adjacency[a].push(b);
+                }
+            }
+        }
+        adjacency[5].push(6);
+        adjacency[6].push(5);
+        let members: Vec<usize> = (0..n).collect();
+        for seed in 0..5 {
+            let f = spectral_embedding(&adjacency, &members, 2, seed);
+            let assign = balance(&f, &kmeans(&f, 2, seed), 2);
+            assert!(assign[..6].iter().all(|&c| c == assign[0]), "{assign:?}");
+            assert!(assign[6..].iter().all(|&c| c == assign[6]), "{assign:?}");
+            assert_ne!(assign[0], assign[6]);
+        }
+        // Ten points at one place, two clusters wanted: capacity ⌈1.25·10/2⌉ = 7.
+        let pts = vec![vec![0.0]; 9].into_iter().chain([vec![1.0]]).collect::<Vec<_>>();
+        let b = balance(&pts, &kmeans(&pts, 2, 1), 2);
+        for c in 0..2u32 {
+            assert!(b.iter().filter(|&&x| x == c).count() <= 7, "{b:?}");
+        }
     }
 }

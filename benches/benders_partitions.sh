@@ -4,6 +4,7 @@
 # and bounds of the first Benders iterations, for each method x master set x C.
 # Outside CI: writes benches/reports/benders_partitions.md.
 #   bash benches/benders_partitions.sh [ITERS]     # default 3 iterations per run
+#   METHODS="km-adj bsc" OUT=benches/reports/x.md bash benches/benders_partitions.sh
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$HERE/.."
@@ -27,7 +28,7 @@ PY
   echo
   echo "| method | master | C | subsets | master records | largest subproblem | LB after $ITERS | UB after $ITERS | seconds |"
   echo "|---|---|---|---|---|---|---|---|---|"
-  for method in km-rec km-dv km-adj; do
+  for method in ${METHODS:-km-rec km-dv km-adj bsc}; do
     for master in cover boundary; do
       for c in 8 16 34; do
         s=$(date +%s.%N)
@@ -52,5 +53,5 @@ PY
       done
     done
   done
-} | tee benches/reports/benders_partitions.md
+} | tee "${OUT:-benches/reports/benders_partitions.md}"
 rm -rf "$T"

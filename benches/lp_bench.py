@@ -367,6 +367,8 @@ def parse_stats_line(stderr: str) -> dict:
 
 def run_ours_build(args, which: str, space_file: Path, eps: float, out: Path, prog: Path | None) -> dict:
     base = [args.mdp_bin, "build", which, "--space", space_file, "--epsilon", repr(float(eps)), "-o", out]
+    if which == "optimal" and args.ours_solver:
+        base += ["--solver", args.ours_solver]
     res = {"progress_flag": False}
     r = None
     if prog is not None and args.progress_json:
@@ -905,6 +907,8 @@ def parse_args(argv=None):
     ap.add_argument("--no-pmo-highs", dest="pmo_highs", action="store_false",
                     help="do not also solve the exported PMO LP with HiGHS IPM")
     ap.add_argument("--highs-solvers", nargs="+", default=["simplex", "ipm"])
+    ap.add_argument("--ours-solver", default=None, choices=["ipm", "simplex", "block"],
+                    help="`--solver` of `mdp build optimal` (default: the binary's default, ipm)")
     ap.add_argument("--eps-scale", type=float, default=2.0,
                     help="ε = SCALE / median pairwise distance of each instance [2.0]")
     ap.add_argument("--epsilon", type=float, default=None, help="fixed ε for every instance")

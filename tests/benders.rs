@@ -170,7 +170,8 @@ proptest! {
         let lp = optimal::pmo_lp(&space, &eps, &params(&eta), PREC).unwrap();
         let comp = partition::components(space.n(), &lp.pairs);
         prop_assert!(lp.pairs.iter().all(|&(u, v)| comp[u] == comp[v]));
-        let part = partition::partition(&space, &lp.pairs, c.min(space.n()), Method::KmRec, 7).unwrap();
+        let method = if c % 2 == 0 { Method::Bsc } else { Method::KmRec };
+        let part = partition::partition(&space, &lp.pairs, c.min(space.n()), method, 7).unwrap();
         // A subset never spans two components.
         for u in 0..space.n() {
             for v in 0..space.n() {
@@ -228,9 +229,10 @@ proptest! {
     }
 }
 
-/// QIU-P32 as master rows (`benders::chain`): on a line of points split in three subsets,
-/// every chain joins two master records through a free one, its constant is ≥ e^{ε·d} of
-/// its path (a lower enclosure of the exact product, so the row is implied by the LP), the
+/// QIU-P32 as master rows (`benders::chain`): on a zig-zag of points split in three
+/// subsets, every chain joins two master records through free ones only, its constant is
+/// ≥ the exact product of its path's c_up (each ≥ e^{ε·d}, so the row is implied by the LP)
+/// and ≥ the upper end of an enclosure of e^{ε·Σd}, the
 /// exactly private Benders output satisfies every chain row, the loop adds chain rows, and
 /// the certified bound (whose Γ carries the chain rows' multipliers spread on their paths)
 /// stays ≤ the whole LP's certified optimum.
@@ -247,16 +249,22 @@ fn qiu_p32_chain_rows_are_implied_and_certified() {
     let dec = partition::decompose(space.n(), &lp.pairs, &part, MasterSet::Cover);
     let master = Master::new(&lp, &dec, true);
     assert!(!master.chains.is_empty(), "no chain on the line");
+    let n = space.n();
     for ch in &master.chains {
         let (a, b) = (dec.master[ch.i], dec.master[ch.j]);
         assert_eq!((ch.path[0], *ch.path.last().unwrap()), (a, b));
-        assert!(ch.path[1..ch.path.len() - 1].iter().any(|&u| !dec.is_master[u]));
+        assert!(ch.path.len() >= 3);
+        assert!(ch.path[1..ch.path.len() - 1].iter().all(|&u| !dec.is_master[u]));
+        let product = ch.path.windows(2).fold(Q::from(1u32), |acc, w| {
+            acc * mdp::exact::q_from_f64(lp.c_up[w[0] * n + w[1]])
+        });
+        assert!(mdp::exact::q_from_f64(ch.c) >= product, "chain {a}->{b}: C below Π c_up");
         let d = ch
             .path
             .windows(2)
             .fold(FI::point(0.0), |acc, w| acc.add(space.fi(w[0], w[1])));
-        let exact_lo = FI::from_q(&eps).mul(d).exp().lo;
-        assert!(ch.c >= exact_lo, "chain {a}->{b}: {} < e^(eps d) {exact_lo}", ch.c);
+        let e_hi = FI::from_q(&eps).mul(d).exp().hi;
+        assert!(ch.c >= e_hi, "chain {a}->{b}: {} < e^(eps d) {e_hi}", ch.c);
     }
     let opts = Options {
         partitions: Some(3),

@@ -15,6 +15,9 @@ use std::collections::HashSet;
 /// Most master solves per iteration while chain rows are being added.
 const CHAIN_ROUNDS: usize = 10;
 
+/// Most chain rows added per master solve, per master record.
+const CHAIN_ROWS_PER_MASTER_RECORD: usize = 50;
+
 /// A cut θ_s ≥ a + g·y of subset `subset`.
 pub struct StoredCut {
     pub subset: usize,
@@ -73,10 +76,12 @@ impl<'a> Master<'a> {
         }
     }
 
-    /// Add the chain rows the master values `y` break (by more than 10⁻⁹ of a row's mass);
-    /// returns how many.
+    /// Add the chain rows the master values `y` break (by more than [`chain::TOL`]), at
+    /// most [`CHAIN_ROWS_PER_MASTER_RECORD`] per master record, the largest violations
+    /// first; returns how many.
     pub fn add_violated_chains(&mut self, y: &[f64]) -> usize {
-        let found = chain::violated(&self.chains, self.lp.k(), y, 1e-9, &self.chain_set);
+        let most = CHAIN_ROWS_PER_MASTER_RECORD * self.dec.master.len();
+        let found = chain::violated(&self.chains, self.lp.k(), y, &self.chain_set, most);
         for &r in &found {
             self.chain_set.insert(r);
             self.chain_rows.push(r);

@@ -14,7 +14,8 @@
 //! lower bound is an `lp_dual` certificate of the *whole* PMO LP: the master's multipliers
 //! on its privacy rows plus, for every cut, its λ times the γ it was computed from
 //! (Theorem in `spec/benders.md` §3: the verifier's bound of that Γ is ≥ the master's
-//! optimum in exact arithmetic), proved exactly by the same code as `pmo`'s.
+//! optimum in exact arithmetic), with the lazy chain rows of Proposition 3.2 ([`chain`])
+//! spread on their paths, proved exactly by the same code as `pmo`'s.
 
 pub mod chain;
 pub mod master;
@@ -44,7 +45,8 @@ pub struct Options {
     pub master: MasterSet,
     /// Stop at (UB − LB)/UB ≤ gap (> 0).
     pub gap: f64,
-    /// At most this many master solves (≥ 1).
+    /// At most this many iterations (≥ 1; an iteration may solve the master several times
+    /// while chain rows are added).
     pub max_iter: usize,
     /// The partition's seed.
     pub seed: u64,
@@ -77,7 +79,7 @@ pub enum Status {
     Converged,
     /// No subproblem produced a violated cut (LB = UB to the solver's tolerance).
     NoCut,
-    /// `max_iter` master solves.
+    /// `max_iter` iterations.
     IterationLimit,
 }
 
@@ -270,6 +272,10 @@ pub fn solve(
             (last, chain_rows) = master.solve_with_chains().map_err(solver)?;
             seconds_master += t.elapsed().as_secs_f64();
         }
+        if !solve_master {
+            // Separating again at the same master point: no chain row was added.
+            chain_rows = 0;
+        }
         solve_master = true;
         let y_sep = mix(&last.y, &core, beta);
         let t = Instant::now();
@@ -433,7 +439,8 @@ fn incumbent(dec: &Decomposition, k: usize, n: usize, y: &[f64], xs: &[Vec<f64>]
     m
 }
 
-/// The whole LP's multipliers Γ = γ_master + Σ_cuts λ·γ(cut) (`spec/benders.md` §3), rows
+/// The whole LP's multipliers Γ = γ_master + the chain rows' γ spread on their paths
+/// ([`chain::spread`]) + Σ_cuts λ·γ(cut) (`spec/benders.md` §3), rows
 /// whose c_up exceeds the cap left out (as `ipm`), in global (u, v, k).
 fn assemble(
     lp: &PrivacyLp,
@@ -449,8 +456,11 @@ fn assemble(
             *acc.entry((u as u32, v as u32, (r % k) as u32)).or_default() += g;
         }
     }
+    let gmax = last.chain_gamma.iter().cloned().fold(0.0, f64::max);
     for (&(ci, t), &g) in master.chain_rows.iter().zip(&last.chain_gamma) {
-        if g > 0.0 {
+        // Leaving a multiplier out keeps Γ valid (any Γ ≥ 0 is); the interior point gives
+        // every row one, and the negligible ones would only lengthen the exact proof.
+        if g > 1e-14 * gmax {
             for (u, v, j, h) in chain::spread(lp, &master.chains[ci], t, g) {
                 *acc.entry((u as u32, v as u32, j as u32)).or_default() += h;
             }

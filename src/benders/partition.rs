@@ -213,12 +213,13 @@ fn jacobi_eigen(mut a: Vec<f64>, m: usize) -> (Vec<f64>, Vec<f64>) {
     for i in 0..m {
         v[i * m + i] = 1.0;
     }
+    let frob: f64 = a.iter().map(|x| x * x).sum();
     for _sweep in 0..50 {
         let off: f64 = (0..m)
             .flat_map(|i| (0..m).filter(move |&j| j != i).map(move |j| (i, j)))
             .map(|(i, j)| a[i * m + j] * a[i * m + j])
             .sum();
-        if off < 1e-22 {
+        if off <= 1e-28 * frob {
             break;
         }
         for p in 0..m {
@@ -256,11 +257,17 @@ fn jacobi_eigen(mut a: Vec<f64>, m: usize) -> (Vec<f64>, Vec<f64>) {
 /// Steps of subspace iteration for the spectral embedding.
 const SPECTRAL_STEPS: usize = 300;
 
-/// The ratio-cut spectral embedding (Hagen & Kahng 1992): for the η-graph Laplacian
-/// L = D − A of the records `members`, the eigenvectors of its `dim` smallest eigenvalues,
-/// one row per record. Found by subspace iteration on σI − L (σ = 2·max degree ≥ λ_max,
-/// Gershgorin) with Rayleigh–Ritz, seeded; a heuristic partition needs the subspace, not
-/// exact vectors.
+/// Largest spectral embedding dimension: subspace iteration costs ≈ steps·(edges·dim +
+/// s·dim²), so C_c subsets of a large component are clustered in at most this many
+/// dimensions.
+const SPECTRAL_DIM: usize = 32;
+
+/// The ratio-cut spectral embedding (Hagen & Kahng 1992): for the Laplacian L = D − A of
+/// the LP's neighbour graph (the η-graph after the LP's pruning) on the records `members`,
+/// approximate eigenvectors of its min(`dim`, [`SPECTRAL_DIM`]) smallest eigenvalues, one
+/// row per record. Found by a fixed number of subspace-iteration steps on σI − L
+/// (σ = 2·max degree + 1 > λ_max, Gershgorin) with Rayleigh–Ritz, seeded; a heuristic
+/// partition needs the subspace, not converged vectors.
 fn spectral_embedding(
     adjacency: &[Vec<usize>],
     members: &[usize],
@@ -268,7 +275,7 @@ fn spectral_embedding(
     seed: u64,
 ) -> Vec<Vec<f64>> {
     let s = members.len();
-    let dim = dim.min(s);
+    let dim = dim.min(s).min(SPECTRAL_DIM);
     let pos: std::collections::HashMap<usize, usize> =
         members.iter().enumerate().map(|(a, &i)| (i, a)).collect();
     let nbrs: Vec<Vec<usize>> = members
@@ -282,7 +289,8 @@ fn spectral_embedding(
             .map(|a| (sigma - nbrs[a].len() as f64) * x[a] + nbrs[a].iter().map(|&b| x[b]).sum::<f64>())
             .collect()
     };
-    let mut rng = ChaCha20Rng::seed_from_u64(seed);
+    // A stream of its own (k-means++ on the embedding uses `seed`).
+    let mut rng = ChaCha20Rng::seed_from_u64(seed ^ 0x5BD1_E995_9E37_79B9);
     let mut q: Vec<Vec<f64>> = (0..dim)
         .map(|_| (0..s).map(|_| rng.gen::<f64>() - 0.5).collect())
         .collect();
@@ -299,6 +307,13 @@ fn spectral_embedding(
     for i in 0..dim {
         for j in 0..dim {
             h[i * dim + j] = q[i].iter().zip(&aq[j]).map(|(a, b)| a * b).sum();
+        }
+    }
+    for i in 0..dim {
+        for j in 0..i {
+            let m = 0.5 * (h[i * dim + j] + h[j * dim + i]);
+            h[i * dim + j] = m;
+            h[j * dim + i] = m;
         }
     }
     let (vals, vecs) = jacobi_eigen(h, dim);
@@ -333,7 +348,18 @@ pub fn balance(points: &[Vec<f64>], assign: &[u32], k: usize) -> Vec<u32> {
     }
     let d2 = |a: &[f64], b: &[f64]| -> f64 { a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum() };
     let cap = (5 * n).div_ceil(4 * k).max(1);
-    let dist: Vec<Vec<f64>> = points.iter().map(|p| centers.iter().map(|c| d2(p, c)).collect()).collect();
+    // An empty cluster has no centroid: it is everyone's last choice (it still takes records
+    // once the others are full).
+    let dist: Vec<Vec<f64>> = points
+        .iter()
+        .map(|p| {
+            centers
+                .iter()
+                .zip(&counts)
+                .map(|(c, &m)| if m == 0 { f64::MAX } else { d2(p, c) })
+                .collect()
+        })
+        .collect();
     // Records with the largest regret (second best − best) choose first.
     let mut order: Vec<usize> = (0..n).collect();
     let regret = |i: usize| {
@@ -609,18 +635,28 @@ pub fn decompose(
 mod tests {
     use super::*;
 
-    /// Jacobi finds the spectrum of a matrix with known eigenpairs.
+    /// Jacobi finds the spectrum of a path graph's Laplacian: 2 − 2cos(πj/m), j < m.
     #[test]
-    fn jacobi_eigen_of_a_known_matrix() {
-        // [[2, 1], [1, 2]]: eigenvalues 1 and 3.
-        let (vals, vecs) = jacobi_eigen(vec![2.0, 1.0, 1.0, 2.0], 2);
-        let mut v = vals.clone();
-        v.sort_by(f64::total_cmp);
-        assert!((v[0] - 1.0).abs() < 1e-12 && (v[1] - 3.0).abs() < 1e-12, "{vals:?}");
-        for e in 0..2 {
-            let x = [vecs[e], vecs[2 + e]];
-            let ax = [2.0 * x[0] + x[1], x[0] + 2.0 * x[1]];
-            assert!((ax[0] - vals[e] * x[0]).abs() < 1e-12 && (ax[1] - vals[e] * x[1]).abs() < 1e-12);
+    fn jacobi_eigen_of_a_path_laplacian() {
+        let m = 7;
+        let mut a = vec![0.0; m * m];
+        for i in 0..m - 1 {
+            a[i * m + i] += 1.0;
+            a[(i + 1) * m + i + 1] += 1.0;
+            a[i * m + i + 1] = -1.0;
+            a[(i + 1) * m + i] = -1.0;
+        }
+        let (mut vals, vecs) = jacobi_eigen(a.clone(), m);
+        for e in 0..m {
+            for i in 0..m {
+                let av: f64 = (0..m).map(|j| a[i * m + j] * vecs[j * m + e]).sum();
+                assert!((av - vals[e] * vecs[i * m + e]).abs() < 1e-10, "eigenpair {e}");
+            }
+        }
+        vals.sort_by(f64::total_cmp);
+        for (j, v) in vals.iter().enumerate() {
+            let want = 2.0 - 2.0 * (std::f64::consts::PI * j as f64 / m as f64).cos();
+            assert!((v - want).abs() < 1e-10, "{vals:?}");
         }
     }
 
@@ -647,7 +683,8 @@ mod tests {
             assert!(assign[6..].iter().all(|&c| c == assign[6]), "{assign:?}");
             assert_ne!(assign[0], assign[6]);
         }
-        // Ten points at one place, two clusters wanted: capacity ⌈1.25·10/2⌉ = 7.
+        // Nine points at one place and one apart, two clusters wanted: capacity
+        // ⌈1.25·10/2⌉ = 7.
         let pts = vec![vec![0.0]; 9].into_iter().chain([vec![1.0]]).collect::<Vec<_>>();
         let b = balance(&pts, &kmeans(&pts, 2, 1), 2);
         for c in 0..2u32 {

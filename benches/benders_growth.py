@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""Growth benchmark for `mdp build benders` (issue 12): N Rome road nodes, side by side in one
+run with `mdp build pmo` (the whole LP, lazy rows) and HiGHS's simplex on the same LP
+exported as MPS, until something stops.
+
+Instance for each N (seed 1): N nodes drawn uniformly without replacement from
+shared/data/rome_road/nodes_rome.csv (43 160 OpenStreetMap nodes: the same city-wide spread
+as Rome500, denser with N), haversine on (lat, lon), K = 100 outputs drawn from the N records,
+cost = the distance to the output (PMO's default), uniform prior, η = 2 km, ε = 10/km.
+
+Every run has a wall-clock limit (a run that hits it is reported as such); Benders runs at
+most --max-iter iterations, so its row reports the certified bounds reached, audited.
+
+Usage:
+  bash benches/setup.sh
+  benches/.venv/bin/python benches/benders_growth.py --sizes 500 1000 2000 --limit 400
+Outputs: benches/reports/benders_growth.md and .csv.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import random
+import time
+from pathlib import Path
+
+from benders_bench import BIN, ROOT, audit, highs, run, stats
+
+NODES = ROOT.parent / "shared" / "data" / "rome_road" / "nodes_rome.csv"
+
+
+def instance(n: int, work: Path) -> list[str]:
+    rows = list(csv.DictReader(open(NODES)))
+    rng = random.Random(1)
+    pick = rng.sample(range(len(rows)), n)
+    space = work / f"rome{n}.csv"
+    with open(space, "w") as f:
+        f.write("lat,lon\n")
+        for i in pick:
+            f.write(f"{rows[i]['y']},{rows[i]['x']}\n")
+    outs = sorted(rng.sample(range(n), 100))
+    (work / f"outputs{n}.json").write_text(json.dumps(outs))
+    return ["--space", str(space), "--within", "2", "--epsilon", "10",
+            "--outputs", str(work / f"outputs{n}.json")]
+
+
+def status(r: dict) -> str:
+    return "ok" if r["code"] == 0 else ("timeout" if r["code"] is None else f"exit {r['code']}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sizes", type=int, nargs="+", default=[500, 1000, 2000])
+    ap.add_argument("--max-iter", type=int, default=5)
+    ap.add_argument("--limit", type=float, default=400.0)
+    ap.add_argument("--work", default="/tmp/benders_growth")
+    a = ap.parse_args()
+    work = Path(a.work)
+    work.mkdir(parents=True, exist_ok=True)
+    rows = []
+    stopped = set()  # methods that hit the limit at a smaller N are not run again
+    for n in a.sizes:
+        base = instance(n, work)
+        out = work / f"benders{n}.json"
+        r = run([str(BIN / "mdp"), "build", "benders", *base, "--partitioning", "km-dv",
+                 "--max-iter", str(a.max_iter), "-o", str(out)], a.limit)
+        st = stats(r["err"])
+        b = st.get("benders", {})
+        shape = b.get("shape", {})
+        rows.append({"n": n, "method": f"ours: benders (km-dv, C = n/60, max-iter {a.max_iter})",
+                     "status": b.get("status", status(r)),
+                     "rows": st.get("lp", {}).get("rows_total"),
+                     "shape": f"{shape.get('partitions')} subsets, {shape.get('master_records')} master, largest {shape.get('free_max')}" if shape else None,
+                     "lb_float": b.get("lb_float"), "ub_float": b.get("ub_float"),
+                     "certified_lb": st.get("certified_lower_bound"),
+                     "seconds": round(r["seconds"], 1),
+                     **({"audit": audit(out)} if r["code"] == 0 else {})})
+        print(json.dumps(rows[-1]), flush=True)
+        if "pmo" in stopped:
+            rows.append({"n": n, "method": "ours: pmo (whole LP, lazy rows)",
+                         "status": "not run (hit the limit at a smaller N)"})
+        else:
+            out = work / f"pmo{n}.json"
+            r = run([str(BIN / "mdp"), "build", "pmo", *base, "-o", str(out)], a.limit)
+            st = stats(r["err"])
+            rows.append({"n": n, "method": "ours: pmo (whole LP, lazy rows)", "status": status(r),
+                         "rows": st.get("lp", {}).get("rows_total"),
+                         "objective": st.get("lp", {}).get("objective"),
+                         "certified_lb": st.get("certified_lower_bound"),
+                         "seconds": round(r["seconds"], 1)})
+            if r["code"] != 0:
+                stopped.add("pmo")
+        print(json.dumps(rows[-1]), flush=True)
+        if "highs" in stopped:
+            rows.append({"n": n, "method": "HiGHS simplex (full LP, MPS)",
+                         "status": "not run (hit the limit at a smaller N)"})
+        else:
+            mps = work / f"pmo{n}.mps"
+            t = time.monotonic()
+            e = run([str(BIN / "mdp"), "lp", "export", "pmo", *base, "-o", str(mps)], a.limit)
+            if e["code"] == 0:
+                h = highs(mps, "simplex", a.limit)
+                h["seconds"] = round(h.get("seconds", 0), 1)
+                rows.append({"n": n, "method": "HiGHS simplex (full LP, MPS)", **h,
+                             "export_seconds": round(time.monotonic() - t, 1)})
+                if h.get("status") != "Optimal":
+                    stopped.add("highs")
+            else:
+                rows.append({"n": n, "method": "HiGHS simplex (full LP, MPS)",
+                             "status": f"export {status(e)}: {e['err'].strip()[-120:]}"})
+                stopped.add("highs")
+            mps.unlink(missing_ok=True)
+        print(json.dumps(rows[-1]), flush=True)
+    rep = ROOT / "benches" / "reports"
+    with open(rep / "benders_growth.csv", "w", newline="") as f:
+        keys = sorted({k for r in rows for k in r})
+        w = csv.DictWriter(f, fieldnames=keys)
+        w.writeheader()
+        for r in rows:
+            w.writerow({k: json.dumps(v) if isinstance(v, dict) else v for k, v in r.items()})
+    with open(rep / "benders_growth.md", "w") as f:
+        f.write("# Benders growth on Rome road nodes (η = 2 km, ε = 10/km, K = 100, c = d)\n\n")
+        f.write(f"Generated by `benches/benders_growth.py` ({time.strftime('%Y-%m-%d')}, this machine, "
+                f"2 cores, one run each, wall limit {a.limit:.0f} s per run).\n\n")
+        f.write("| N | method | status | LP rows | result | seconds |\n|---|---|---|---|---|---|\n")
+        for r in rows:
+            if "lb_float" in r:
+                res = (f"{r.get('shape')}; LB {r['lb_float']} UB {r['ub_float']}; "
+                       f"certified ≥ {r.get('certified_lb')}")
+                if r.get("audit"):
+                    res += f"; audit: {json.dumps(r['audit'])}"
+            elif "certified_lb" in r:
+                res = f"{r.get('objective')} (certified ≥ {r.get('certified_lb')})"
+            else:
+                res = str(r.get("objective"))
+            f.write(f"| {r['n']} | {r['method']} | {r.get('status')} | {r.get('rows')} | {res} | {r.get('seconds')} |\n")
+
+
+if __name__ == "__main__":
+    main()

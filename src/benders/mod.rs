@@ -272,10 +272,6 @@ pub fn solve(
             (last, chain_rows) = master.solve_with_chains().map_err(solver)?;
             seconds_master += t.elapsed().as_secs_f64();
         }
-        if !solve_master {
-            // Separating again at the same master point: no chain row was added.
-            chain_rows = 0;
-        }
         solve_master = true;
         let y_sep = mix(&last.y, &core, beta);
         let t = Instant::now();
@@ -341,9 +337,11 @@ pub fn solve(
             break;
         }
         if cuts == 0 && beta > 0.0 {
-            // No cut at y_sep: separate at ŷ itself before concluding.
+            // No cut at y_sep: separate at ŷ itself before concluding (the master is not
+            // solved again, so the next iteration adds no chain row).
             beta = 0.0;
             solve_master = false;
+            chain_rows = 0;
         } else if cuts == 0 {
             if infeasible == 0 || penalty > 1e12 {
                 status = Status::NoCut;

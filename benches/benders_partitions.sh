@@ -4,7 +4,7 @@
 # and bounds of the first Benders iterations, for each method x master set x C.
 # Outside CI: writes benches/reports/benders_partitions.md.
 #   bash benches/benders_partitions.sh [ITERS]     # default 3 iterations per run
-#   METHODS="km-adj bsc" OUT=benches/reports/x.md bash benches/benders_partitions.sh
+#   METHODS="km-adj bsc" MASTERS=cover OUT=benches/reports/x.md bash benches/benders_partitions.sh
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$HERE/.."
@@ -29,7 +29,7 @@ PY
   echo "| method | master | C | subsets | master records | largest subproblem | LB after $ITERS | UB after $ITERS | seconds |"
   echo "|---|---|---|---|---|---|---|---|---|"
   for method in ${METHODS:-km-rec km-dv km-adj bsc}; do
-    for master in cover boundary; do
+    for master in ${MASTERS:-cover boundary}; do
       for c in 8 16 34; do
         s=$(date +%s.%N)
         $MDP build benders --space "$DATA/records.csv" --epsilon 10 --within 2 \

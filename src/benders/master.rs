@@ -1,8 +1,9 @@
 //! The Benders master problem (Qiu 2024 §3.2, eq. (9)–(10)), corrected: the master
 //! records' rows (row sums and every privacy row between two master records, including
 //! same-subset ones), one θ_s ≥ 0 per subset with free records (its only bound: the
-//! subproblem's value is ≥ 0 because costs are), and the cuts. The master records' cost is
-//! counted here and only here.
+//! subproblem's value is ≥ 0 because costs are), the cuts, and the chain rows of
+//! Proposition 3.2 added when the master's point breaks them ([`super::chain`]). The master
+//! records' cost is counted here and only here.
 
 use super::chain::{self, Chain};
 use super::partition::{Decomposition, Subset};

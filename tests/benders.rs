@@ -10,13 +10,13 @@ use mdp::audit::{self, Verdict};
 use mdp::benders::partition::{self, MasterSet, Method};
 use mdp::benders::{self, Options, Status};
 use mdp::exact::Q;
-use mdp::loss::{self, Cost};
-use mdp::mechanism::Matrix;
-use mdp::privacy::Prepared;
 use mdp::io::{self, Limits};
+use mdp::loss::{self, Cost};
 use mdp::lp::model::RowForm;
+use mdp::mechanism::Matrix;
 use mdp::mechanisms::optimal::{self, PmoParams, Solver};
 use mdp::metric::{MetricKind, Space};
+use mdp::privacy::Prepared;
 use mdp::produce::{produce, Family, Pmo, Request};
 use mdp::progress::Silent;
 use proptest::prelude::*;
@@ -81,7 +81,11 @@ fn whole_lp_optimum(space: &Space, eps: &Q, p: &PmoParams) -> (f64, f64, f64) {
         .objective;
     let whole = optimal::pmo(space, eps, p, Solver::Ipm, PREC, &Silent).unwrap();
     let lo = whole.lower_bound.expect("a certified lower bound");
-    (lo, expected_loss_upper(space, &whole.matrix, p.within), float)
+    (
+        lo,
+        expected_loss_upper(space, &whole.matrix, p.within),
+        float,
+    )
 }
 
 /// The upper end of a matrix's expected loss under the uniform prior and c = d (the PMO
@@ -254,11 +258,16 @@ fn qiu_p32_chain_rows_are_implied_and_certified() {
         let (a, b) = (dec.master[ch.i], dec.master[ch.j]);
         assert_eq!((ch.path[0], *ch.path.last().unwrap()), (a, b));
         assert!(ch.path.len() >= 3);
-        assert!(ch.path[1..ch.path.len() - 1].iter().all(|&u| !dec.is_master[u]));
+        assert!(ch.path[1..ch.path.len() - 1]
+            .iter()
+            .all(|&u| !dec.is_master[u]));
         let product = ch.path.windows(2).fold(Q::from(1u32), |acc, w| {
             acc * mdp::exact::q_from_f64(lp.c_up[w[0] * n + w[1]])
         });
-        assert!(mdp::exact::q_from_f64(ch.c) >= product, "chain {a}->{b}: C below Π c_up");
+        assert!(
+            mdp::exact::q_from_f64(ch.c) >= product,
+            "chain {a}->{b}: C below Π c_up"
+        );
         let d = ch
             .path
             .windows(2)

@@ -771,46 +771,34 @@ fn user_level_commands_run() {
         "f.jsonl",
         Some(b"[\"c0-0\", \"c1-1\"]\n[0, 3]\n"),
     );
-    let (code, out, err) = common::mdp(&[
-        "release",
-        "freq",
-        "--clusters",
-        "2",
-        "--size",
-        "2",
-        "--r",
-        "1/4",
-        "--alpha",
-        "2",
-        "--users",
-        &fusers,
-        "--seed",
-        "2",
-        "--json",
-    ]);
+    // One clustered frequency release, with `extra` arguments.
+    let freq = |extra: &[&str]| {
+        let mut args = vec![
+            "release",
+            "freq",
+            "--clusters",
+            "2",
+            "--size",
+            "2",
+            "--r",
+            "1/4",
+            "--alpha",
+            "2",
+            "--users",
+            &fusers,
+            "--seed",
+            "2",
+        ];
+        args.extend_from_slice(extra);
+        common::mdp(&args)
+    };
+    let (code, out, err) = freq(&["--json"]);
     assert_eq!(code, 0, "{err}");
     let est: Vec<f64> = serde_json::from_str(out.trim()).unwrap();
     assert!((est.iter().sum::<f64>() - 1.0).abs() < 1e-9);
     // The randomizer written for mdp-audit passes it at its α₀.
     let rfile = common::tmp("user_level", "rr.json", None);
-    let (code, _, err) = common::mdp(&[
-        "release",
-        "freq",
-        "--clusters",
-        "2",
-        "--size",
-        "2",
-        "--r",
-        "1/4",
-        "--alpha",
-        "2",
-        "--users",
-        &fusers,
-        "--seed",
-        "2",
-        "--randomizer",
-        &rfile,
-    ]);
+    let (code, _, err) = freq(&["--randomizer", &rfile]);
     assert_eq!(code, 0, "{err}");
     let (code, out, _) = common::mdp_audit(&[&rfile]);
     assert_eq!(code, 0, "{out}");

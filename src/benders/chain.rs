@@ -58,10 +58,6 @@ pub fn chains(lp: &PrivacyLp, dec: &Decomposition) -> Vec<Chain> {
         }
     }
     let direct: HashSet<(usize, usize)> = dec.master_pairs.iter().copied().collect();
-    let mut index = vec![usize::MAX; n];
-    for (j, &m) in dec.master.iter().enumerate() {
-        index[m] = j;
-    }
     let max_c = lp.cap.min(1.0 / TOL);
     let limit = max_c.ln();
     let per_source: Vec<Vec<Chain>> = dec
@@ -77,7 +73,7 @@ pub fn chains(lp: &PrivacyLp, dec: &Decomposition) -> Vec<Chain> {
             dist[src] = 0.0;
             heap.push(Reverse((Ord64(0.0), src)));
             while let Some(Reverse((Ord64(d), u))) = heap.pop() {
-                if d > dist[u] || (u != src && index[u] != usize::MAX) {
+                if d > dist[u] || (u != src && dec.is_master[u]) {
                     continue;
                 }
                 for &(v, w) in &adj[u] {
@@ -144,13 +140,21 @@ pub fn violated(
         }
     }
     out.sort_by(|a, b| b.0.total_cmp(&a.0).then((a.1, a.2).cmp(&(b.1, b.2))));
-    out.into_iter().take(most).map(|(_, ci, t)| (ci, t)).collect()
+    out.into_iter()
+        .take(most)
+        .map(|(_, ci, t)| (ci, t))
+        .collect()
 }
 
 /// The multiplier γ of chain row (`chain`, output `t`) spread on the path's LP rows
 /// (global (u, v, t) and their γ): γ·P_s on row (p_s, p_{s+1}), with P_s the partial
 /// products of c_up rounded up exactly as the chain's constant was (so P_L = C).
-pub fn spread(lp: &PrivacyLp, chain: &Chain, t: usize, gamma: f64) -> Vec<(usize, usize, usize, f64)> {
+pub fn spread(
+    lp: &PrivacyLp,
+    chain: &Chain,
+    t: usize,
+    gamma: f64,
+) -> Vec<(usize, usize, usize, f64)> {
     let n = lp.n;
     let mut p = 1.0f64;
     chain

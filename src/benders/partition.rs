@@ -106,17 +106,20 @@ pub fn components(n: usize, pairs: &[(usize, usize)]) -> Vec<u32> {
     out
 }
 
+/// The squared Euclidean distance of two feature vectors (k-means and [`balance`]).
+fn sq_dist(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum()
+}
+
 /// k-means (k-means++ seeding, at most 100 Lloyd steps) on `points`; deterministic under
 /// `seed`. Returns a cluster in 0..k for each point; every cluster is non-empty when
 /// k ≤ the number of distinct points.
 pub fn kmeans(points: &[Vec<f64>], k: usize, seed: u64) -> Vec<u32> {
     let n = points.len();
     let k = k.clamp(1, n.max(1));
-    let d2 =
-        |a: &[f64], b: &[f64]| -> f64 { a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum() };
     let mut rng = ChaCha20Rng::seed_from_u64(seed);
     let mut centers: Vec<Vec<f64>> = vec![points[rng.gen_range(0..n)].clone()];
-    let mut near: Vec<f64> = points.iter().map(|p| d2(p, &centers[0])).collect();
+    let mut near: Vec<f64> = points.iter().map(|p| sq_dist(p, &centers[0])).collect();
     while centers.len() < k {
         let total: f64 = near.iter().sum();
         let pick = if total > 0.0 {
@@ -132,7 +135,7 @@ pub fn kmeans(points: &[Vec<f64>], k: usize, seed: u64) -> Vec<u32> {
         };
         centers.push(points[pick].clone());
         for (i, p) in points.iter().enumerate() {
-            near[i] = near[i].min(d2(p, &centers[centers.len() - 1]));
+            near[i] = near[i].min(sq_dist(p, &centers[centers.len() - 1]));
         }
     }
     let mut assign = vec![0u32; n];
@@ -141,7 +144,7 @@ pub fn kmeans(points: &[Vec<f64>], k: usize, seed: u64) -> Vec<u32> {
         for (i, p) in points.iter().enumerate() {
             let mut best = (f64::INFINITY, 0u32);
             for (c, ctr) in centers.iter().enumerate() {
-                let d = d2(p, ctr);
+                let d = sq_dist(p, ctr);
                 if d < best.0 {
                     best = (d, c as u32);
                 }
@@ -164,8 +167,8 @@ pub fn kmeans(points: &[Vec<f64>], k: usize, seed: u64) -> Vec<u32> {
             if counts[c] == 0 {
                 let far = (0..n)
                     .max_by(|&a, &b| {
-                        let da = d2(&points[a], &centers[assign[a] as usize]);
-                        let db = d2(&points[b], &centers[assign[b] as usize]);
+                        let da = sq_dist(&points[a], &centers[assign[a] as usize]);
+                        let db = sq_dist(&points[b], &centers[assign[b] as usize]);
                         da.total_cmp(&db).then(b.cmp(&a))
                     })
                     .expect("n ≥ 1");
@@ -280,13 +283,20 @@ fn spectral_embedding(
         members.iter().enumerate().map(|(a, &i)| (i, a)).collect();
     let nbrs: Vec<Vec<usize>> = members
         .iter()
-        .map(|&i| adjacency[i].iter().filter_map(|j| pos.get(j).copied()).collect())
+        .map(|&i| {
+            adjacency[i]
+                .iter()
+                .filter_map(|j| pos.get(j).copied())
+                .collect()
+        })
         .collect();
     let sigma = 2.0 * nbrs.iter().map(|n| n.len()).max().unwrap_or(0) as f64 + 1.0;
     // y = (σI − L)x = (σ − deg)x + A x.
     let apply = |x: &[f64]| -> Vec<f64> {
         (0..s)
-            .map(|a| (sigma - nbrs[a].len() as f64) * x[a] + nbrs[a].iter().map(|&b| x[b]).sum::<f64>())
+            .map(|a| {
+                (sigma - nbrs[a].len() as f64) * x[a] + nbrs[a].iter().map(|&b| x[b]).sum::<f64>()
+            })
             .collect()
     };
     // A stream of its own (k-means++ on the embedding uses `seed`).
@@ -346,7 +356,6 @@ pub fn balance(points: &[Vec<f64>], assign: &[u32], k: usize) -> Vec<u32> {
     for (c, &m) in centers.iter_mut().zip(&counts) {
         c.iter_mut().for_each(|x| *x /= m.max(1) as f64);
     }
-    let d2 = |a: &[f64], b: &[f64]| -> f64 { a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum() };
     let cap = (5 * n).div_ceil(4 * k).max(1);
     // An empty cluster has no centroid: it is everyone's last choice (it still takes records
     // once the others are full).
@@ -356,7 +365,7 @@ pub fn balance(points: &[Vec<f64>], assign: &[u32], k: usize) -> Vec<u32> {
             centers
                 .iter()
                 .zip(&counts)
-                .map(|(c, &m)| if m == 0 { f64::MAX } else { d2(p, c) })
+                .map(|(c, &m)| if m == 0 { f64::MAX } else { sq_dist(p, c) })
                 .collect()
         })
         .collect();
@@ -374,7 +383,10 @@ pub fn balance(points: &[Vec<f64>], assign: &[u32], k: usize) -> Vec<u32> {
     for i in order {
         let mut prefs: Vec<usize> = (0..k).collect();
         prefs.sort_by(|&a, &b| dist[i][a].total_cmp(&dist[i][b]).then(a.cmp(&b)));
-        let c = prefs.into_iter().find(|&c| load[c] < cap).expect("k·cap ≥ n");
+        let c = prefs
+            .into_iter()
+            .find(|&c| load[c] < cap)
+            .expect("k·cap ≥ n");
         load[c] += 1;
         out[i] = c as u32;
     }
@@ -650,7 +662,10 @@ mod tests {
         for e in 0..m {
             for i in 0..m {
                 let av: f64 = (0..m).map(|j| a[i * m + j] * vecs[j * m + e]).sum();
-                assert!((av - vals[e] * vecs[i * m + e]).abs() < 1e-10, "eigenpair {e}");
+                assert!(
+                    (av - vals[e] * vecs[i * m + e]).abs() < 1e-10,
+                    "eigenpair {e}"
+                );
             }
         }
         vals.sort_by(f64::total_cmp);
@@ -666,12 +681,8 @@ mod tests {
     fn spectral_splits_a_barbell() {
         let n = 12;
         let mut adjacency = vec![vec![]; n];
-        for a in 0..n {
-            for b in 0..n {
-                if a != b && (a < 6) == (b < 6) {
-                    adjacency[a].push(b);
-                }
-            }
+        for (a, row) in adjacency.iter_mut().enumerate() {
+            row.extend((0..n).filter(|&b| a != b && (a < 6) == (b < 6)));
         }
         adjacency[5].push(6);
         adjacency[6].push(5);
@@ -685,7 +696,10 @@ mod tests {
         }
         // Nine points at one place and one apart, two clusters wanted: capacity
         // ⌈1.25·10/2⌉ = 7.
-        let pts = vec![vec![0.0]; 9].into_iter().chain([vec![1.0]]).collect::<Vec<_>>();
+        let pts = vec![vec![0.0]; 9]
+            .into_iter()
+            .chain([vec![1.0]])
+            .collect::<Vec<_>>();
         let b = balance(&pts, &kmeans(&pts, 2, 1), 2);
         for c in 0..2u32 {
             assert!(b.iter().filter(|&&x| x == c).count() <= 7, "{b:?}");

@@ -262,6 +262,11 @@ struct Factor {
     theta: Vec<f64>,
 }
 
+/// v += a·dv (in parallel).
+fn axpy(v: &mut [f64], dv: &[f64], a: f64) {
+    v.par_iter_mut().zip(dv).for_each(|(x, d)| *x += a * d);
+}
+
 fn max_step(v: &[f64], dv: &[f64]) -> f64 {
     v.par_iter()
         .zip(dv.par_iter())
@@ -472,19 +477,11 @@ fn run(
                 max_step(&it.z, &d.dz)
             );
         }
-        it.x.par_iter_mut()
-            .zip(&d.dx)
-            .for_each(|(a, b)| *a += ap * b);
-        it.s.par_iter_mut()
-            .zip(&d.ds)
-            .for_each(|(a, b)| *a += ap * b);
-        it.y.iter_mut().zip(&d.dy).for_each(|(a, b)| *a += ad * b);
-        it.w.par_iter_mut()
-            .zip(&d.dw)
-            .for_each(|(a, b)| *a += ad * b);
-        it.z.par_iter_mut()
-            .zip(&d.dz)
-            .for_each(|(a, b)| *a += ad * b);
+        axpy(&mut it.x, &d.dx, ap);
+        axpy(&mut it.s, &d.ds, ap);
+        axpy(&mut it.y, &d.dy, ad);
+        axpy(&mut it.w, &d.dw, ad);
+        axpy(&mut it.z, &d.dz, ad);
     }
     Ok((st, it))
 }

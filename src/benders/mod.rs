@@ -202,7 +202,7 @@ fn solve_all(
 
 /// Largest slack (scaled row) below which a subproblem's x is taken to fit the master's
 /// values (the exact repair absorbs the rest).
-const SLACK_TOL: f64 = 1e-9;
+pub(crate) const SLACK_TOL: f64 = 1e-9;
 
 /// A subproblem value above θ̂ by more than this (relative) adds its cut: the interior
 /// point's own accuracy is about 10⁻⁸ relative here.
@@ -569,7 +569,7 @@ pub fn benders(
         )
     })?;
     let pb = optimal::problem(&lp, eps, Some(within), p.cost.as_deref(), max_prec);
-    let proof = optimal::certify_dual(&lp, out.lb, out.dual, &pb, None, progress)?;
+    let proof = optimal::certify_dual(&lp, out.lb, None, out.dual, &pb, None, progress)?;
     let rows_generated = dec.master_pairs.len() * lp.k()
         + dec.subsets.iter().map(|s| s.pairs.len()).sum::<usize>() * lp.k();
     let built = Built {

@@ -84,8 +84,14 @@ const GAMMA_FLOOR: f64 = 1e-13;
 
 /// The rows of `input` in the interior point's scaled form, x\[a\]/c − x\[b\] ≤ 0 with fixed ends
 /// moved to the right-hand side and a slack (priced at the penalty) on each such row;
-/// variables x (n_free × K) first.
-fn lower(input: &SubInput) -> SparseLp {
+/// variables x (n_free × K) first. With the master's values fixed, the rows between a free
+/// record and fixed ones are bounds on one variable, x\[a\]\[k\] ≤ c·y\[b\]\[k\] and
+/// x\[b\]\[k\] ≥ y\[a\]\[k\]/c, and only the tightest of each kind binds: one row per
+/// (free record, output, kind) is kept when `aggregate`, the pair that gives it (first on
+/// ties). Returns the LP and, for each of its privacy rows, the row (pair index · K + k) of
+/// `input` it is, so that its dual is that row's multiplier (any γ ≥ 0 gives a valid cut,
+/// the others are 0).
+fn lower(input: &SubInput, aggregate: bool) -> (SparseLp, Vec<u32>) {
     let k = input.k;
     let mut lp = SparseLp::default();
     for i in 0..input.n_free * k {
@@ -94,28 +100,65 @@ fn lower(input: &SubInput) -> SparseLp {
     for i in 0..input.n_free {
         lp.row((0..k).map(|j| (i * k + j, 1.0)).collect(), Sense::Eq, 1.0);
     }
-    for p in &input.pairs {
+    // The tightest bound of each kind per free (record, output): (bound, pair index).
+    let mut upper: Vec<Option<(f64, usize)>> = vec![None; input.n_free * k];
+    let mut lower: Vec<Option<(f64, usize)>> = vec![None; input.n_free * k];
+    let mut kept: Vec<(usize, usize)> = vec![];
+    for (pi, p) in input.pairs.iter().enumerate() {
         for j in 0..k {
-            let (mut coefs, mut rhs) = (vec![], 0.0);
-            match p.a {
-                End::Free(a) => coefs.push((a as usize * k + j, 1.0 / p.c)),
-                End::Fixed(a) => rhs -= input.y[a as usize * k + j] / p.c,
+            let (slot, bound, tighter): (_, f64, fn(f64, f64) -> bool) = match (p.a, p.b) {
+                (End::Free(a), End::Fixed(b)) => (
+                    &mut upper[a as usize * k + j],
+                    p.c * input.y[b as usize * k + j],
+                    |new, old| new < old,
+                ),
+                (End::Fixed(a), End::Free(b)) => (
+                    &mut lower[b as usize * k + j],
+                    input.y[a as usize * k + j] / p.c,
+                    |new, old| new > old,
+                ),
+                _ => {
+                    kept.push((pi, j));
+                    continue;
+                }
+            };
+            if !aggregate {
+                kept.push((pi, j));
+                continue;
             }
-            match p.b {
-                End::Free(b) => coefs.push((b as usize * k + j, -1.0)),
-                End::Fixed(b) => rhs += input.y[b as usize * k + j],
+            if slot.is_none_or(|(old, _)| tighter(bound, old)) {
+                *slot = Some((bound, pi));
             }
-            if matches!(p.a, End::Fixed(_)) || matches!(p.b, End::Fixed(_)) {
-                let t = lp.var(input.penalty);
-                coefs.push((t, -1.0));
-            }
-            lp.row(coefs, Sense::Le, rhs);
         }
     }
-    lp
+    for (i, (u, l)) in upper.iter().zip(&lower).enumerate() {
+        let j = i % k;
+        kept.extend(u.iter().chain(l).map(|&(_, pi)| (pi, j)));
+    }
+    let mut rows = Vec::with_capacity(kept.len());
+    for (pi, j) in kept {
+        let p = &input.pairs[pi];
+        let (mut coefs, mut rhs) = (vec![], 0.0);
+        match p.a {
+            End::Free(a) => coefs.push((a as usize * k + j, 1.0 / p.c)),
+            End::Fixed(a) => rhs -= input.y[a as usize * k + j] / p.c,
+        }
+        match p.b {
+            End::Free(b) => coefs.push((b as usize * k + j, -1.0)),
+            End::Fixed(b) => rhs += input.y[b as usize * k + j],
+        }
+        if matches!(p.a, End::Fixed(_)) || matches!(p.b, End::Fixed(_)) {
+            let t = lp.var(input.penalty);
+            coefs.push((t, -1.0));
+        }
+        lp.row(coefs, Sense::Le, rhs);
+        rows.push((pi * k + j) as u32);
+    }
+    (lp, rows)
 }
 
-/// The cut of multipliers `z` (the scaled rows' duals; γ = z/c).
+/// The cut of multipliers `z` (the scaled rows' duals, γ = z/c; indexed by row
+/// pair index · K + k of `input`, 0 on rows the LP left out).
 fn cut(input: &SubInput, z: &[f64]) -> Cut {
     let k = input.k;
     let zmax = z.iter().cloned().fold(0.0, f64::max);
@@ -156,9 +199,31 @@ fn cut(input: &SubInput, z: &[f64]) -> Cut {
 }
 
 /// Solve a subproblem (elastic form): its value, slack, primal and cut.
+///
+/// First with one bound row per (free record, output, kind) ([`lower`]): at values x fits,
+/// its optimum and its dual (0 on the rows left out) are the full form's, and it is
+/// smaller (measured on 500 Rome road nodes, 3 iterations: subproblems 36.2 s → 23.6 s).
+/// Where x does not fit (slack above [`super::SLACK_TOL`]), the full form is solved
+/// instead: with a slack on every row, its elastic optimum is at least the aggregated one
+/// and its cut charges every broken row, which the loop needs to leave infeasible values
+/// behind (with the aggregated cut alone, a QIU-P33 instance stalled at a 43 % gap).
 pub fn solve_subproblem(input: &SubInput) -> Result<SubOutput, SolveError> {
+    let out = solve_form(input, true)?;
+    if out.slack > super::SLACK_TOL {
+        return solve_form(input, false);
+    }
+    Ok(out)
+}
+
+/// [`solve_subproblem`] in one form (aggregated bound rows or every row).
+fn solve_form(input: &SubInput, aggregate: bool) -> Result<SubOutput, SolveError> {
     let nx = input.n_free * input.k;
-    let sol = lower(input).solve_ipm()?;
+    let (lp, rows) = lower(input, aggregate);
+    let sol = lp.solve_ipm()?;
+    let mut z = vec![0.0; input.pairs.len() * input.k];
+    for (&r, &d) in rows.iter().zip(&sol.duals[input.n_free..]) {
+        z[r as usize] = d;
+    }
     let slack = sol.x[nx..].iter().cloned().fold(0.0, f64::max);
     // The value of the returned point, computed here (Clarabel's reported objective can be
     // off on nearly degenerate subproblems: seen 10⁻⁴ where the point's cost is 2·10⁻³).
@@ -170,7 +235,7 @@ pub fn solve_subproblem(input: &SubInput) -> Result<SubOutput, SolveError> {
         value,
         slack,
         x: sol.x[..nx].to_vec(),
-        cut: cut(input, &sol.duals[input.n_free..]),
+        cut: cut(input, &z),
     })
 }
 
@@ -234,6 +299,35 @@ mod tests {
         assert!((value - 0.25).abs() < 1e-7, "{value}");
         let at: f64 = cut.constant + cut.coef.iter().zip(&inp.y).map(|(g, y)| g * y).sum::<f64>();
         assert!((at - value).abs() < 1e-6, "cut {at} vs value {value}");
+    }
+
+    /// The aggregated form keeps one bound row per (free record, output, kind) and, where
+    /// x fits, has the full form's optimum and a cut tight at the same point.
+    #[test]
+    fn aggregated_bounds_match_the_full_form() {
+        let inp = input(vec![0.5, 0.5, 0.6, 0.4]);
+        let (agg, rows) = lower(&inp, true);
+        let (full, all) = lower(&inp, false);
+        assert_eq!((rows.len(), all.len()), (4, 8));
+        assert!(agg.rows.len() < full.rows.len());
+        let (a, f) = (
+            solve_form(&inp, true).unwrap(),
+            solve_form(&inp, false).unwrap(),
+        );
+        assert!(
+            (a.value - f.value).abs() < 1e-7,
+            "{} vs {}",
+            a.value,
+            f.value
+        );
+        let at = |c: &Cut| c.constant + c.coef.iter().zip(&inp.y).map(|(g, y)| g * y).sum::<f64>();
+        assert!((at(&a.cut) - at(&f.cut)).abs() < 1e-6);
+        // Infeasible values: the full form is solved (a slack on every broken row).
+        let bad = input(vec![1.0, 0.0, 0.0, 1.0]);
+        assert_eq!(
+            solve_subproblem(&bad).unwrap(),
+            solve_form(&bad, false).unwrap()
+        );
     }
 
     /// Fixed values no x can fit (output 0: x0 ≤ 2·0 and x0 ≥ 1/2) leave slack, and the cut

@@ -63,13 +63,17 @@ fn solve_rows(lp: &PrivacyLp, rows: &[(u32, u32, u32)]) -> Result<Solved, SolveE
 /// Solve (whole, or with lazy rows past [`FULL_ROWS`]); returns the primal and the dual of
 /// the final LP.
 pub fn solve(lp: &PrivacyLp, progress: &dyn Progress) -> Result<(Primal, Dual), SolveError> {
-    let all = lp.pairs.len() * lp.k();
-    let rows = if all <= FULL_ROWS {
+    solve_from(lp, start_rows(lp), progress)
+}
+
+/// The first round's privacy rows: all of them up to [`FULL_ROWS`], else those of each
+/// input's [`LAZY_NEIGHBOURS`] nearest neighbours.
+pub fn start_rows(lp: &PrivacyLp) -> Vec<(u32, u32, u32)> {
+    if lp.pairs.len() * lp.k() <= FULL_ROWS {
         initial_rows(lp, usize::MAX)
     } else {
         initial_rows(lp, LAZY_NEIGHBOURS)
-    };
-    solve_from(lp, rows, progress)
+    }
 }
 
 /// [`solve`] from a given working set of privacy rows (e.g. the active rows found by

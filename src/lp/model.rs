@@ -305,6 +305,24 @@ impl<'a> PrivacyLp<'a> {
             Objective::Expected { prior } => crate::exact::f64_nearest(&prior[u]),
         }
     }
+
+    /// The LP's objective at a mechanism `m` (n×K) in `f64`: the max or the prior-weighted
+    /// loss with the rounded-down costs, entries rounded to nearest. A report's estimate of
+    /// what the written matrix costs, not a bound (the auditor's enclosure is that).
+    pub fn objective_f64(&self, m: &crate::mechanism::Matrix) -> f64 {
+        let kk = self.k();
+        let loss = |u: usize| -> f64 {
+            m.row(u)
+                .iter()
+                .zip(&self.cost_dn[u * kk..(u + 1) * kk])
+                .map(|(p, c)| crate::exact::f64_nearest(p) * c)
+                .sum()
+        };
+        match self.objective {
+            Objective::MaxLoss => (0..self.n).map(loss).fold(0.0, f64::max),
+            Objective::Expected { .. } => (0..self.n).map(|u| self.prior_f64(u) * loss(u)).sum(),
+        }
+    }
 }
 
 /// Rational distance, if the metric gives one.

@@ -149,11 +149,13 @@ proptest! {
         // Clarabel's "almost solved" (seen: 3·10⁻⁶).
         let tol = 1e-7 * opt.abs() + 1e-9;
         prop_assert!(report.ub_float >= opt - tol, "UB {} < OPT {opt}", report.ub_float);
-        let gap = (report.ub_float - opt) / opt.abs().max(1e-12);
+        // Relative to UB, as the loop's own gap (UB − LB)/UB is: with LB ≤ OPT the loop's
+        // gap is then ≥ this one (relative to OPT it was not: seen 9.75 % against 9.52 %).
+        let gap = (report.ub_float - opt) / report.ub_float.abs().max(1e-12);
         // The loop's absolute tolerance is 10⁻⁹ of Σ π_u max_k c(u,k) ≤ the largest distance.
         let n = space.n();
         let dmax = (0..n).flat_map(|a| (0..n).map(move |b| (a, b))).map(|(a, b)| space.approx(a, b)).fold(0.0, f64::max);
-        let abs = 1e-9 * dmax / opt.abs().max(1e-12);
+        let abs = 1e-9 * dmax / report.ub_float.abs().max(1e-12);
         let limit = match report.status {
             Status::Converged => 1e-6 + 1e-7 + abs,
             Status::NoCut => 1e-4,

@@ -165,14 +165,18 @@ pub fn kmeans(points: &[Vec<f64>], k: usize, seed: u64) -> Vec<u32> {
         }
         for c in 0..k {
             if counts[c] == 0 {
+                // The point farthest from its centre, taken from a cluster it does not
+                // empty (one exists: k ≤ n and cluster c is empty); c then counts it.
                 let far = (0..n)
+                    .filter(|&a| counts[assign[a] as usize] > 1)
                     .max_by(|&a, &b| {
                         let da = sq_dist(&points[a], &centers[assign[a] as usize]);
                         let db = sq_dist(&points[b], &centers[assign[b] as usize]);
                         da.total_cmp(&db).then(b.cmp(&a))
                     })
-                    .expect("n ≥ 1");
+                    .expect("k ≤ n: some cluster has two points");
                 counts[assign[far] as usize] -= 1;
+                counts[c] = 1;
                 assign[far] = c as u32;
                 centers[c] = points[far].clone();
                 changed = true;
@@ -646,6 +650,35 @@ pub fn decompose(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Several clusters empty in one Lloyd step (duplicate points, k = n): each takes a
+    /// point from a cluster it does not empty. The counts once underflowed here (a panic
+    /// in tests, wrapped counts in release; found by the QIU-P33 proptest, km-adj, n = 4).
+    #[test]
+    fn kmeans_refills_several_empty_clusters() {
+        for seed in 0..50 {
+            let points = vec![
+                vec![0.0, 0.0],
+                vec![0.0, 0.0],
+                vec![0.0, 0.0],
+                vec![1.0, 1.0],
+            ];
+            let labels = kmeans(&points, 4, seed);
+            assert!(labels.iter().all(|&l| l < 4));
+            let adj = vec![
+                vec![1.0, 0.0],
+                vec![1.0, 0.0],
+                vec![0.0, 1.0],
+                vec![0.0, 1.0],
+            ];
+            let labels = kmeans(&adj, 4, seed);
+            let mut seen = labels.clone();
+            seen.sort_unstable();
+            seen.dedup();
+            assert!(labels.iter().all(|&l| l < 4), "{labels:?}");
+            assert!(!seen.is_empty());
+        }
+    }
 
     /// Jacobi finds the spectrum of a path graph's Laplacian: 2 − 2cos(πj/m), j < m.
     #[test]

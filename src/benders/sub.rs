@@ -93,9 +93,10 @@ const GAMMA_FLOOR: f64 = 1e-13;
 /// one row per (free record, output, kind) is kept, the pair that gives it, with every pair
 /// whose bound ties it to [`TIE`] (at degenerate master values the full form spreads the
 /// multiplier over tied rows; keeping one of them gave weaker cuts and a QIU-P33 instance
-/// stalled at a 9.5 % gap after 100 iterations, against 0.14 % with ties kept). Returns the LP and, for each of its privacy rows, the row (pair index · K + k) of
-/// `input` it is, so that its dual is that row's multiplier (any γ ≥ 0 gives a valid cut,
-/// the others are 0).
+/// stalled at a 9.5 % gap after 100 iterations, against 0.14 % with ties kept). Returns
+/// the LP and, for each of its privacy rows, the row (pair index · K + k) of `input` it is,
+/// so that its dual is that row's multiplier (any γ ≥ 0 gives a valid cut, the others are
+/// 0).
 fn lower(input: &SubInput, aggregate: bool) -> (SparseLp, Vec<u32>) {
     let k = input.k;
     let mut lp = SparseLp::default();
@@ -105,34 +106,27 @@ fn lower(input: &SubInput, aggregate: bool) -> (SparseLp, Vec<u32>) {
     for i in 0..input.n_free {
         lp.row((0..k).map(|j| (i * k + j, 1.0)).collect(), Sense::Eq, 1.0);
     }
-    // The tightest bound of each kind per free (record, output): (bound, pair index).
-    let mut upper: Vec<Option<(f64, usize)>> = vec![None; input.n_free * k];
-    let mut lower: Vec<Option<(f64, usize)>> = vec![None; input.n_free * k];
+    // A row with one fixed end bounds its free variable: (index free·K + k, upper?, bound);
+    // None for a row between two free records.
+    let bound_of = |p: &SubPair, j: usize| match (p.a, p.b) {
+        (End::Free(a), End::Fixed(b)) => {
+            Some((a as usize * k + j, true, p.c * input.y[b as usize * k + j]))
+        }
+        (End::Fixed(a), End::Free(b)) => {
+            Some((b as usize * k + j, false, input.y[a as usize * k + j] / p.c))
+        }
+        _ => None,
+    };
+    // The tightest bound of each kind per free (record, output).
+    let mut upper = vec![f64::INFINITY; input.n_free * k];
+    let mut lower = vec![f64::NEG_INFINITY; input.n_free * k];
     let mut kept: Vec<(usize, usize)> = vec![];
     for (pi, p) in input.pairs.iter().enumerate() {
         for j in 0..k {
-            let (slot, bound, tighter): (_, f64, fn(f64, f64) -> bool) = match (p.a, p.b) {
-                (End::Free(a), End::Fixed(b)) => (
-                    &mut upper[a as usize * k + j],
-                    p.c * input.y[b as usize * k + j],
-                    |new, old| new < old,
-                ),
-                (End::Fixed(a), End::Free(b)) => (
-                    &mut lower[b as usize * k + j],
-                    input.y[a as usize * k + j] / p.c,
-                    |new, old| new > old,
-                ),
-                _ => {
-                    kept.push((pi, j));
-                    continue;
-                }
-            };
-            if !aggregate {
-                kept.push((pi, j));
-                continue;
-            }
-            if slot.is_none_or(|(old, _)| tighter(bound, old)) {
-                *slot = Some((bound, pi));
+            match bound_of(p, j) {
+                Some((i, true, b)) if aggregate => upper[i] = upper[i].min(b),
+                Some((i, false, b)) if aggregate => lower[i] = lower[i].max(b),
+                _ => kept.push((pi, j)),
             }
         }
     }
@@ -142,17 +136,11 @@ fn lower(input: &SubInput, aggregate: bool) -> (SparseLp, Vec<u32>) {
     if aggregate {
         for (pi, p) in input.pairs.iter().enumerate() {
             for j in 0..k {
-                let (best, bound) = match (p.a, p.b) {
-                    (End::Free(a), End::Fixed(b)) => {
-                        (upper[a as usize * k + j], p.c * input.y[b as usize * k + j])
+                if let Some((i, up, b)) = bound_of(p, j) {
+                    let t = if up { upper[i] } else { lower[i] };
+                    if (b - t).abs() <= TIE * t.abs().max(1e-300) {
+                        kept.push((pi, j));
                     }
-                    (End::Fixed(a), End::Free(b)) => {
-                        (lower[b as usize * k + j], input.y[a as usize * k + j] / p.c)
-                    }
-                    _ => continue,
-                };
-                if best.is_some_and(|(t, _)| (bound - t).abs() <= TIE * t.abs().max(1e-300)) {
-                    kept.push((pi, j));
                 }
             }
         }

@@ -81,6 +81,10 @@ pub enum Status {
     NoCut,
     /// `max_iter` iterations.
     IterationLimit,
+    /// The float solver failed on a master or subproblem after an incumbent was found
+    /// (Clarabel's InsufficientProgress or MaxIterations, seen with the penalty raised to
+    /// 10⁷× the costs); the loop stops there and its bounds are certified as usual.
+    SolverFailed,
 }
 
 /// One iteration of the loop (one progress line).
@@ -88,7 +92,8 @@ pub enum Status {
 pub struct Iteration {
     pub iter: usize,
     pub lb: f64,
-    /// This iteration's upper bound, when every subproblem's x fits.
+    /// This iteration's upper bound, when every subproblem's x fits or needs at most
+    /// [`MIX_SLACK`] (then of its uniform mix, [`mixed_incumbent`]).
     pub ub: Option<f64>,
     pub best_ub: f64,
     pub gap: f64,
@@ -204,6 +209,13 @@ fn solve_all(
 /// values (the exact repair absorbs the rest).
 pub(crate) const SLACK_TOL: f64 = 1e-9;
 
+/// Largest slack up to which an iteration's point still gives an incumbent, mixed with
+/// the uniform rows ([`mixed_incumbent`]). At the master's optimum a subproblem can be left
+/// a slack of 10⁻⁹ by the solves' accuracy, which no penalty removes (a QIU-P33 instance:
+/// slack 1.08·10⁻⁹ at LB = OPT, no cut, the penalty raised ×10 six times until Clarabel
+/// failed with no upper bound better than 0.2 % above the optimum).
+const MIX_SLACK: f64 = 1e-6;
+
 /// A subproblem value above θ̂ by more than this (relative) adds its cut: the interior
 /// point's own accuracy is about 10⁻⁸ relative here.
 const CUT_TOL: f64 = 1e-8;
@@ -269,17 +281,38 @@ pub fn solve(
     loop {
         if solve_master {
             let t = Instant::now();
-            (last, chain_rows) = master.solve_with_chains().map_err(solver)?;
+            let solved = master.solve_with_chains();
             seconds_master += t.elapsed().as_secs_f64();
+            match solved {
+                Ok(s) => (last, chain_rows) = s,
+                Err(e) if best.is_some() => {
+                    progress.note(&format!(
+                        "benders: master: {e}; stopping with the incumbent"
+                    ));
+                    status = Status::SolverFailed;
+                    break;
+                }
+                Err(e) => return Err(solver(e)),
+            }
         }
         solve_master = true;
         let y_sep = mix(&last.y, &core, beta);
         let t = Instant::now();
-        let outs = solve_all(lp, dec, &master, &constant, &y_sep, penalty).map_err(solver)?;
+        let outs = solve_all(lp, dec, &master, &constant, &y_sep, penalty);
         seconds_sub += t.elapsed().as_secs_f64();
+        let outs = match outs {
+            Ok(outs) => outs,
+            Err(e) if best.is_some() => {
+                progress.note(&format!("benders: {e}; stopping with the incumbent"));
+                status = Status::SolverFailed;
+                break;
+            }
+            Err(e) => return Err(solver(e)),
+        };
         let (mut cuts, mut infeasible) = (0, 0);
         let mut ub = master.cost(&y_sep);
         let mut xs = Vec::with_capacity(dec.subsets.len());
+        let max_slack = outs.iter().map(|o| o.slack).fold(0.0, f64::max);
         for (i, out) in outs.into_iter().enumerate() {
             if out.slack > SLACK_TOL {
                 infeasible += 1;
@@ -303,10 +336,22 @@ pub fn solve(
             }
             xs.push(out.x);
         }
-        let this_ub = (infeasible == 0).then_some(ub);
-        if this_ub.is_some() && best.as_ref().is_none_or(|(b, _)| ub < *b) {
-            core.clone_from(&y_sep);
-            best = Some((ub, incumbent(dec, k, n, &y_sep, &xs)));
+        // This iteration's incumbent: its values and primals, or their uniform mix when some
+        // subproblem needs a little slack; (UB, matrix, master values).
+        let this = if infeasible == 0 {
+            Some((ub, incumbent(dec, k, n, &y_sep, &xs), y_sep.clone()))
+        } else if max_slack <= MIX_SLACK {
+            mixed_incumbent(lp, incumbent(dec, k, n, &y_sep, &xs))
+                .map(|(ub, m, t)| (ub, m, mix(&y_sep, &vec![1.0 / k as f64; y_sep.len()], t)))
+        } else {
+            None
+        };
+        let this_ub = this.as_ref().map(|t| t.0);
+        if let Some((ub, m, y)) = this {
+            if best.as_ref().is_none_or(|(b, _)| ub < *b) {
+                core = y;
+                best = Some((ub, m));
+            }
         }
         let best_ub = best.as_ref().map_or(f64::INFINITY, |b| b.0);
         let gap = if best_ub.is_finite() {
@@ -376,8 +421,11 @@ pub fn solve(
         }
         let y_try = mix(&last.y, &core, tau);
         let t = Instant::now();
-        let outs = solve_all(lp, dec, &master, &constant, &y_try, penalty).map_err(solver)?;
+        let outs = solve_all(lp, dec, &master, &constant, &y_try, penalty);
         seconds_sub += t.elapsed().as_secs_f64();
+        let Ok(outs) = outs else {
+            continue;
+        };
         if outs.iter().any(|o| o.slack > SLACK_TOL) {
             continue;
         }
@@ -421,6 +469,46 @@ fn mix(a: &[f64], b: &[f64], t: f64) -> Vec<f64> {
         .zip(b)
         .map(|(x, y)| (1.0 - t) * x + t * y)
         .collect()
+}
+
+/// The uniform mix P = (1 − t)·M + t·U of an n × K matrix M that breaks some LP rows
+/// slightly, with the least t that makes every row hold in floats: the exact repair's rule
+/// (`spec/lp.md` §4 step 3), M\[u\]\[k\] − c·M\[v\]\[k\] ≤ r·(c − 1)/K, t = r/(1 + r).
+/// Returns (P's objective (1 − t)·cost(M) + t·cost(U), P, t); `None` when a broken row
+/// has c ≤ 1 (no mix repairs it) or t ≥ 1/2. A float estimate like every loop bound: the
+/// written matrix is repaired and audited exactly.
+fn mixed_incumbent(lp: &PrivacyLp, m: Vec<f64>) -> Option<(f64, Vec<f64>, f64)> {
+    let (n, k) = (lp.n, lp.k());
+    let mut r: f64 = 0.0;
+    for &(u, v) in &lp.pairs {
+        let c = lp.c_dn[u * n + v];
+        for j in 0..k {
+            let broken = m[u * k + j] - c * m[v * k + j];
+            if broken > 0.0 {
+                if c <= 1.0 {
+                    return None;
+                }
+                r = r.max(broken * k as f64 / (c - 1.0));
+            }
+        }
+    }
+    let t = r / (1.0 + r);
+    if t.is_nan() || t >= 0.5 {
+        return None;
+    }
+    let (mut cost_m, mut cost_u) = (0.0, 0.0);
+    for u in 0..n {
+        let w = lp.prior_f64(u);
+        for j in 0..k {
+            cost_m += w * lp.cost_dn[u * k + j] * m[u * k + j].max(0.0);
+            cost_u += w * lp.cost_dn[u * k + j] / k as f64;
+        }
+    }
+    let p = m
+        .iter()
+        .map(|&x| (1.0 - t) * x.max(0.0) + t / k as f64)
+        .collect();
+    Some(((1.0 - t) * cost_m + t * cost_u, p, t))
 }
 
 /// The n × K matrix of master values `y` and subproblem primals `xs`.
@@ -599,4 +687,57 @@ pub fn benders(
             seconds_sub: out.seconds_sub,
         },
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mechanisms::optimal::{self, PmoParams};
+    use crate::metric::{MetricKind, Space};
+
+    /// The mix makes every row hold (up to rounding), is the least that does (a slightly
+    /// smaller one leaves a row broken), and its objective is the mixed matrix's.
+    #[test]
+    fn mixed_incumbent_is_the_least_mix_that_fits() {
+        let q = |a: i64| crate::exact::Q::from(a);
+        let pts = (0..4).map(|i| vec![q(i), q(0)]).collect();
+        let space = Space::from_points(MetricKind::Euclidean, pts, None).unwrap();
+        let eta = q(1);
+        let p = PmoParams {
+            within: Some(&eta),
+            prior: None,
+            cost: None,
+            outputs: None,
+        };
+        let lp = optimal::pmo_lp(&space, &q(1), &p, 4096).unwrap();
+        let (n, k) = (lp.n, lp.k());
+        // Identity rows break every row by 1; nudge them toward uniform so t is small.
+        let m: Vec<f64> = (0..n * k)
+            .map(|i| if i / k == i % k { 0.5 } else { 0.5 / 3.0 })
+            .collect();
+        let broken = |m: &[f64], slack: f64| {
+            lp.pairs.iter().any(|&(u, v)| {
+                (0..k).any(|j| m[u * k + j] > lp.c_dn[u * n + v] * m[v * k + j] + slack)
+            })
+        };
+        assert!(broken(&m, 0.0));
+        let (ub, mixed, t) = mixed_incumbent(&lp, m.clone()).expect("a mix");
+        assert!(t > 0.0 && t < 0.5, "t = {t}");
+        assert!(!broken(&mixed, 1e-15));
+        let smaller: Vec<f64> = m
+            .iter()
+            .map(|&x| (1.0 - 0.99 * t) * x + 0.99 * t / k as f64)
+            .collect();
+        assert!(broken(&smaller, 0.0));
+        let cost: f64 = (0..n * k)
+            .map(|i| lp.prior_f64(i / k) * lp.cost_dn[i] * mixed[i])
+            .sum();
+        assert!((ub - cost).abs() <= 1e-12, "{ub} vs {cost}");
+        // A broken row between records at distance 0 (c = 1) has no mix.
+        let dup =
+            Space::from_points(MetricKind::Euclidean, vec![vec![q(0)], vec![q(0)]], None).unwrap();
+        let lp = optimal::pmo_lp(&dup, &q(1), &p, 4096).unwrap();
+        assert!(lp.pairs.iter().any(|&(u, v)| lp.c_dn[u * lp.n + v] <= 1.0));
+        assert!(mixed_incumbent(&lp, vec![1.0, 0.0, 0.0, 1.0]).is_none());
+    }
 }

@@ -186,7 +186,8 @@ fn weighted_max_costs(lp: &PrivacyLp) -> Vec<f64> {
 }
 
 /// Every subproblem at the master values `y`; those in `constant` (no fixed record) are
-/// not solved again.
+/// not solved again. With `cuts` false (the final polish, which needs values and primals
+/// only) a subproblem is solved in its aggregated form alone ([`sub::solve_primal`]).
 fn solve_all(
     lp: &PrivacyLp,
     dec: &Decomposition,
@@ -194,13 +195,21 @@ fn solve_all(
     constant: &[Option<SubOutput>],
     y: &[f64],
     penalty: f64,
+    cuts: bool,
 ) -> Result<Vec<SubOutput>, simplex::SolveError> {
     dec.subsets
         .par_iter()
         .zip(constant)
         .map(|(s, c)| match c {
             Some(out) => Ok(out.clone()),
-            None => sub::solve_subproblem(&sub_input(lp, s, master.fixed_values(s, y), penalty)),
+            None => {
+                let input = sub_input(lp, s, master.fixed_values(s, y), penalty);
+                if cuts {
+                    sub::solve_subproblem(&input)
+                } else {
+                    sub::solve_primal(&input)
+                }
+            }
         })
         .collect()
 }
@@ -229,7 +238,7 @@ pub fn solve(
     progress: &dyn Progress,
 ) -> Result<Outcome, BuildError> {
     let start = Instant::now();
-    let (n, k) = (lp.n, lp.k());
+    let k = lp.k();
     let solver = |e: simplex::SolveError| BuildError::Solver(format!("benders: {e}"));
     let mut master = Master::new(lp, dec, opts.chains);
     if opts.chains {
@@ -298,7 +307,7 @@ pub fn solve(
         solve_master = true;
         let y_sep = mix(&last.y, &core, beta);
         let t = Instant::now();
-        let outs = solve_all(lp, dec, &master, &constant, &y_sep, penalty);
+        let outs = solve_all(lp, dec, &master, &constant, &y_sep, penalty, true);
         seconds_sub += t.elapsed().as_secs_f64();
         let outs = match outs {
             Ok(outs) => outs,
@@ -309,15 +318,10 @@ pub fn solve(
             }
             Err(e) => return Err(solver(e)),
         };
-        let (mut cuts, mut infeasible) = (0, 0);
-        let mut ub = master.cost(&y_sep);
-        let mut xs = Vec::with_capacity(dec.subsets.len());
-        let max_slack = outs.iter().map(|o| o.slack).fold(0.0, f64::max);
+        let this = candidate(lp, dec, &master, &y_sep, &outs);
+        let infeasible = outs.iter().filter(|o| o.slack > SLACK_TOL).count();
+        let mut cuts = 0;
         for (i, out) in outs.into_iter().enumerate() {
-            if out.slack > SLACK_TOL {
-                infeasible += 1;
-            }
-            ub += out.value;
             let s = &dec.subsets[i];
             let at_hat = out.cut.constant
                 + out
@@ -334,18 +338,7 @@ pub fn solve(
                 });
                 cuts += 1;
             }
-            xs.push(out.x);
         }
-        // This iteration's incumbent: its values and primals, or their uniform mix when some
-        // subproblem needs a little slack; (UB, matrix, master values).
-        let this = if infeasible == 0 {
-            Some((ub, incumbent(dec, k, n, &y_sep, &xs), y_sep.clone()))
-        } else if max_slack <= MIX_SLACK {
-            mixed_incumbent(lp, incumbent(dec, k, n, &y_sep, &xs))
-                .map(|(ub, m, t)| (ub, m, mix(&y_sep, &vec![1.0 / k as f64; y_sep.len()], t)))
-        } else {
-            None
-        };
         let this_ub = this.as_ref().map(|t| t.0);
         if let Some((ub, m, y)) = this {
             if best.as_ref().is_none_or(|(b, _)| ub < *b) {
@@ -421,21 +414,25 @@ pub fn solve(
         }
         let y_try = mix(&last.y, &core, tau);
         let t = Instant::now();
-        let outs = solve_all(lp, dec, &master, &constant, &y_try, penalty);
+        let outs = solve_all(lp, dec, &master, &constant, &y_try, penalty, false);
         seconds_sub += t.elapsed().as_secs_f64();
         let Ok(outs) = outs else {
             continue;
         };
-        if outs.iter().any(|o| o.slack > SLACK_TOL) {
-            continue;
+        match candidate(lp, dec, &master, &y_try, &outs) {
+            Some((ub, m, _)) => {
+                progress.note(&format!("benders: polish at τ = {tau}: UB {ub:.12e}"));
+                if best.as_ref().is_none_or(|(b, _)| ub < *b) {
+                    best = Some((ub, m));
+                }
+                break;
+            }
+            None => progress.note(&format!(
+                "benders: polish at τ = {tau}: {} subproblems need slack ({:.2} s)",
+                outs.iter().filter(|o| o.slack > SLACK_TOL).count(),
+                t.elapsed().as_secs_f64()
+            )),
         }
-        let ub = master.cost(&y_try) + outs.iter().map(|o| o.value).sum::<f64>();
-        progress.note(&format!("benders: polish at τ = {tau}: UB {ub:.12e}"));
-        if best.as_ref().is_none_or(|(b, _)| ub < *b) {
-            let xs: Vec<Vec<f64>> = outs.into_iter().map(|o| o.x).collect();
-            best = Some((ub, incumbent(dec, k, n, &y_try, &xs)));
-        }
-        break;
     }
     let Some((ub, m)) = best else {
         return Err(BuildError::Solver(format!(
@@ -511,18 +508,37 @@ fn mixed_incumbent(lp: &PrivacyLp, m: Vec<f64>) -> Option<(f64, Vec<f64>, f64)> 
     Some(((1.0 - t) * cost_m + t * cost_u, p, t))
 }
 
-/// The n × K matrix of master values `y` and subproblem primals `xs`.
-fn incumbent(dec: &Decomposition, k: usize, n: usize, y: &[f64], xs: &[Vec<f64>]) -> Vec<f64> {
+/// The incumbent that the subproblems `outs` at master values `y` give, if any: (UB, the
+/// n × K matrix, its master values for the stabilization centre). When every subproblem's
+/// x fits (slack ≤ [`SLACK_TOL`]), the values and primals with UB = master cost + Σ values;
+/// when some need at most [`MIX_SLACK`], their uniform mix ([`mixed_incumbent`]).
+fn candidate(
+    lp: &PrivacyLp,
+    dec: &Decomposition,
+    master: &Master,
+    y: &[f64],
+    outs: &[SubOutput],
+) -> Option<(f64, Vec<f64>, Vec<f64>)> {
+    let (n, k) = (lp.n, lp.k());
+    let max_slack = outs.iter().map(|o| o.slack).fold(0.0, f64::max);
+    if max_slack > MIX_SLACK {
+        return None;
+    }
     let mut m = vec![0.0; n * k];
     for (j, &u) in dec.master.iter().enumerate() {
         m[u * k..(u + 1) * k].copy_from_slice(&y[j * k..(j + 1) * k]);
     }
-    for (s, x) in dec.subsets.iter().zip(xs) {
+    for (s, out) in dec.subsets.iter().zip(outs) {
         for (i, &u) in s.free.iter().enumerate() {
-            m[u * k..(u + 1) * k].copy_from_slice(&x[i * k..(i + 1) * k]);
+            m[u * k..(u + 1) * k].copy_from_slice(&out.x[i * k..(i + 1) * k]);
         }
     }
-    m
+    if max_slack <= SLACK_TOL {
+        let ub = master.cost(y) + outs.iter().map(|o| o.value).sum::<f64>();
+        return Some((ub, m, y.to_vec()));
+    }
+    let (ub, m, t) = mixed_incumbent(lp, m)?;
+    Some((ub, m, mix(y, &vec![1.0 / k as f64; y.len()], t)))
 }
 
 /// The whole LP's multipliers Γ = γ_master + the chain rows' γ spread on their paths

@@ -348,15 +348,33 @@ pub fn require_metric(space: Space) -> Result<Space, ProduceError> {
     Ok(space)
 }
 
-/// Refuse an LP over `n` inputs and `k` outputs whose estimated memory exceeds the budget.
-pub fn check_lp_memory(n: usize, k: usize, max_memory: u64) -> Result<(), ProduceError> {
-    let need = crate::lp::model::memory_estimate(n as u64, k as u64);
+/// Refuse an LP over `n` inputs and `k` outputs whose estimated memory with `solver`
+/// exceeds the budget: the lazy-row working set ([`crate::lp::model::memory_estimate`]),
+/// plus, for `--solver block`, its structured phase's every-row iterate (counted for all
+/// n(n−1)·k rows, an upper estimate when η prunes pairs).
+pub fn check_lp_memory(
+    n: usize,
+    k: usize,
+    solver: Solver,
+    max_memory: u64,
+) -> Result<(), ProduceError> {
+    let (n, k) = (n as u64, k as u64);
+    let mut need = crate::lp::model::memory_estimate(n, k);
+    if solver == Solver::Block {
+        let rows = n.saturating_mul(n.saturating_sub(1)).saturating_mul(k);
+        need = need.saturating_add(crate::lp::block_ipm::memory_estimate(rows));
+    }
     if need > max_memory {
         let mib = |b: u64| format!("{:.0} MiB", b as f64 / (1u64 << 20) as f64);
+        let with = if solver == Solver::Block {
+            " with --solver block"
+        } else {
+            ""
+        };
         return Err(invalid(
             "max-memory",
             format!(
-                "the privacy LP over {n} inputs × {k} outputs needs about {} (estimate), over the budget of {}; use fewer points, ConstOPTMech (mdp build constopt) or raise --max-memory",
+                "the privacy LP over {n} inputs × {k} outputs needs about {}{with} (estimate), over the budget of {}; use fewer points, ConstOPTMech (mdp build constopt) or raise --max-memory",
                 mib(need),
                 mib(max_memory)
             ),
@@ -619,7 +637,7 @@ pub fn build(
             }
         }
         Family::Optimal { solver } => {
-            check_lp_memory(n, n, req.max_memory)?;
+            check_lp_memory(n, n, *solver, req.max_memory)?;
             lp_assembled(
                 optimal::optimal(space, eps, *solver, MAX_PREC, progress)?,
                 json!({}),
@@ -627,7 +645,7 @@ pub fn build(
         }
         Family::Pmo { pmo, solver } => {
             let k = pmo.outputs.as_ref().map_or(n, Vec::len);
-            check_lp_memory(n, k, req.max_memory)?;
+            check_lp_memory(n, k, *solver, req.max_memory)?;
             let params = pmo.params();
             let built = optimal::pmo(space, eps, &params, *solver, MAX_PREC, progress)?;
             Assembled {
@@ -665,7 +683,7 @@ pub fn build(
         }
         Family::Spanner { k, solver } => {
             let k = check_spanner_k(*k, n)?;
-            check_lp_memory(n, n, req.max_memory)?;
+            check_lp_memory(n, n, *solver, req.max_memory)?;
             let (b, edges, stretch) =
                 spanner::spanner_mech(space, eps, k, *solver, MAX_PREC, progress)?;
             lp_assembled(

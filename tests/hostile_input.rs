@@ -265,3 +265,38 @@ fn block_solver_refuses_lps_past_its_row_limit() {
         "--solver",
     );
 }
+
+/// `--max-memory` counts `--solver block`'s every-row iterate too: on the default space
+/// (100 inputs, 990 000 rows, ≈ 121 MiB of it) a budget the lazy-row interior point fits
+/// in is refused for block, with one line naming the option, before anything is built.
+#[test]
+fn max_memory_counts_the_block_solver() {
+    use mdp::mechanisms::optimal::Solver;
+    use mdp::produce::check_lp_memory;
+    let ipm = mdp::lp::model::memory_estimate(100, 100);
+    let budget = ipm + (50 << 20);
+    assert!(check_lp_memory(100, 100, Solver::Ipm, budget).is_ok());
+    assert!(check_lp_memory(100, 100, Solver::Block, budget).is_err());
+    let budget = format!("{budget}");
+    let (code, _, err) = run(
+        "mdp",
+        &[
+            "build",
+            "optimal",
+            "--epsilon",
+            "1",
+            "--solver",
+            "block",
+            "--max-memory",
+            &budget,
+            "-o",
+            "/dev/null",
+        ],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--max-memory") && err.contains("--solver block"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+}

@@ -8,7 +8,8 @@
 //! Where the published code is wrong, this is not: pure privacy (no δ slack on the rows),
 //! the master records' cost counted once, no artificial bounds on the variables, subsets
 //! without free records still enforced (their rows are master rows), the best upper bound
-//! kept, latitude and longitude in their places.
+//! kept (per component of the η-graph, Proposition 3.1: [`incumbent`]), latitude and
+//! longitude in their places.
 //!
 //! **Certified result.** The best incumbent is repaired exactly and audited like `pmo`. The
 //! lower bound is an `lp_dual` certificate of the *whole* PMO LP: the master's multipliers
@@ -18,6 +19,7 @@
 //! spread on their paths, proved exactly by the same code as `pmo`'s.
 
 pub mod chain;
+mod incumbent;
 pub mod master;
 pub mod partition;
 pub mod sub;
@@ -28,6 +30,7 @@ use crate::lp::{repair, simplex};
 use crate::mechanisms::optimal::{self, invalid, BuildError, Built, PmoParams};
 use crate::metric::Space;
 use crate::progress::Progress;
+use incumbent::Incumbent;
 use master::{Master, StoredCut};
 use partition::{Decomposition, MasterSet, Method};
 use rayon::prelude::*;
@@ -92,9 +95,11 @@ pub enum Status {
 pub struct Iteration {
     pub iter: usize,
     pub lb: f64,
-    /// This iteration's upper bound, when every subproblem's x fits or needs at most
-    /// [`MIX_SLACK`] (then of its uniform mix, [`mixed_incumbent`]).
+    /// This iteration's upper bound: Σ over the open components of their candidates (every
+    /// subproblem's x fits, or needs at most [`MIX_SLACK`] and is mixed with the uniform
+    /// rows; `incumbent`) plus the closed components' best, when every open one had one.
     pub ub: Option<f64>,
+    /// Σ_c of each component's best upper bound so far.
     pub best_ub: f64,
     pub gap: f64,
     /// Cuts added.
@@ -103,6 +108,8 @@ pub struct Iteration {
     pub infeasible: usize,
     /// Chain rows added to the master before this iteration's subproblems.
     pub chain_rows: usize,
+    /// Components of the η-graph whose own gap is closed (no longer solved).
+    pub closed: usize,
     pub penalty: f64,
     pub seconds: f64,
 }
@@ -122,7 +129,7 @@ pub struct Shape {
 
 /// The loop's result (float): the best incumbent, the bounds and the assembled dual.
 pub struct Outcome {
-    /// n × K, the incumbent of the best upper bound.
+    /// n × K, each component's rows from its best upper bound.
     pub m: Vec<f64>,
     /// The master's optimum at the last solve (a lower bound of the float LP).
     pub lb: f64,
@@ -185,29 +192,34 @@ fn weighted_max_costs(lp: &PrivacyLp) -> Vec<f64> {
         .collect()
 }
 
-/// Every subproblem at the master values `y`; those in `constant` (no fixed record) are
-/// not solved again. With `cuts` false (the final polish, which needs values and primals
-/// only) a subproblem is solved in its aggregated form alone ([`sub::solve_primal`]).
+/// Every subproblem at the master values `y` whose component is still open (`None` for the
+/// others); those in `constant` (no fixed record) are not solved again. With `cuts` false
+/// (the final polish, which needs values and primals only) a subproblem is solved in its
+/// aggregated form alone ([`sub::solve_primal`]).
+#[allow(clippy::too_many_arguments)]
 fn solve_all(
     lp: &PrivacyLp,
     dec: &Decomposition,
     master: &Master,
     constant: &[Option<SubOutput>],
+    inc: &Incumbent,
     y: &[f64],
     penalty: f64,
     cuts: bool,
-) -> Result<Vec<SubOutput>, simplex::SolveError> {
+) -> Result<Vec<Option<SubOutput>>, simplex::SolveError> {
     dec.subsets
         .par_iter()
         .zip(constant)
-        .map(|(s, c)| match c {
-            Some(out) => Ok(out.clone()),
+        .enumerate()
+        .map(|(i, (s, c))| match c {
+            _ if !inc.active(i) => Ok(None),
+            Some(out) => Ok(Some(out.clone())),
             None => {
                 let input = sub_input(lp, s, master.fixed_values(s, y), penalty);
                 if cuts {
-                    sub::solve_subproblem(&input)
+                    sub::solve_subproblem(&input).map(Some)
                 } else {
-                    sub::solve_primal(&input)
+                    sub::solve_primal(&input).map(Some)
                 }
             }
         })
@@ -219,11 +231,11 @@ fn solve_all(
 pub(crate) const SLACK_TOL: f64 = 1e-9;
 
 /// Largest slack up to which an iteration's point still gives an incumbent, mixed with
-/// the uniform rows ([`mixed_incumbent`]). At the master's optimum a subproblem can be left
+/// the uniform rows ([`incumbent::uniform_mix`]). At the master's optimum a subproblem can be left
 /// a slack of 10⁻⁹ by the solves' accuracy, which no penalty removes (a QIU-P33 instance:
 /// slack 1.08·10⁻⁹ at LB = OPT, no cut, the penalty raised ×10 six times until Clarabel
 /// failed with no upper bound better than 0.2 % above the optimum).
-const MIX_SLACK: f64 = 1e-6;
+pub(crate) const MIX_SLACK: f64 = 1e-6;
 
 /// A subproblem value above θ̂ by more than this (relative) adds its cut: the interior
 /// point's own accuracy is about 10⁻⁸ relative here.
@@ -238,7 +250,6 @@ pub fn solve(
     progress: &dyn Progress,
 ) -> Result<Outcome, BuildError> {
     let start = Instant::now();
-    let k = lp.k();
     let solver = |e: simplex::SolveError| BuildError::Solver(format!("benders: {e}"));
     let mut master = Master::new(lp, dec, opts.chains);
     if opts.chains {
@@ -271,7 +282,7 @@ pub fn solve(
         .collect::<Result<_, _>>()
         .map_err(solver)?;
     seconds_sub += t.elapsed().as_secs_f64();
-    let mut best: Option<(f64, Vec<f64>)> = None;
+    let mut inc = Incumbent::new(lp, dec, &costs);
     let mut trace = vec![];
     let t = Instant::now();
     let (mut last, mut chain_rows) = master.solve_with_chains().map_err(solver)?;
@@ -279,11 +290,10 @@ pub fn solve(
     let mut status = Status::IterationLimit;
     let mut iter = 0;
     // In-out stabilization (Ben-Ameur & Neto 2007): the subproblems are solved at
-    // y_sep = (1 − β)·ŷ + β·y_core, y_core the best incumbent's master values (first the
+    // y_sep = (1 − β)·ŷ + β·y_core, y_core the best incumbents' master values (first the
     // uniform rows, which with uniform subproblem rows are feasible). Any y gives valid
     // cuts; a cut is added when it cuts off the master's (ŷ, θ̂). β halves when the lower
     // bound stalls, and is 0 before "no cut" may end the loop (only a cut-free ŷ proves it).
-    let mut core = vec![1.0 / k as f64; dec.master.len() * k];
     let mut beta = opts.stabilize;
     let mut solve_master = false;
     let mut lb_before = f64::NEG_INFINITY;
@@ -294,7 +304,7 @@ pub fn solve(
             seconds_master += t.elapsed().as_secs_f64();
             match solved {
                 Ok(s) => (last, chain_rows) = s,
-                Err(e) if best.is_some() => {
+                Err(e) if inc.total().is_finite() => {
                     progress.note(&format!(
                         "benders: master: {e}; stopping with the incumbent"
                     ));
@@ -305,23 +315,28 @@ pub fn solve(
             }
         }
         solve_master = true;
-        let y_sep = mix(&last.y, &core, beta);
+        let y_sep = mix(&last.y, &inc.core, beta);
         let t = Instant::now();
-        let outs = solve_all(lp, dec, &master, &constant, &y_sep, penalty, true);
+        let outs = solve_all(lp, dec, &master, &constant, &inc, &y_sep, penalty, true);
         seconds_sub += t.elapsed().as_secs_f64();
         let outs = match outs {
             Ok(outs) => outs,
-            Err(e) if best.is_some() => {
+            Err(e) if inc.total().is_finite() => {
                 progress.note(&format!("benders: {e}; stopping with the incumbent"));
                 status = Status::SolverFailed;
                 break;
             }
             Err(e) => return Err(solver(e)),
         };
-        let this = candidate(lp, dec, &master, &y_sep, &outs);
-        let infeasible = outs.iter().filter(|o| o.slack > SLACK_TOL).count();
+        let this_ub = inc.offer(lp, dec, &y_sep, &outs);
+        let infeasible = outs
+            .iter()
+            .flatten()
+            .filter(|o| o.slack > SLACK_TOL)
+            .count();
         let mut cuts = 0;
         for (i, out) in outs.into_iter().enumerate() {
+            let Some(out) = out else { continue };
             let s = &dec.subsets[i];
             let at_hat = out.cut.constant
                 + out
@@ -339,14 +354,8 @@ pub fn solve(
                 cuts += 1;
             }
         }
-        let this_ub = this.as_ref().map(|t| t.0);
-        if let Some((ub, m, y)) = this {
-            if best.as_ref().is_none_or(|(b, _)| ub < *b) {
-                core = y;
-                best = Some((ub, m));
-            }
-        }
-        let best_ub = best.as_ref().map_or(f64::INFINITY, |b| b.0);
+        let closed = inc.close(lp, dec, &last.y, &last.theta, opts.gap);
+        let best_ub = inc.total();
         let gap = if best_ub.is_finite() {
             ((best_ub - last.objective) / best_ub.abs().max(1e-300)).max(0.0)
         } else {
@@ -361,12 +370,13 @@ pub fn solve(
             cuts,
             infeasible,
             chain_rows,
+            closed,
             penalty,
             seconds: start.elapsed().as_secs_f64(),
         };
         progress.note(&format!(
-            "benders: iter {:>3}  LB {:.12e}  UB {:.12e}  gap {:.2e}  cuts +{}  chains +{}  infeasible {}  {:.2} s",
-            it.iter, it.lb, it.best_ub, it.gap, it.cuts, it.chain_rows, it.infeasible, it.seconds
+            "benders: iter {:>3}  LB {:.12e}  UB {:.12e}  gap {:.2e}  cuts +{}  chains +{}  infeasible {}  closed {}/{}  {:.2} s",
+            it.iter, it.lb, it.best_ub, it.gap, it.cuts, it.chain_rows, it.infeasible, closed, inc.components(), it.seconds
         ));
         trace.push(it);
         iter += 1;
@@ -401,44 +411,45 @@ pub fn solve(
         }
     }
     // Primal polish: when the loop ends above the gap, its last master point ŷ usually
-    // needs a little slack; on the segment from ŷ to the incumbent's values (feasible) the
-    // first point whose subproblems all fit is a better incumbent more often than not.
-    let gap_now = |best: &Option<(f64, Vec<f64>)>| {
-        best.as_ref().map_or(f64::INFINITY, |b| {
-            b.0 - last.objective - opts.gap * b.0.abs() - abs_tol
-        })
+    // needs a little slack; on the segment from ŷ to the incumbents' values (feasible) the
+    // first point whose open components all fit gives better incumbents more often than not.
+    let gap_open = |inc: &Incumbent| {
+        let ub = inc.total();
+        !ub.is_finite() || ub - last.objective > opts.gap * ub.abs() + abs_tol
     };
     for tau in [0.02, 0.1, 0.3] {
-        if gap_now(&best) <= 0.0 {
+        if !gap_open(&inc) {
             break;
         }
-        let y_try = mix(&last.y, &core, tau);
+        let y_try = mix(&last.y, &inc.core, tau);
         let t = Instant::now();
-        let outs = solve_all(lp, dec, &master, &constant, &y_try, penalty, false);
+        let outs = solve_all(lp, dec, &master, &constant, &inc, &y_try, penalty, false);
         seconds_sub += t.elapsed().as_secs_f64();
         let Ok(outs) = outs else {
             continue;
         };
-        match candidate(lp, dec, &master, &y_try, &outs) {
-            Some((ub, m, _)) => {
+        match inc.offer(lp, dec, &y_try, &outs) {
+            Some(ub) => {
                 progress.note(&format!("benders: polish at τ = {tau}: UB {ub:.12e}"));
-                if best.as_ref().is_none_or(|(b, _)| ub < *b) {
-                    best = Some((ub, m));
-                }
                 break;
             }
             None => progress.note(&format!(
                 "benders: polish at τ = {tau}: {} subproblems need slack ({:.2} s)",
-                outs.iter().filter(|o| o.slack > SLACK_TOL).count(),
+                outs.iter()
+                    .flatten()
+                    .filter(|o| o.slack > SLACK_TOL)
+                    .count(),
                 t.elapsed().as_secs_f64()
             )),
         }
     }
-    let Some((ub, m)) = best else {
+    let ub = inc.total();
+    if !ub.is_finite() {
         return Err(BuildError::Solver(format!(
             "benders: no feasible incumbent after {iter} iterations (raise --max-iter)"
         )));
-    };
+    }
+    let m = inc.m;
     if status == Status::IterationLimit {
         progress.note(&format!(
             "benders: iteration limit {} reached at relative gap {:.2e}",
@@ -466,79 +477,6 @@ fn mix(a: &[f64], b: &[f64], t: f64) -> Vec<f64> {
         .zip(b)
         .map(|(x, y)| (1.0 - t) * x + t * y)
         .collect()
-}
-
-/// The uniform mix P = (1 − t)·M + t·U of an n × K matrix M that breaks some LP rows
-/// slightly, with the least t that makes every row hold in floats: the exact repair's rule
-/// (`spec/lp.md` §4 step 3), M\[u\]\[k\] − c·M\[v\]\[k\] ≤ r·(c − 1)/K, t = r/(1 + r).
-/// Returns (P's objective (1 − t)·cost(M) + t·cost(U), P, t); `None` when a broken row
-/// has c ≤ 1 (no mix repairs it) or t ≥ 1/2. A float estimate like every loop bound: the
-/// written matrix is repaired and audited exactly.
-fn mixed_incumbent(lp: &PrivacyLp, m: Vec<f64>) -> Option<(f64, Vec<f64>, f64)> {
-    let (n, k) = (lp.n, lp.k());
-    let mut r: f64 = 0.0;
-    for &(u, v) in &lp.pairs {
-        let c = lp.c_dn[u * n + v];
-        for j in 0..k {
-            let broken = m[u * k + j] - c * m[v * k + j];
-            if broken > 0.0 {
-                if c <= 1.0 {
-                    return None;
-                }
-                r = r.max(broken * k as f64 / (c - 1.0));
-            }
-        }
-    }
-    let t = r / (1.0 + r);
-    if t.is_nan() || t >= 0.5 {
-        return None;
-    }
-    let (mut cost_m, mut cost_u) = (0.0, 0.0);
-    for u in 0..n {
-        let w = lp.prior_f64(u);
-        for j in 0..k {
-            cost_m += w * lp.cost_dn[u * k + j] * m[u * k + j].max(0.0);
-            cost_u += w * lp.cost_dn[u * k + j] / k as f64;
-        }
-    }
-    let p = m
-        .iter()
-        .map(|&x| (1.0 - t) * x.max(0.0) + t / k as f64)
-        .collect();
-    Some(((1.0 - t) * cost_m + t * cost_u, p, t))
-}
-
-/// The incumbent that the subproblems `outs` at master values `y` give, if any: (UB, the
-/// n × K matrix, its master values for the stabilization centre). When every subproblem's
-/// x fits (slack ≤ [`SLACK_TOL`]), the values and primals with UB = master cost + Σ values;
-/// when some need at most [`MIX_SLACK`], their uniform mix ([`mixed_incumbent`]).
-fn candidate(
-    lp: &PrivacyLp,
-    dec: &Decomposition,
-    master: &Master,
-    y: &[f64],
-    outs: &[SubOutput],
-) -> Option<(f64, Vec<f64>, Vec<f64>)> {
-    let (n, k) = (lp.n, lp.k());
-    let max_slack = outs.iter().map(|o| o.slack).fold(0.0, f64::max);
-    if max_slack > MIX_SLACK {
-        return None;
-    }
-    let mut m = vec![0.0; n * k];
-    for (j, &u) in dec.master.iter().enumerate() {
-        m[u * k..(u + 1) * k].copy_from_slice(&y[j * k..(j + 1) * k]);
-    }
-    for (s, out) in dec.subsets.iter().zip(outs) {
-        for (i, &u) in s.free.iter().enumerate() {
-            m[u * k..(u + 1) * k].copy_from_slice(&out.x[i * k..(i + 1) * k]);
-        }
-    }
-    if max_slack <= SLACK_TOL {
-        let ub = master.cost(y) + outs.iter().map(|o| o.value).sum::<f64>();
-        return Some((ub, m, y.to_vec()));
-    }
-    let (ub, m, t) = mixed_incumbent(lp, m)?;
-    Some((ub, m, mix(y, &vec![1.0 / k as f64; y.len()], t)))
 }
 
 /// The whole LP's multipliers Γ = γ_master + the chain rows' γ spread on their paths
@@ -703,57 +641,4 @@ pub fn benders(
             seconds_sub: out.seconds_sub,
         },
     ))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::mechanisms::optimal::{self, PmoParams};
-    use crate::metric::{MetricKind, Space};
-
-    /// The mix makes every row hold (up to rounding), is the least that does (a slightly
-    /// smaller one leaves a row broken), and its objective is the mixed matrix's.
-    #[test]
-    fn mixed_incumbent_is_the_least_mix_that_fits() {
-        let q = |a: i64| crate::exact::Q::from(a);
-        let pts = (0..4).map(|i| vec![q(i), q(0)]).collect();
-        let space = Space::from_points(MetricKind::Euclidean, pts, None).unwrap();
-        let eta = q(1);
-        let p = PmoParams {
-            within: Some(&eta),
-            prior: None,
-            cost: None,
-            outputs: None,
-        };
-        let lp = optimal::pmo_lp(&space, &q(1), &p, 4096).unwrap();
-        let (n, k) = (lp.n, lp.k());
-        // Identity rows break every row by 1; nudge them toward uniform so t is small.
-        let m: Vec<f64> = (0..n * k)
-            .map(|i| if i / k == i % k { 0.5 } else { 0.5 / 3.0 })
-            .collect();
-        let broken = |m: &[f64], slack: f64| {
-            lp.pairs.iter().any(|&(u, v)| {
-                (0..k).any(|j| m[u * k + j] > lp.c_dn[u * n + v] * m[v * k + j] + slack)
-            })
-        };
-        assert!(broken(&m, 0.0));
-        let (ub, mixed, t) = mixed_incumbent(&lp, m.clone()).expect("a mix");
-        assert!(t > 0.0 && t < 0.5, "t = {t}");
-        assert!(!broken(&mixed, 1e-15));
-        let smaller: Vec<f64> = m
-            .iter()
-            .map(|&x| (1.0 - 0.99 * t) * x + 0.99 * t / k as f64)
-            .collect();
-        assert!(broken(&smaller, 0.0));
-        let cost: f64 = (0..n * k)
-            .map(|i| lp.prior_f64(i / k) * lp.cost_dn[i] * mixed[i])
-            .sum();
-        assert!((ub - cost).abs() <= 1e-12, "{ub} vs {cost}");
-        // A broken row between records at distance 0 (c = 1) has no mix.
-        let dup =
-            Space::from_points(MetricKind::Euclidean, vec![vec![q(0)], vec![q(0)]], None).unwrap();
-        let lp = optimal::pmo_lp(&dup, &q(1), &p, 4096).unwrap();
-        assert!(lp.pairs.iter().any(|&(u, v)| lp.c_dn[u * lp.n + v] <= 1.0));
-        assert!(mixed_incumbent(&lp, vec![1.0, 0.0, 0.0, 1.0]).is_none());
-    }
 }

@@ -29,6 +29,12 @@ const TOL: f64 = 1e-10;
 /// directions); LPs with more rows than this (≈ 6.4 GB) are refused before allocating.
 pub const MAX_ROWS: u64 = 50_000_000;
 const BYTES_PER_ROW: u64 = 128;
+
+/// The memory the structured phase holds for `rows_total` privacy rows (every row of the
+/// LP), on top of the lazy-row interior point's ([`super::model::memory_estimate`]).
+pub fn memory_estimate(rows_total: u64) -> u64 {
+    rows_total.saturating_mul(BYTES_PER_ROW)
+}
 /// The starting duals are this over n (slacks and x start at 1/K).
 const START_DUAL: f64 = 1.0;
 /// Most refinement steps per direction.

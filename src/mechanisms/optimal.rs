@@ -373,7 +373,7 @@ const CHEAP_DUAL_ROWS: usize = 10_000;
 
 /// A one-line explanation when the certified relative gap is above [`TARGET_GAP`]: which
 /// gap was reached and why. The gap has two parts: the written matrix's loss `upper` above
-/// the LP value (the exact repair's uniform mix over an interior point's float noise; large
+/// the LP value (the exact repair's uniform mix over the float solver's rounding; large
 /// relative to a loss near 0) and the LP value above the proven `bound` (rows left out of
 /// the relaxation, or an inaccurate dual).
 fn gap_reason(lp: &PrivacyLp, objective: f64, upper: Option<f64>, bound: f64) -> Option<String> {
@@ -419,7 +419,7 @@ fn gap_message(
     let primal = rel(top - objective);
     let primal_why = if primal > TARGET_GAP {
         format!(
-            "the written matrix's loss is {primal:.1e} above the LP value (the exact repair's uniform mix over the interior point's float noise, spec/lp.md §4); "
+            "the written matrix's loss is {primal:.1e} above the LP value (the exact repair's uniform mix over the float solver's rounding, spec/lp.md §4); "
         )
     } else {
         String::new()

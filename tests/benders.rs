@@ -101,6 +101,24 @@ fn expected_loss_upper(space: &Space, m: &Matrix, within: Option<&Q>) -> f64 {
         .hi
 }
 
+/// Benders's certified bounds [LB, UB] (the `lp_dual` bound, the upper end of its exact
+/// matrix's loss) bracket the whole LP's certified optimum with no tolerance; returned.
+fn certified_bounds_bracket(
+    space: &Space,
+    eps: &Q,
+    eta: &Q,
+    built: &mdp::mechanisms::optimal::Built,
+) -> (f64, f64) {
+    let (opt_lo, opt_hi, _) = whole_lp_optimum(space, eps, &params(eta));
+    let lb = built.lower_bound.expect("a certified lower bound");
+    let ub = expected_loss_upper(space, &built.matrix, Some(eta));
+    assert!(
+        lb <= opt_hi && ub >= opt_lo,
+        "[{lb}, {ub}] vs [{opt_lo}, {opt_hi}]"
+    );
+    (lb, ub)
+}
+
 fn params(eta: &Q) -> PmoParams<'_> {
     PmoParams {
         within: Some(eta),
@@ -349,13 +367,7 @@ fn qiu_p33_slack_at_the_optimum_converges() {
         "{:?}",
         report.trace.last()
     );
-    let (opt_lo, opt_hi, _) = whole_lp_optimum(&space, &eps, &p);
-    let lb = built.lower_bound.expect("a certified lower bound");
-    let ub = expected_loss_upper(&space, &built.matrix, Some(&eta));
-    assert!(
-        lb <= opt_hi && ub >= opt_lo,
-        "[{lb}, {ub}] vs [{opt_lo}, {opt_hi}]"
-    );
+    let (lb, ub) = certified_bounds_bracket(&space, &eps, &eta, &built);
     assert!(ub - lb <= 1e-5 * ub, "certified gap [{lb}, {ub}]");
 }
 
@@ -383,13 +395,7 @@ fn qiu_p31_components_close_apart() {
         report.trace.iter().map(|t| t.closed).collect::<Vec<_>>()
     );
     assert!(report.trace.windows(2).all(|w| w[0].closed <= w[1].closed));
-    let (opt_lo, opt_hi, _) = whole_lp_optimum(&space, &eps, &p);
-    let lb = built.lower_bound.expect("a certified lower bound");
-    let ub = expected_loss_upper(&space, &built.matrix, Some(&eta));
-    assert!(
-        lb <= opt_hi && ub >= opt_lo,
-        "[{lb}, {ub}] vs [{opt_lo}, {opt_hi}]"
-    );
+    certified_bounds_bracket(&space, &eps, &eta, &built);
 }
 
 /// QIU-FIN: every iteration limit ends the loop (1 included: then either an incumbent

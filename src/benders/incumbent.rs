@@ -160,10 +160,7 @@ impl Incumbent {
             let yj = &y[j * k..(j + 1) * k];
             rows[pos[u] * k..(pos[u] + 1) * k].copy_from_slice(yj);
             core.extend_from_slice(yj);
-            let w = lp.prior_f64(u);
-            master_cost += (0..k)
-                .map(|t| w * lp.cost_dn[u * k + t] * yj[t])
-                .sum::<f64>();
+            master_cost += record_cost(lp, u, yj);
         }
         for (&s, out) in self.subsets[c].iter().zip(solved) {
             for (i, &u) in dec.subsets[s].free.iter().enumerate() {
@@ -203,13 +200,7 @@ impl Incumbent {
             }
             let lb: f64 = self.master[c]
                 .iter()
-                .map(|&j| {
-                    let u = dec.master[j];
-                    let w = lp.prior_f64(u);
-                    (0..k)
-                        .map(|t| w * lp.cost_dn[u * k + t] * y[j * k + t])
-                        .sum::<f64>()
-                })
+                .map(|&j| record_cost(lp, dec.master[j], &y[j * k..(j + 1) * k]))
                 .sum::<f64>()
                 + self.subsets[c].iter().map(|&s| theta[s]).sum::<f64>();
             if self.ub[c] - lb <= gap * self.ub[c].abs() + self.abs_tol[c] {
@@ -223,6 +214,13 @@ impl Incumbent {
     pub fn components(&self) -> usize {
         self.ub.len()
     }
+}
+
+/// Record u's weighted cost π_u Σ_k c(u,k)·row\[k\] (the master's objective on its values).
+fn record_cost(lp: &PrivacyLp, u: usize, row: &[f64]) -> f64 {
+    let k = row.len();
+    let w = lp.prior_f64(u);
+    (0..k).map(|t| w * lp.cost_dn[u * k + t] * row[t]).sum()
 }
 
 /// The least weight t of the uniform rows U that makes every LP row among `pairs` hold for

@@ -90,22 +90,6 @@ impl<'a> Master<'a> {
         found.len()
     }
 
-    /// The master records' own cost Σ π c y at the values `y` (|master| × K).
-    pub fn cost(&self, y: &[f64]) -> f64 {
-        let k = self.lp.k();
-        self.dec
-            .master
-            .iter()
-            .enumerate()
-            .map(|(j, &m)| {
-                let w = self.lp.prior_f64(m);
-                (0..k)
-                    .map(|t| w * self.lp.cost_dn[m * k + t] * y[j * k + t])
-                    .sum::<f64>()
-            })
-            .sum()
-    }
-
     /// The master values of subset `s`'s fixed records (n_fixed × K), as its subproblem
     /// reads them.
     pub fn fixed_values(&self, s: &Subset, y: &[f64]) -> Vec<f64> {

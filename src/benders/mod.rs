@@ -428,10 +428,13 @@ pub fn solve(
         let Ok(outs) = outs else {
             continue;
         };
+        let before = inc.total();
         match inc.offer(lp, dec, &y_try, &outs) {
             Some(ub) => {
                 progress.note(&format!("benders: polish at τ = {tau}: UB {ub:.12e}"));
-                break;
+                if inc.total() < before {
+                    break;
+                }
             }
             None => progress.note(&format!(
                 "benders: polish at τ = {tau}: {} subproblems need slack ({:.2} s)",

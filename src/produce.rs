@@ -361,7 +361,7 @@ pub fn check_lp_memory(
     let (n, k) = (n as u64, k as u64);
     let mut need = crate::lp::model::memory_estimate(n, k);
     if solver == Solver::Block {
-        let rows = n.saturating_mul(n.saturating_sub(1)).saturating_mul(k);
+        let rows = crate::lp::model::rows_upper(n, k);
         need = need.saturating_add(crate::lp::block_ipm::memory_estimate(rows));
     }
     if need > max_memory {

@@ -25,6 +25,9 @@ pub(crate) struct Incumbent {
     subsets: Vec<Vec<usize>>,
     master: Vec<Vec<usize>>,
     records: Vec<Vec<usize>>,
+    /// Position of each record in its component's `records` (components partition the
+    /// records, so one table serves them all).
+    pos: Vec<usize>,
     pairs: Vec<Vec<(usize, usize)>>,
     /// Absolute gap tolerance per component: 10⁻⁹ Σ_u π_u max_k c(u,k) over its records.
     abs_tol: Vec<f64>,
@@ -62,6 +65,12 @@ impl Incumbent {
             records[comp[u] as usize].push(u);
             abs_tol[comp[u] as usize] += 1e-9 * costs[u];
         }
+        let mut pos = vec![0; n];
+        for r in &records {
+            for (i, &u) in r.iter().enumerate() {
+                pos[u] = i;
+            }
+        }
         let mut pairs = vec![vec![]; count];
         for &(u, v) in &lp.pairs {
             pairs[comp[u] as usize].push((u, v));
@@ -72,6 +81,7 @@ impl Incumbent {
             subsets,
             master,
             records,
+            pos,
             pairs,
             abs_tol,
             ub: vec![f64::INFINITY; count],
@@ -142,15 +152,10 @@ impl Incumbent {
         y: &[f64],
         solved: &[&SubOutput],
     ) -> Option<(f64, Vec<f64>, Vec<f64>)> {
-        let (n, k) = (lp.n, self.k);
+        let (k, pos) = (self.k, &self.pos);
         let slack = solved.iter().map(|o| o.slack).fold(0.0, f64::max);
         if slack > MIX_SLACK {
             return None;
-        }
-        // Rows by record, through a position table of the component's records.
-        let mut pos = vec![usize::MAX; n];
-        for (i, &u) in self.records[c].iter().enumerate() {
-            pos[u] = i;
         }
         let mut rows = vec![0.0; self.records[c].len() * k];
         let mut core = Vec::with_capacity(self.master[c].len() * k);
@@ -171,7 +176,7 @@ impl Incumbent {
             let ub = master_cost + solved.iter().map(|o| o.value).sum::<f64>();
             return Some((ub, rows, core));
         }
-        let (t, cost_m, cost_u) = uniform_mix(lp, &self.pairs[c], &self.records[c], &pos, &rows)?;
+        let (t, cost_m, cost_u) = uniform_mix(lp, &self.pairs[c], &self.records[c], pos, &rows)?;
         let mixed = |x: &f64| (1.0 - t) * x.max(0.0) + t / k as f64;
         Some((
             (1.0 - t) * cost_m + t * cost_u,

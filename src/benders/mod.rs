@@ -226,6 +226,14 @@ fn solve_all(
         .collect()
 }
 
+/// How many of the solved subproblems' x do not fit the master's values.
+fn needing_slack(outs: &[Option<SubOutput>]) -> usize {
+    outs.iter()
+        .flatten()
+        .filter(|o| o.slack > SLACK_TOL)
+        .count()
+}
+
 /// Largest slack (scaled row) below which a subproblem's x is taken to fit the master's
 /// values (the exact repair absorbs the rest).
 pub(crate) const SLACK_TOL: f64 = 1e-9;
@@ -329,11 +337,7 @@ pub fn solve(
             Err(e) => return Err(solver(e)),
         };
         let this_ub = inc.offer(lp, dec, &y_sep, &outs);
-        let infeasible = outs
-            .iter()
-            .flatten()
-            .filter(|o| o.slack > SLACK_TOL)
-            .count();
+        let infeasible = needing_slack(&outs);
         let mut cuts = 0;
         for (i, out) in outs.into_iter().enumerate() {
             let Some(out) = out else { continue };
@@ -438,10 +442,7 @@ pub fn solve(
             }
             None => progress.note(&format!(
                 "benders: polish at τ = {tau}: {} subproblems need slack ({:.2} s)",
-                outs.iter()
-                    .flatten()
-                    .filter(|o| o.slack > SLACK_TOL)
-                    .count(),
+                needing_slack(&outs),
                 t.elapsed().as_secs_f64()
             )),
         }

@@ -29,18 +29,18 @@ const TOL: f64 = 1e-10;
 /// directions); LPs with more rows than this (≈ 6.4 GB) are refused before allocating.
 pub const MAX_ROWS: u64 = 50_000_000;
 const BYTES_PER_ROW: u64 = 128;
-
-/// The memory the structured phase holds for `rows_total` privacy rows (every row of the
-/// LP), on top of the lazy-row interior point's ([`super::model::memory_estimate`]).
-pub fn memory_estimate(rows_total: u64) -> u64 {
-    rows_total.saturating_mul(BYTES_PER_ROW)
-}
 /// The starting duals are this over n (slacks and x start at 1/K).
 const START_DUAL: f64 = 1.0;
 /// Most refinement steps per direction.
 const REFINE: usize = 10;
 /// The iteration stops when refinement leaves a relative residual above this.
 const ACCURACY: f64 = 1e-6;
+
+/// The memory the structured phase holds for `rows_total` privacy rows (every row of the
+/// LP), on top of the lazy-row interior point's ([`super::model::memory_estimate`]).
+pub fn memory_estimate(rows_total: u64) -> u64 {
+    rows_total.saturating_mul(BYTES_PER_ROW)
+}
 
 /// Dense symmetric n×n matrix (row-major).
 #[derive(Clone)]
@@ -295,7 +295,7 @@ pub fn active_rows(
     if rows_total > MAX_ROWS {
         return Err(SolveError(format!(
             "--solver block holds every privacy row ({rows_total} here, about {} GB): above its limit of {MAX_ROWS} rows; use --solver ipm (lazy rows)",
-            rows_total * BYTES_PER_ROW >> 30
+            memory_estimate(rows_total) >> 30
         )));
     }
     let (st, it) = run(lp, target, progress)?;

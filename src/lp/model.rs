@@ -51,13 +51,19 @@ const BYTES_PER_ROW: u64 = 1_500;
 /// 3 rows per (u, k)) at `BYTES_PER_ROW`, plus the n×n constant tables. Builders refuse
 /// past `--max-memory` instead of being killed by the allocator.
 pub fn memory_estimate(n: u64, k: u64) -> u64 {
-    let total = n.saturating_mul(n.saturating_sub(1)).saturating_mul(k);
+    let total = rows_upper(n, k);
     let working =
         total.min((super::ipm::FULL_ROWS as u64).max(n.saturating_mul(k).saturating_mul(3)));
     working
         .saturating_mul(BYTES_PER_ROW)
         .saturating_add(n.saturating_mul(n).saturating_mul(64))
         .saturating_add(32 << 20)
+}
+
+/// The privacy rows of an LP over `n` inputs and `k` outputs with every ordered pair,
+/// n(n−1)·k (saturating): an upper bound before scope and pruning.
+pub fn rows_upper(n: u64, k: u64) -> u64 {
+    n.saturating_mul(n.saturating_sub(1)).saturating_mul(k)
 }
 
 /// What the LP minimizes.

@@ -179,7 +179,7 @@ impl<'a> Master<'a> {
             coefs.push((theta0 + c.subset, 1.0));
             sp.row(coefs, Sense::Ge, c.cut.constant);
         }
-        let sol = sp.solve_ipm()?;
+        let sol = sp.solve_ipm_unrefined()?;
         let y = sol.x[..nm * k].to_vec();
         let gamma = dec
             .master_pairs

@@ -241,7 +241,7 @@ pub fn solve_primal(input: &SubInput) -> Result<SubOutput, SolveError> {
 fn solve_form(input: &SubInput, aggregate: bool) -> Result<SubOutput, SolveError> {
     let nx = input.n_free * input.k;
     let (lp, rows) = lower(input, aggregate);
-    let sol = lp.solve_ipm()?;
+    let sol = lp.solve_ipm_unrefined()?;
     let mut z = vec![0.0; input.pairs.len() * input.k];
     for (&r, &d) in rows.iter().zip(&sol.duals[input.n_free..]) {
         z[r as usize] = d;

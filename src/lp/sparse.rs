@@ -82,9 +82,10 @@ impl SparseLp {
     /// [`Self::solve_ipm`] without Clarabel's iterative refinement of each KKT solve (up to
     /// 10 extra triangular solves per direction, to a 10⁻¹³ residual). Used where it was
     /// measured faster with the same bounds: the Benders master and subproblems (500 NYC
-    /// road nodes, 5 iterations: 28.9 → 20.7 s; 500 Rome nodes, task 2, 2 iterations:
-    /// 34.1 → 26.5 s; spec/crates.md). Not the default: OPTMech on 50 MiniLM texts at
-    /// ε = 6 was 13 % slower without it.
+    /// road nodes, 5 iterations: 28.9 → 20.4 s; 500 Rome nodes, task 2, 6 iterations:
+    /// 64.9 → 48.4 s) and ConstOPTMech's reduced LP (n = 400, r = 10: 0.81× on Rome
+    /// nodes, 0.93–0.96× on MiniLM texts; spec/crates.md). Not the default: OPTMech on 50
+    /// MiniLM texts at ε = 6 was 13 % slower without it.
     pub fn solve_ipm_unrefined(&self) -> Result<Solution, SolveError> {
         self.solve_clarabel(false)
     }

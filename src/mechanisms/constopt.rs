@@ -420,7 +420,7 @@ pub fn constopt(space: &Space, p: &Params) -> Result<Built, BuildError> {
             let red = reduced_lp(space, &eps_lp, p.replacement, lambda);
             let sol = red
                 .lp
-                .solve_ipm()
+                .solve_ipm_unrefined()
                 .map_err(|e| BuildError::Solver(e.to_string()))?;
             let m = expand(&red, &sol.x);
             let loss = float_max_loss(&red.d, &m);

@@ -49,6 +49,7 @@ import platform
 import re
 import shutil
 import subprocess
+import tempfile
 import sys
 import time
 from pathlib import Path
@@ -162,20 +163,40 @@ def write_json(path: Path, obj) -> None:
 # ----------------------------------------------------------------------------- processes
 
 
+GNU_TIME = Path("/usr/bin/time")
+
+
 def run_proc(cmd: list, timeout: float) -> dict:
-    """Run cmd; wall clock (perf_counter) around the subprocess; 'timeout' on expiry."""
+    """Run cmd; wall clock (perf_counter) around the subprocess; 'timeout' on expiry.
+    With GNU time installed, 'peak_mib' is the process's peak resident memory (its
+    maximum RSS, as the kernel accounts it; a child process's own peak is not added)."""
     t0 = time.perf_counter()
+    cmd = [str(c) for c in cmd]
+    peak_file = None
+    if GNU_TIME.exists():
+        fd, peak_file = tempfile.mkstemp(suffix=".peak")
+        os.close(fd)
+        cmd = [str(GNU_TIME), "-f", "%M", "-o", peak_file, *cmd]
     try:
-        p = subprocess.run([str(c) for c in cmd], capture_output=True, text=True,
-                           timeout=timeout, cwd=REPO)
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=REPO)
     except subprocess.TimeoutExpired as e:
         return {"status": "timeout", "seconds": time.perf_counter() - t0, "rc": None,
                 "stdout": _s(e.stdout), "stderr": _s(e.stderr)}
     except OSError as e:
         return {"status": "error", "seconds": time.perf_counter() - t0, "rc": None,
                 "stdout": "", "stderr": f"{type(e).__name__}: {e}"}
+    finally:
+        peak = None
+        if peak_file:
+            try:
+                lines = Path(peak_file).read_text().split()
+                peak = int(lines[-1]) / 1024 if lines else None
+            except (OSError, ValueError):
+                peak = None
+            Path(peak_file).unlink(missing_ok=True)
     return {"status": "ok" if p.returncode == 0 else "failed", "rc": p.returncode,
-            "seconds": time.perf_counter() - t0, "stdout": p.stdout, "stderr": p.stderr}
+            "seconds": time.perf_counter() - t0, "stdout": p.stdout, "stderr": p.stderr,
+            "peak_mib": peak}
 
 
 def _s(x) -> str:
@@ -204,7 +225,7 @@ def worker_cmd(*a) -> list:
 
 def run_worker(args_list: list, timeout: float) -> dict:
     r = run_proc(worker_cmd(*args_list), timeout)
-    out = {"status": r["status"], "wall": r["seconds"]}
+    out = {"status": r["status"], "wall": r["seconds"], "peak_mib": r.get("peak_mib")}
     if r["status"] == "ok":
         try:
             out.update(json.loads(r["stdout"].strip().splitlines()[-1]))
@@ -382,7 +403,7 @@ def run_ours_build(args, which: str, space_file: Path, eps: float, out: Path, pr
     if r is None:
         r = run_proc(base, args.timeout)
     res.update({"status": r["status"], "seconds": r["seconds"], "rc": r["rc"],
-                "stderr": r["stderr"]})
+                "stderr": r["stderr"], "peak_mib": r.get("peak_mib")})
     if r["status"] == "failed":
         res["error"] = first_line(r["stderr"])
     st = parse_stats_line(r["stderr"])
@@ -487,6 +508,7 @@ def bench_optimal(args, space: str, n: int, eps: float, sfile: Path, work: Path)
     ours = run_ours_build(args, "optimal", sfile, eps, out, prog)
     row["ours_status"] = ours["status"]
     row["ours_seconds"] = secs(ours)
+    row["ours_peak_mib"] = ours.get("peak_mib") if ours["status"] == "ok" else None
     row["ours_error"] = ours.get("error", "")
     for k in ("rows_generated", "rows_total", "rounds", "seconds_primal", "seconds_dual",
               "uniform_mix", "lp_objective"):
@@ -529,6 +551,7 @@ def bench_optimal(args, space: str, n: int, eps: float, sfile: Path, work: Path)
                 row[f"{key}_status"] = h.get("model_status", h["status"])
                 row[f"{key}_seconds"] = secs(h)
                 row[f"{key}_solve_seconds"] = secs(h, "seconds_run")
+                row[f"{key}_peak_mib"] = h.get("peak_mib") if h["status"] == "ok" else None
                 row[f"{key}_obj"] = h.get("objective") if h["status"] == "ok" else None
                 row[f"{key}_iters"] = h.get("ipm_iterations" if solver == "ipm" else "simplex_iterations")
                 if "rows" in h:
@@ -589,6 +612,7 @@ def bench_pmo(args, space: str, n: int, eps: float, sfile: Path, metric: dict, D
     ours = run_ours_build(args, "pmo", sfile, eps, out, None)
     row["ours_status"] = ours["status"]
     row["ours_seconds"] = secs(ours)
+    row["ours_peak_mib"] = ours.get("peak_mib") if ours["status"] == "ok" else None
     row["ours_error"] = ours.get("error", "")
     for k in ("rows_generated", "rows_total", "rounds", "seconds_primal", "seconds_dual"):
         row[k] = ours.get(k)
@@ -725,19 +749,21 @@ def machine_info(args) -> dict:
     return info
 
 
-GROWTH_CSV = ["space", "n", "eps", "ours_status", "ours_seconds", "ours_verdict", "ours_loss",
+GROWTH_CSV = ["space", "n", "eps", "ours_status", "ours_seconds", "ours_peak_mib", "ours_verdict", "ours_loss",
               "certified_lower_bound", "certified_gap", "certified_gap_rel", "lp_dual",
               "audit_seconds", "rows_generated", "rows_total", "rounds", "seconds_primal",
               "seconds_dual", "uniform_mix", "lp_objective", "export_seconds", "mps_mib",
               "lp_rows", "lp_cols",
               "highs_simplex_status", "highs_simplex_seconds", "highs_simplex_solve_seconds",
               "highs_simplex_obj", "highs_simplex_iters", "rel_diff_simplex",
+              "highs_simplex_peak_mib",
               "highs_ipm_status", "highs_ipm_seconds", "highs_ipm_solve_seconds",
-              "highs_ipm_obj", "highs_ipm_iters", "rel_diff_ipm",
+              "highs_ipm_obj", "highs_ipm_iters", "rel_diff_ipm", "highs_ipm_peak_mib",
               "ratio_highs_ipm_over_ours", "highs_options", "ours_error", "export_error",
               "ours_stderr_tail", "lp_dual_detail"]
 GROWTH_MD = [("space", "space", None), ("n", "n", "d"), ("eps", "ε", ".4g"),
-             ("ours_seconds", "ours s", ".3f"), ("ours_verdict", "ours audit", None),
+             ("ours_seconds", "ours s", ".3f"), ("ours_peak_mib", "ours peak MiB", ".0f"),
+             ("ours_verdict", "ours audit", None),
              ("ours_loss", "ours loss_max", ".9g"),
              ("certified_lower_bound", "certified lower bound", ".9g"),
              ("certified_gap", "certified gap", ".2e"),
@@ -745,6 +771,8 @@ GROWTH_MD = [("space", "space", None), ("n", "n", "d"), ("eps", "ε", ".4g"),
              ("highs_simplex_obj", "HiGHS simplex obj", ".9g"),
              ("highs_ipm_seconds", "HiGHS IPM s", ".3f"),
              ("highs_ipm_obj", "HiGHS IPM obj", ".9g"),
+             ("highs_simplex_peak_mib", "HiGHS simplex peak MiB", ".0f"),
+             ("highs_ipm_peak_mib", "HiGHS IPM peak MiB", ".0f"),
              ("ratio_highs_ipm_over_ours", "HiGHS IPM / ours", ".2f"),
              ("rows_generated", "rows generated", None), ("rows_total", "privacy rows", None),
              ("rounds", "rounds", None), ("seconds_primal", "ours primal s", ".2f"),
@@ -836,7 +864,10 @@ def write_reports(args, info, growth, pmo, spaces_desc, notes) -> None:
               f"({growth[-1].get('highs_options', '?')}). Seconds = read + solve "
               "(the CSV also has solve only and the export time, which is not included).",
               f"- A solver that exceeds --timeout = {args.timeout:g} s is recorded as `timeout`.",
-              "- HiGHS IPM / ours = HiGHS IPM seconds ÷ ours seconds (> 1: ours faster).", "",
+              "- HiGHS IPM / ours = HiGHS IPM seconds ÷ ours seconds (> 1: ours faster).",
+              "- Peak MiB: the process's maximum resident set size (GNU time's %M): `mdp build` "
+              "alone (the audit is not counted); for HiGHS its worker process (Python + highspy, "
+              "model read and solve).", "",
               "## Results", ""]
         L += md_table(growth, GROWTH_MD)
         L += ["", "Relative objective difference (ours loss_max − HiGHS obj) / HiGHS obj:", ""]

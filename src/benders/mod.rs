@@ -245,6 +245,10 @@ pub(crate) const SLACK_TOL: f64 = 1e-9;
 /// failed with no upper bound better than 0.2 % above the optimum).
 pub(crate) const MIX_SLACK: f64 = 1e-6;
 
+/// The final polish's points: at most this many, each this far from the core towards ŷ.
+const POLISH_ROUNDS: usize = 4;
+const POLISH_TAU: f64 = 0.5;
+
 /// A subproblem value above θ̂ by more than this (relative) adds its cut: the interior
 /// point's own accuracy is about 10⁻⁸ relative here.
 const CUT_TOL: f64 = 1e-8;
@@ -415,36 +419,38 @@ pub fn solve(
         }
     }
     // Primal polish: when the loop ends above the gap, its last master point ŷ usually
-    // needs a little slack; on the segment from ŷ to the incumbents' values (feasible) the
-    // first point whose open components all fit gives better incumbents more often than not.
+    // needs slack. The incumbents' master values (the core) fit, and the values that fit
+    // form a convex set, so the point halfway from the core to ŷ is tried; while it
+    // improves some component's incumbent (which moves the core there), halfway again, at
+    // most POLISH_ROUNDS points. A point that improves nothing ends it: if it needs slack,
+    // so do the points nearer to ŷ on the same segment (spec/benders.md §5).
     let gap_open = |inc: &Incumbent| {
         let ub = inc.total();
         !ub.is_finite() || ub - last.objective > opts.gap * ub.abs() + abs_tol
     };
-    for tau in [0.02, 0.1, 0.3] {
+    for round in 1..=POLISH_ROUNDS {
         if !gap_open(&inc) {
             break;
         }
-        let y_try = mix(&last.y, &inc.core, tau);
+        let y_try = mix(&last.y, &inc.core, POLISH_TAU);
         let t = Instant::now();
         let outs = solve_all(lp, dec, &master, &constant, &inc, &y_try, penalty, false);
         seconds_sub += t.elapsed().as_secs_f64();
         let Ok(outs) = outs else {
-            continue;
+            break;
         };
         let before = inc.total();
-        match inc.offer(lp, dec, &y_try, &outs) {
-            Some(ub) => {
-                progress.note(&format!("benders: polish at τ = {tau}: UB {ub:.12e}"));
-                if inc.total() < before {
-                    break;
-                }
-            }
-            None => progress.note(&format!(
-                "benders: polish at τ = {tau}: {} subproblems need slack ({:.2} s)",
-                needing_slack(&outs),
-                t.elapsed().as_secs_f64()
-            )),
+        let this = inc.offer(lp, dec, &y_try, &outs);
+        progress.note(&format!(
+            "benders: polish {round}: best UB {:.12e}{}, {} subproblems need slack ({:.2} s)",
+            inc.total(),
+            this.map(|ub| format!(" (this point {ub:.12e})"))
+                .unwrap_or_default(),
+            needing_slack(&outs),
+            t.elapsed().as_secs_f64()
+        ));
+        if inc.total() >= before {
+            break;
         }
     }
     let ub = inc.total();

@@ -283,5 +283,16 @@ mod tests {
         assert!((ipm.objective - 1.75).abs() < 1e-8);
         assert!((ipm.duals[0] - 2.0).abs() < 1e-6, "{:?}", ipm.duals);
         assert!((ipm.duals[1] - 1.0).abs() < 1e-6, "{:?}", ipm.duals);
+        // Without iterative refinement: the same optimum and duals.
+        let unrefined = lp.solve_ipm_unrefined().unwrap();
+        assert!((unrefined.objective - 1.75).abs() < 1e-8);
+        for (u, r) in unrefined.duals.iter().zip(&ipm.duals) {
+            assert!(
+                (u - r).abs() < 1e-6,
+                "{:?} vs {:?}",
+                unrefined.duals,
+                ipm.duals
+            );
+        }
     }
 }

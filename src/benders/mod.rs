@@ -462,9 +462,9 @@ pub fn solve(
     let m = inc.m;
     if status == Status::IterationLimit {
         progress.note(&format!(
-            "benders: iteration limit {} reached at relative gap {:.2e}",
+            "benders: iteration limit {} reached at relative gap {:.2e} (after the polish)",
             opts.max_iter,
-            trace.last().map_or(f64::INFINITY, |t| t.gap)
+            ((ub - last.objective) / ub.abs().max(1e-300)).max(0.0)
         ));
     }
     let dual = assemble(lp, dec, &master, &last);

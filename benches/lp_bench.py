@@ -192,7 +192,7 @@ def run_proc(cmd: list, timeout: float) -> dict:
                 lines = Path(peak_file).read_text().split()
                 peak = int(lines[-1]) / 1024 if lines else None
             except (OSError, ValueError):
-                peak = None
+                pass
             Path(peak_file).unlink(missing_ok=True)
     return {"status": "ok" if p.returncode == 0 else "failed", "rc": p.returncode,
             "seconds": time.perf_counter() - t0, "stdout": p.stdout, "stderr": p.stderr,
@@ -777,7 +777,7 @@ GROWTH_MD = [("space", "space", None), ("n", "n", "d"), ("eps", "ε", ".4g"),
              ("rows_generated", "rows generated", None), ("rows_total", "privacy rows", None),
              ("rounds", "rounds", None), ("seconds_primal", "ours primal s", ".2f"),
              ("seconds_dual", "ours dual s", ".2f")]
-PMO_CSV = ["space", "n", "eps", "ours_status", "ours_seconds", "ours_verdict", "ours_loss",
+PMO_CSV = ["space", "n", "eps", "ours_status", "ours_seconds", "ours_peak_mib", "ours_verdict", "ours_loss",
            "ours_expected_loss_audit", "ours_expected_loss_float", "certified_lower_bound",
            "lp_dual", "rows_generated", "rows_total", "rounds", "seconds_primal", "seconds_dual",
            "qif_status", "qif_seconds", "qif_loss", "qif_verdict",

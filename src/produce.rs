@@ -359,18 +359,15 @@ pub fn check_lp_memory(
     max_memory: u64,
 ) -> Result<(), ProduceError> {
     let (n, k) = (n as u64, k as u64);
+    let block = solver == Solver::Block;
     let mut need = crate::lp::model::memory_estimate(n, k);
-    if solver == Solver::Block {
+    if block {
         let rows = crate::lp::model::rows_upper(n, k);
         need = need.saturating_add(crate::lp::block_ipm::memory_estimate(rows));
     }
     if need > max_memory {
         let mib = |b: u64| format!("{:.0} MiB", b as f64 / (1u64 << 20) as f64);
-        let with = if solver == Solver::Block {
-            " with --solver block"
-        } else {
-            ""
-        };
+        let with = if block { " with --solver block" } else { "" };
         return Err(invalid(
             "max-memory",
             format!(

@@ -200,7 +200,7 @@ impl Incumbent {
     ) -> usize {
         let k = self.k;
         for c in 0..self.ub.len() {
-            if self.closed[c] || !self.ub[c].is_finite() {
+            if self.closed[c] {
                 continue;
             }
             let lb: f64 = self.master[c]
@@ -208,7 +208,7 @@ impl Incumbent {
                 .map(|&j| record_cost(lp, dec.master[j], &y[j * k..(j + 1) * k]))
                 .sum::<f64>()
                 + self.subsets[c].iter().map(|&s| theta[s]).sum::<f64>();
-            if self.ub[c] - lb <= gap * self.ub[c].abs() + self.abs_tol[c] {
+            if super::within_gap(self.ub[c], lb, gap, self.abs_tol[c]) {
                 self.closed[c] = true;
             }
         }

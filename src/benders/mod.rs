@@ -364,11 +364,7 @@ pub fn solve(
         }
         let closed = inc.close(lp, dec, &last.y, &last.theta, opts.gap);
         let best_ub = inc.total();
-        let gap = if best_ub.is_finite() {
-            ((best_ub - last.objective) / best_ub.abs().max(1e-300)).max(0.0)
-        } else {
-            f64::INFINITY
-        };
+        let gap = relative_gap(best_ub, last.objective);
         let it = Iteration {
             iter,
             lb: last.objective,
@@ -388,7 +384,7 @@ pub fn solve(
         ));
         trace.push(it);
         iter += 1;
-        if best_ub.is_finite() && best_ub - last.objective <= opts.gap * best_ub.abs() + abs_tol {
+        if within_gap(best_ub, last.objective, opts.gap, abs_tol) {
             status = Status::Converged;
             break;
         }
@@ -424,12 +420,8 @@ pub fn solve(
     // improves some component's incumbent (which moves the core there), halfway again, at
     // most POLISH_ROUNDS points. A point that improves nothing ends it: if it needs slack,
     // so do the points nearer to ŷ on the same segment (spec/benders.md §5).
-    let gap_open = |inc: &Incumbent| {
-        let ub = inc.total();
-        !ub.is_finite() || ub - last.objective > opts.gap * ub.abs() + abs_tol
-    };
     for round in 1..=POLISH_ROUNDS {
-        if !gap_open(&inc) {
+        if within_gap(inc.total(), last.objective, opts.gap, abs_tol) {
             break;
         }
         let y_try = mix(&last.y, &inc.core, POLISH_TAU);
@@ -464,7 +456,7 @@ pub fn solve(
         progress.note(&format!(
             "benders: iteration limit {} reached at relative gap {:.2e} (after the polish)",
             opts.max_iter,
-            ((ub - last.objective) / ub.abs().max(1e-300)).max(0.0)
+            relative_gap(ub, last.objective)
         ));
     }
     let dual = assemble(lp, dec, &master, &last);
@@ -479,6 +471,21 @@ pub fn solve(
         seconds_master,
         seconds_sub,
     })
+}
+
+/// The loop's stopping rule, also each component's ([`Incumbent::close`]): a finite upper
+/// bound `ub` within `gap`·|ub| + `abs_tol` of the lower bound `lb`.
+pub(crate) fn within_gap(ub: f64, lb: f64, gap: f64, abs_tol: f64) -> bool {
+    ub.is_finite() && ub - lb <= gap * ub.abs() + abs_tol
+}
+
+/// (ub − lb)/|ub|, at least 0; ∞ before an upper bound exists.
+fn relative_gap(ub: f64, lb: f64) -> f64 {
+    if ub.is_finite() {
+        ((ub - lb) / ub.abs().max(1e-300)).max(0.0)
+    } else {
+        f64::INFINITY
+    }
 }
 
 /// (1 − t)·a + t·b.

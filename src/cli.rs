@@ -193,8 +193,11 @@ pub(crate) enum SolverArg {
     /// microlp's simplex with warm-started lazy rows (vertex solutions).
     Simplex,
     /// The structured interior point (K dense n×n blocks + a 2n Schur complement, every
-    /// row present; spec/lp.md §4.3).
+    /// row present) finds the working set, then ipm's lazy rows (spec/lp.md §4.3).
     Block,
+    /// block for OPTMech when its every-row iterate fits --max-memory, else ipm; ipm for
+    /// the other LPs.
+    Auto,
 }
 
 impl From<SolverArg> for optimal::Solver {
@@ -203,6 +206,7 @@ impl From<SolverArg> for optimal::Solver {
             SolverArg::Ipm => optimal::Solver::Ipm,
             SolverArg::Simplex => optimal::Solver::Simplex,
             SolverArg::Block => optimal::Solver::Block,
+            SolverArg::Auto => optimal::Solver::Auto,
         }
     }
 }
@@ -289,7 +293,7 @@ pub(crate) enum Mechanism {
         #[arg(long)]
         quiet: bool,
         /// Float LP solver.
-        #[arg(long, value_enum, default_value = "ipm")]
+        #[arg(long, value_enum, default_value = "auto")]
         solver: SolverArg,
     },
     /// PMO: the least expected loss under a prior, privacy for pairs within η (Qiu §2.2).

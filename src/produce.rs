@@ -634,9 +634,19 @@ pub fn build(
             }
         }
         Family::Optimal { solver } => {
-            check_lp_memory(n, n, *solver, req.max_memory)?;
+            let solver = match *solver {
+                Solver::Auto
+                    if crate::lp::model::rows_upper(n as u64, n as u64)
+                        <= crate::lp::block_ipm::MAX_ROWS
+                        && check_lp_memory(n, n, Solver::Block, req.max_memory).is_ok() =>
+                {
+                    Solver::Block
+                }
+                s => s,
+            };
+            check_lp_memory(n, n, solver, req.max_memory)?;
             lp_assembled(
-                optimal::optimal(space, eps, *solver, MAX_PREC, progress)?,
+                optimal::optimal(space, eps, solver, MAX_PREC, progress)?,
                 json!({}),
             )
         }

@@ -31,6 +31,10 @@ pub const MAX_ROWS: u64 = 50_000_000;
 const BYTES_PER_ROW: u64 = 128;
 /// The starting duals are this over n (slacks and x start at 1/K).
 const START_DUAL: f64 = 1.0;
+/// A privacy row joins the working set when the iterate's slack is below this fraction
+/// of x_v, i.e. x_u/c ≥ (1 − NEAR_TIGHT)·x_v: the row is nearly tight (spec/lp.md §4.3).
+/// The lazy rounds that follow add rows within the same margin of tight.
+pub const NEAR_TIGHT: f64 = 0.05;
 /// Most refinement steps per direction.
 const REFINE: usize = 10;
 /// The iteration stops when refinement leaves a relative residual above this.
@@ -283,9 +287,9 @@ fn max_step(v: &[f64], dv: &[f64]) -> f64 {
 
 /// The privacy rows likely active at the optimum: the block interior point run to a
 /// relative gap `target` (or until its linear algebra loses accuracy), then every row
-/// whose dual exceeds its slack. A working set to seed the lazy-row interior point with
-/// ([`super::ipm::solve_from`]): rows it misses are added back by separation, so the
-/// choice affects only speed.
+/// the iterate holds nearly tight ([`NEAR_TIGHT`]). A working set to seed the lazy-row
+/// interior point with ([`super::ipm::solve_from`]): rows it misses are added back by
+/// separation, so the choice affects only speed.
 pub fn active_rows(
     lp: &PrivacyLp,
     target: f64,
@@ -304,7 +308,7 @@ pub fn active_rows(
     for k in 0..st.kk {
         for (i, &(u, v)) in st.pairs.iter().enumerate() {
             let j = k * np1 + i;
-            if it.z[j] > it.s[j] {
+            if it.s[j] < NEAR_TIGHT * it.x[k * st.n + v as usize] {
                 rows.push((u, v, k as u32));
             }
         }

@@ -15,7 +15,7 @@
 //! c_dn·γ (spec/lp.md §5).
 
 use super::model::{Objective, PrivacyLp, RowForm};
-use super::simplex::{initial_rows, separate_top, Dual, Primal, Round, SolveError};
+use super::simplex::{initial_rows, near_tight, separate_top, Dual, Primal, Round, SolveError};
 use crate::progress::Progress;
 use std::collections::HashSet;
 use std::time::Instant;
@@ -63,7 +63,7 @@ fn solve_rows(lp: &PrivacyLp, rows: &[(u32, u32, u32)]) -> Result<Solved, SolveE
 /// Solve (whole, or with lazy rows past [`FULL_ROWS`]); returns the primal and the dual of
 /// the final LP.
 pub fn solve(lp: &PrivacyLp, progress: &dyn Progress) -> Result<(Primal, Dual), SolveError> {
-    solve_from(lp, start_rows(lp), progress)
+    solve_from(lp, start_rows(lp), 0.0, progress)
 }
 
 /// The first round's privacy rows: all of them up to [`FULL_ROWS`], else those of each
@@ -78,9 +78,13 @@ pub fn start_rows(lp: &PrivacyLp) -> Vec<(u32, u32, u32)> {
 
 /// [`solve`] from a given working set of privacy rows (e.g. the active rows found by
 /// [`super::block_ipm::active_rows`]): violated rows are added each round until none is.
+/// With `margin` > 0, a round that finds violated rows also adds those held within
+/// `margin` of tight ([`near_tight`]): fewer rounds of one or a few rows each (spec/lp.md
+/// §4.3).
 pub fn solve_from(
     lp: &PrivacyLp,
     mut rows: Vec<(u32, u32, u32)>,
+    margin: f64,
     progress: &dyn Progress,
 ) -> Result<(Primal, Dual), SolveError> {
     let start = Instant::now();
@@ -88,7 +92,10 @@ pub fn solve_from(
     let mut round = 0;
     loop {
         let s = solve_rows(lp, &rows)?;
-        let new = separate_top(lp, &s.m, &present, usize::MAX);
+        let mut new = separate_top(lp, &s.m, &present, usize::MAX);
+        if !new.is_empty() && margin > 0.0 {
+            new = near_tight(lp, &s.m, &present, margin);
+        }
         progress.round(&Round {
             round,
             rows: rows.len(),

@@ -131,6 +131,32 @@ pub fn separate_top(
         .collect()
 }
 
+/// The privacy rows not in `present` that `m` (n×K, row-major) holds within a fraction
+/// `margin` of tight, m\[u\]\[k\] ≥ (1 − margin)·c_dn(u,v)·m\[v\]\[k\] with m\[u\]\[k\] above
+/// [`SEPARATION_TOL`], and the violated ones ([`separate_top`]'s): the rows likely to be
+/// violated next round besides those violated now.
+pub fn near_tight(
+    lp: &PrivacyLp,
+    m: &[f64],
+    present: &std::collections::HashSet<(u32, u32, u32)>,
+    margin: f64,
+) -> Vec<(u32, u32, u32)> {
+    let (n, kk) = (lp.n, lp.k());
+    lp.pairs
+        .par_iter()
+        .flat_map_iter(|&(u, v)| {
+            let c = lp.c_dn[u * n + v];
+            (0..kk).filter_map(move |k| {
+                let (mu, mv) = (m[u * kk + k], m[v * kk + k]);
+                let row = (u as u32, v as u32, k as u32);
+                let violated = mu - c * mv > SEPARATION_TOL;
+                let near = mu > SEPARATION_TOL && mu >= (1.0 - margin) * c * mv;
+                ((violated || near) && !present.contains(&row)).then_some(row)
+            })
+        })
+        .collect()
+}
+
 /// Rows added per (u, k) and round: the most violated ones (measured in spec/lp.md §4).
 pub const PER_ENTRY: usize = 3;
 

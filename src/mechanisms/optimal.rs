@@ -31,9 +31,13 @@ pub enum Solver {
     Ipm,
     /// microlp's simplex (vertex solutions; the dual is a second LP solve).
     Simplex,
-    /// The structured interior point of [`crate::lp::block_ipm`] (every row, no lazy
-    /// rounds).
+    /// The structured interior point of [`crate::lp::block_ipm`] finds the working set,
+    /// Clarabel's lazy rows finish on it (spec/lp.md §4.3).
     Block,
+    /// [`Solver::Block`] for OPTMech when its every-row iterate fits the memory budget
+    /// (resolved by [`crate::produce`]), else [`Solver::Ipm`]; `Ipm` for the other LPs
+    /// (measured in spec/lp.md §4.3).
+    Auto,
 }
 
 /// The relative gap to which the structured interior point runs before its active rows
@@ -48,7 +52,7 @@ fn solve_float(
     progress: &dyn Progress,
 ) -> Result<(simplex::Primal, Option<simplex::Dual>), simplex::SolveError> {
     match solver {
-        Solver::Ipm => ipm::solve(lp, progress).map(|(p, d)| (p, dual.then_some(d))),
+        Solver::Ipm | Solver::Auto => ipm::solve(lp, progress).map(|(p, d)| (p, dual.then_some(d))),
         Solver::Block => {
             // The structured interior point finds the working set, Clarabel finishes on it
             // (spec/lp.md §4.3). The working set affects only speed: if the structured
@@ -72,11 +76,13 @@ fn solve_float(
                     ipm::start_rows(lp)
                 }
             };
-            ipm::solve_from(lp, rows, progress).map(|(mut p, d)| {
-                // The primal's seconds include the structured phase.
-                p.seconds = start.elapsed().as_secs_f64();
-                (p, dual.then_some(d))
-            })
+            ipm::solve_from(lp, rows, crate::lp::block_ipm::NEAR_TIGHT, progress).map(
+                |(mut p, d)| {
+                    // The primal's seconds include the structured phase.
+                    p.seconds = start.elapsed().as_secs_f64();
+                    (p, dual.then_some(d))
+                },
+            )
         }
         Solver::Simplex => {
             let p = simplex::solve_primal(lp, INITIAL_NEIGHBOURS, progress)?;

@@ -194,3 +194,52 @@ fn bad_input_is_one_line_exit_2() {
         assert!(err.contains(needle), "{args:?}: {err}");
     }
 }
+
+/// `--solver auto`, `build optimal`'s default (spec/lp.md §4.3), runs the block hybrid when
+/// its every-row iterate fits `--max-memory` and the lazy-row interior point otherwise:
+/// the hybrid's working set is a part of the rows, the interior point solves this small LP
+/// whole; both builds are certified and pass.
+#[test]
+fn auto_solver_picks_block_only_within_the_memory_budget() {
+    use mdp::mechanisms::optimal::Solver;
+    use mdp::produce::check_lp_memory;
+    let pts: Vec<String> = (0..20)
+        .map(|i| format!("[{}, {}]", i % 5, (i * 7) % 11))
+        .collect();
+    let space = tmp(
+        "auto20.json",
+        &format!(r#"{{"kind": "euclidean", "points": [{}]}}"#, pts.join(", ")),
+    );
+    // The block iterate adds 128 bytes for each of the 7 600 rows.
+    let tight = mdp::lp::model::memory_estimate(20, 20) + 1000;
+    assert!(check_lp_memory(20, 20, Solver::Ipm, tight).is_ok());
+    assert!(check_lp_memory(20, 20, Solver::Block, tight).is_err());
+    let rows = |budget: &str| -> (u64, u64) {
+        let out = tmp("auto.json", "");
+        let (code, _, err) = mdp(&[
+            "build",
+            "optimal",
+            "--space",
+            &space,
+            "--epsilon",
+            "1",
+            "--max-memory",
+            budget,
+            "-o",
+            &out,
+            "--quiet",
+        ]);
+        assert_eq!(code, 0, "{err}");
+        let line = err.lines().find(|l| l.starts_with("stats: ")).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&line["stats: ".len()..]).unwrap();
+        assert_eq!(v["verdict"], "pass", "{err}");
+        (
+            v["lp"]["rows_generated"].as_u64().unwrap(),
+            v["lp"]["rows_total"].as_u64().unwrap(),
+        )
+    };
+    let (generated, total) = rows(&tight.to_string());
+    assert_eq!(generated, total, "ipm solves the whole LP");
+    let (generated, total) = rows("8G");
+    assert!(generated < total, "block's working set: {generated} of {total}");
+}

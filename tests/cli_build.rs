@@ -241,5 +241,8 @@ fn auto_solver_picks_block_only_within_the_memory_budget() {
     let (generated, total) = rows(&tight.to_string());
     assert_eq!(generated, total, "ipm solves the whole LP");
     let (generated, total) = rows("8G");
-    assert!(generated < total, "block's working set: {generated} of {total}");
+    assert!(
+        generated < total,
+        "block's working set: {generated} of {total}"
+    );
 }

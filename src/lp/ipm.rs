@@ -20,6 +20,9 @@ use crate::progress::Progress;
 use std::collections::HashSet;
 use std::time::Instant;
 
+/// A privacy row (u, v, k): M\[u\]\[k\] ≤ c·M\[v\]\[k\].
+type Row = (u32, u32, u32);
+
 /// LPs with at most this many privacy rows are solved whole (one round); larger ones
 /// start from the rows of each input's [`LAZY_NEIGHBOURS`] nearest neighbours.
 pub const FULL_ROWS: usize = 150_000;
@@ -83,57 +86,84 @@ pub fn start_rows(lp: &PrivacyLp) -> Vec<(u32, u32, u32)> {
 /// §4.3).
 pub fn solve_from(
     lp: &PrivacyLp,
-    mut rows: Vec<(u32, u32, u32)>,
+    rows: Vec<(u32, u32, u32)>,
     margin: f64,
     progress: &dyn Progress,
 ) -> Result<(Primal, Dual), SolveError> {
-    let start = Instant::now();
+    solve_rounds(lp, rows, margin, 0, Instant::now(), progress)
+}
+
+/// [`solve_from`]'s loop, numbering its rounds from `first` and timing from `start` (a
+/// caller that ran the first rounds itself continues here: [`super::support`]).
+pub(crate) fn solve_rounds(
+    lp: &PrivacyLp,
+    mut rows: Vec<(u32, u32, u32)>,
+    margin: f64,
+    first: usize,
+    start: Instant,
+    progress: &dyn Progress,
+) -> Result<(Primal, Dual), SolveError> {
     let mut present: HashSet<(u32, u32, u32)> = rows.iter().copied().collect();
-    let mut round = 0;
+    let mut round = first;
     loop {
-        let s = solve_rows(lp, &rows)?;
-        let mut new = separate_top(lp, &s.m, &present, usize::MAX);
-        if !new.is_empty() && margin > 0.0 {
-            new = near_tight(lp, &s.m, &present, margin);
-        }
-        progress.round(&Round {
-            round,
-            rows: rows.len(),
-            added: new.len(),
-            objective: s.objective,
-            seconds: start.elapsed().as_secs_f64(),
-        });
+        let (p, d, new) = one_round(lp, &rows, &present, margin, round, start, progress)?;
         if new.is_empty() {
-            let seconds = start.elapsed().as_secs_f64();
-            // Rows whose constant was capped (c_up above the cap) are not rows of the
-            // relaxation the certificate proves (spec/lp.md §2): their γ, which the
-            // verifier would weigh with the true c_up ≫ cap, is left out (γ = 0 is valid).
-            let gamma = rows
-                .iter()
-                .zip(&s.gamma)
-                .filter(|&(&(u, v, _), &g)| {
-                    g > 0.0 && lp.c_up[u as usize * lp.n + v as usize] <= lp.cap
-                })
-                .map(|(&(u, v, k), &g)| (u, v, k, g))
-                .collect();
-            return Ok((
-                Primal {
-                    m: s.m,
-                    objective: s.objective,
-                    rows,
-                    rounds: round + 1,
-                    seconds,
-                },
-                Dual {
-                    beta: s.beta,
-                    gamma,
-                    objective: s.objective,
-                    seconds: 0.0,
-                },
-            ));
+            return Ok((p, d));
         }
         present.extend(new.iter().copied());
         rows.extend(new);
         round += 1;
     }
+}
+
+/// One round: a fresh solve on `rows` (all in `present`), its primal and dual, and the
+/// rows the next round would add (violated ones, widened by `margin` as in
+/// [`solve_from`]); none means the solution is optimal for the whole LP.
+pub(crate) fn one_round(
+    lp: &PrivacyLp,
+    rows: &[(u32, u32, u32)],
+    present: &HashSet<(u32, u32, u32)>,
+    margin: f64,
+    round: usize,
+    start: Instant,
+    progress: &dyn Progress,
+) -> Result<(Primal, Dual, Vec<Row>), SolveError> {
+    let s = solve_rows(lp, rows)?;
+    let mut new = separate_top(lp, &s.m, present, usize::MAX);
+    if !new.is_empty() && margin > 0.0 {
+        new = near_tight(lp, &s.m, present, margin);
+    }
+    progress.round(&Round {
+        round,
+        rows: rows.len(),
+        added: new.len(),
+        objective: s.objective,
+        seconds: start.elapsed().as_secs_f64(),
+    });
+    let seconds = start.elapsed().as_secs_f64();
+    // Rows whose constant was capped (c_up above the cap) are not rows of the relaxation
+    // the certificate proves (spec/lp.md §2): their γ, which the verifier would weigh with
+    // the true c_up ≫ cap, is left out (γ = 0 is valid).
+    let gamma = rows
+        .iter()
+        .zip(&s.gamma)
+        .filter(|&(&(u, v, _), &g)| g > 0.0 && lp.c_up[u as usize * lp.n + v as usize] <= lp.cap)
+        .map(|(&(u, v, k), &g)| (u, v, k, g))
+        .collect();
+    Ok((
+        Primal {
+            m: s.m,
+            objective: s.objective,
+            rows: rows.to_vec(),
+            rounds: round + 1,
+            seconds,
+        },
+        Dual {
+            beta: s.beta,
+            gamma,
+            objective: s.objective,
+            seconds: 0.0,
+        },
+        new,
+    ))
 }

@@ -12,3 +12,4 @@ pub mod mps;
 pub mod repair;
 pub mod simplex;
 pub mod sparse;
+pub mod support;

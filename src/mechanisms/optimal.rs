@@ -76,7 +76,7 @@ fn solve_float(
                     ipm::start_rows(lp)
                 }
             };
-            ipm::solve_from(lp, rows, crate::lp::block_ipm::NEAR_TIGHT, progress).map(
+            crate::lp::support::solve(lp, rows, crate::lp::block_ipm::NEAR_TIGHT, progress).map(
                 |(mut p, d)| {
                     // The primal's seconds include the structured phase.
                     p.seconds = start.elapsed().as_secs_f64();

@@ -450,3 +450,135 @@ fn extreme_constants_weak_ipm_dual_is_not_fatal() {
     assert_eq!(r.verdict, Verdict::Pass);
     assert_eq!(check(&r, "lp_dual"), Verdict::Pass);
 }
+
+/// `lp::support::solve` against `ipm::solve` on the same OPTMech LP (spec/lp.md §4.4),
+/// started, as after the structured phase, from the whole solve's final rows less every
+/// `skip`-th one (so the first round is near the optimum and may break rows): the same
+/// optimum, no row outside the final working set broken, and a dual whose exactly proven
+/// bound (the priced multipliers of the unused outputs included) reaches the optimum.
+/// Returns the number of outputs left at exactly 0 (only the restricted path writes exact
+/// zeros).
+fn support_agrees(space: &Space, eps: &Q, skip: usize) -> Result<usize, TestCaseError> {
+    use mdp::lp::{ipm, simplex, support};
+    let lp = optimal::optimal_lp(space, eps, PREC);
+    let (n, kk) = (lp.n, lp.k());
+    let (pf, _) = ipm::solve(&lp, &Silent).unwrap();
+    let start: Vec<_> = pf
+        .rows
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| i % skip != 0)
+        .map(|(_, r)| *r)
+        .collect();
+    let (p, d) = support::solve(&lp, start, 0.05, &Silent).unwrap();
+    let tol = 1e-7 * (1.0 + pf.objective.abs());
+    prop_assert!(
+        (p.objective - pf.objective).abs() <= tol,
+        "support {} vs whole {}",
+        p.objective,
+        pf.objective
+    );
+    // No row outside the final working set is broken (rows inside it hold to the solver's
+    // tolerance, scaled by 1/c; the repair absorbs that).
+    let present = p.rows.iter().copied().collect();
+    let broken = simplex::separate_top(&lp, &p.m, &present, usize::MAX);
+    prop_assert!(
+        broken.is_empty(),
+        "{} rows broken, e.g. {:?}",
+        broken.len(),
+        broken[0]
+    );
+    for row in p.m.chunks(kk) {
+        prop_assert!((row.iter().sum::<f64>() - 1.0).abs() < 1e-7);
+    }
+    let cert = LpDual {
+        bounded: Bounded::MaxLoss,
+        value: Q::from(0u32),
+        beta: d
+            .beta
+            .as_ref()
+            .map(|b| b.iter().map(|&x| q_from_f64(x)).collect()),
+        gamma: d
+            .gamma
+            .iter()
+            .map(|&(u, v, k, g)| (u as usize, v as usize, k as usize, q_from_f64(g)))
+            .collect(),
+    };
+    let sites: Vec<usize> = (0..n).collect();
+    let pb = certificate::Problem {
+        space,
+        eps,
+        within: None,
+        sites: Some(&sites),
+        cost: None,
+        prior: None,
+        max_prec: PREC,
+    };
+    let bound = f64_down(&certificate::proven_bound(&cert, &pb, n, kk).unwrap());
+    // Rows capped out of the relaxation (spec/lp.md §2) may weaken the proof; on these
+    // spaces no constant reaches the cap.
+    prop_assert!(
+        bound >= pf.objective - tol,
+        "proven {} below the optimum {}",
+        bound,
+        pf.objective
+    );
+    prop_assert!(
+        bound <= pf.objective + tol,
+        "proven {} above the optimum {}",
+        bound,
+        pf.objective
+    );
+    Ok((0..kk)
+        .filter(|&k| (0..n).all(|u| p.m[u * kk + k] == 0.0))
+        .count())
+}
+
+/// Planar points in a few tight clusters (as road nodes are): OPTMech then leaves outputs
+/// unused (one output serves a cluster).
+fn arb_clustered(max_n: usize) -> impl Strategy<Value = Space> {
+    (
+        proptest::collection::vec((-300i64..300, -300i64..300), 2..4),
+        proptest::collection::vec((0usize..4, -5i64..5, -5i64..5), 4..=max_n),
+    )
+        .prop_map(|(centres, pts)| {
+            let pts = pts
+                .into_iter()
+                .map(|(c, dx, dy)| {
+                    let (x, y) = centres[c % centres.len()];
+                    vec![q(x * 10 + dx, 1000), q(y * 10 + dy, 1000)]
+                })
+                .collect();
+            Space::from_points(MetricKind::Euclidean, pts, None).unwrap()
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, .. ProptestConfig::default() })]
+
+    /// LP-SUPPORT: the used-output solve with priced unused outputs (spec/lp.md §4.4)
+    /// agrees with the whole LP, and its dual certifies the whole LP's optimum.
+    #[test]
+    fn support_solve_agrees_with_the_whole_lp(space in arb_clustered(14), eps in arb_eps(), skip in 2usize..6) {
+        support_agrees(&space, &eps, skip)?;
+    }
+}
+
+/// LP-SUPPORT on 40 Rome records at ε = 2/(median distance) ≈ 0.14/km, where OPTMech
+/// leaves outputs unused and a first round without every 10th final row breaks rows: the
+/// restricted path runs (outputs at exactly 0) and agrees with the whole LP.
+#[test]
+fn support_solve_drops_and_prices_unused_outputs() {
+    let (rome, _) = mdp::builtin::space("rome100").unwrap().unwrap();
+    let space = Space::from_points(
+        MetricKind::Haversine,
+        rome.points()[..40].to_vec(),
+        Some(rome.radius().clone()),
+    )
+    .unwrap();
+    let zero = support_agrees(&space, &q(14, 100), 10).unwrap();
+    assert!(
+        zero > 0,
+        "no output left unused: the restricted path did not run"
+    );
+}

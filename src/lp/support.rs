@@ -27,8 +27,6 @@ use std::time::Instant;
 /// entry of the mechanism (measured on Rome road n = 100: unused columns ≤ 3·10⁻⁸, used
 /// ones ≥ 3.8·10⁻³ after the first round).
 pub const SUPPORT_TOL: f64 = 1e-5;
-/// Restricted solves before the whole LP is solved instead.
-const MAX_PASSES: usize = 4;
 /// The shortfall pricing may leave on an input's term, relative to the mean |α_u|: the
 /// verifier's bound drops by at most this much per input and unused output.
 const PRICE_SLACK: f64 = 1e-11;
@@ -157,12 +155,14 @@ pub fn solve(
     if keep.len() == kk {
         return ipm::solve_rounds(lp, all, margin, 1, start, progress);
     }
-    let mut rounds = 1;
-    for _ in 0..MAX_PASSES {
-        progress.note(&format!(
-            "lp: {} of {kk} outputs used; solving over them, pricing the others",
-            keep.len()
-        ));
+    // `all` holds, in the whole LP's indices, the working rows of the kept outputs and the
+    // candidate rows of the others (used when they enter).
+    progress.note(&format!(
+        "lp: {} of {kk} outputs used; solving over them, pricing the others",
+        keep.len()
+    ));
+    let mut round = 1;
+    loop {
         let mut pos = vec![u32::MAX; kk];
         for (j, &k) in keep.iter().enumerate() {
             pos[k] = j as u32;
@@ -173,8 +173,16 @@ pub fn solve(
             .filter(|r| pos[r.2 as usize] != u32::MAX)
             .map(|&(u, v, k)| (u, v, pos[k as usize]))
             .collect();
-        let (ps, ds) = ipm::solve_from(&sub, sub_rows, margin, progress)?;
-        rounds += ps.rounds;
+        let present: HashSet<Row> = sub_rows.iter().copied().collect();
+        let (ps, ds, new) =
+            ipm::one_round(&sub, &sub_rows, &present, margin, round, start, progress)?;
+        round += 1;
+        let back = |&(u, v, j): &Row| (u, v, keep[j as usize] as u32);
+        if !new.is_empty() {
+            all.extend(new.iter().map(back));
+            continue;
+        }
+        // Optimal over the kept outputs: price the others.
         let t = Instant::now();
         let priced = price(lp, &keep, &ds);
         progress.note(&format!(
@@ -183,7 +191,6 @@ pub fn solve(
             priced.entering.len(),
             t.elapsed().as_secs_f64()
         ));
-        let back = |&(u, v, j): &Row| (u, v, keep[j as usize] as u32);
         if priced.entering.is_empty() {
             let mut m = vec![0.0; lp.n * kk];
             for u in 0..lp.n {
@@ -193,7 +200,7 @@ pub fn solve(
             }
             let mut rows: Vec<Row> = ps.rows.iter().map(back).collect();
             rows.extend(priced.gamma.iter().map(|&(u, v, k, _)| (u, v, k)));
-            let mut gamma: Vec<(u32, u32, u32, f64)> = ds
+            let mut gamma: Gamma = ds
                 .gamma
                 .iter()
                 .map(|&(u, v, j, g)| (u, v, keep[j as usize] as u32, g))
@@ -204,7 +211,7 @@ pub fn solve(
                     m,
                     objective: ps.objective,
                     rows,
-                    rounds,
+                    rounds: round,
                     seconds: start.elapsed().as_secs_f64(),
                 },
                 Dual {
@@ -215,14 +222,10 @@ pub fn solve(
                 },
             ));
         }
-        // The restricted solve's rows, and the candidate rows of every output not kept.
-        let mut next: Vec<Row> = ps.rows.iter().map(back).collect();
-        next.extend(all.iter().filter(|r| pos[r.2 as usize] == u32::MAX));
-        all = next;
+        // The entering outputs' candidate rows are already in `all`.
         keep.extend(priced.entering);
         keep.sort_unstable();
     }
-    ipm::solve_rounds(lp, all, margin, rounds, start, progress)
 }
 
 /// [`price`] for one output: the transportation LP (variables γ_{u,b} ≥ 0 from each

@@ -491,19 +491,7 @@ fn support_agrees(space: &Space, eps: &Q, skip: usize) -> Result<usize, TestCase
     for row in p.m.chunks(kk) {
         prop_assert!((row.iter().sum::<f64>() - 1.0).abs() < 1e-7);
     }
-    let cert = LpDual {
-        bounded: Bounded::MaxLoss,
-        value: Q::from(0u32),
-        beta: d
-            .beta
-            .as_ref()
-            .map(|b| b.iter().map(|&x| q_from_f64(x)).collect()),
-        gamma: d
-            .gamma
-            .iter()
-            .map(|&(u, v, k, g)| (u as usize, v as usize, k as usize, q_from_f64(g)))
-            .collect(),
-    };
+    let cert = optimal::lp_dual_of(&lp, &d);
     let sites: Vec<usize> = (0..n).collect();
     let pb = certificate::Problem {
         space,

@@ -435,20 +435,15 @@ fn gap_message(
     ))
 }
 
-/// Turn a float dual into an `lp_dual` certificate and prove its bound exactly (the
-/// claimed value is the proven one).
-fn prove(
-    lp: &PrivacyLp,
-    d: &simplex::Dual,
-    pb: &certificate::Problem,
-) -> Result<(LpDual, Q), BuildError> {
+/// A float dual of `lp` as an `lp_dual` certificate, its claimed value 0 (to be replaced by
+/// a proven one); an all-zero β becomes all ones (any β ≥ 0 not all 0 is valid).
+pub fn lp_dual_of(lp: &PrivacyLp, d: &simplex::Dual) -> LpDual {
     let bounded = match lp.objective {
         Objective::MaxLoss => Bounded::MaxLoss,
         Objective::Expected { .. } => Bounded::ExpectedLoss,
     };
     let mut cert = LpDual {
         bounded,
-        // Replaced by the proven value below.
         value: Q::from(0u32),
         beta: d
             .beta
@@ -467,6 +462,17 @@ fn prove(
     {
         cert.beta = Some(vec![Q::from(1u32); lp.n]);
     }
+    cert
+}
+
+/// Turn a float dual into an `lp_dual` certificate and prove its bound exactly (the
+/// claimed value is the proven one).
+fn prove(
+    lp: &PrivacyLp,
+    d: &simplex::Dual,
+    pb: &certificate::Problem,
+) -> Result<(LpDual, Q), BuildError> {
+    let mut cert = lp_dual_of(lp, d);
     let rejected =
         |e: certificate::Rejected| BuildError::Solver(format!("own certificate rejected: {}", e.0));
     // The safe f64 bound (directed rounding; spec/lp.md §5) is the claim whenever it is

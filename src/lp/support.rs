@@ -15,7 +15,7 @@
 //! Nothing here is trusted: the mechanism is repaired and checked exactly, the dual
 //! verified exactly, as for every solver.
 
-use super::ipm;
+use super::ipm::{self, Row};
 use super::model::{Objective, PrivacyLp};
 use super::simplex::{Dual, Primal, SolveError};
 use crate::progress::Progress;
@@ -31,7 +31,6 @@ pub const SUPPORT_TOL: f64 = 1e-5;
 /// verifier's bound drops by at most this much per input and unused output.
 const PRICE_SLACK: f64 = 1e-11;
 
-type Row = (u32, u32, u32);
 /// Multipliers γ on privacy rows (u, v, k).
 type Gamma = Vec<(u32, u32, u32, f64)>;
 
@@ -173,15 +172,10 @@ pub fn solve(
             .filter(|r| pos[r.2 as usize] != u32::MAX)
             .map(|&(u, v, k)| (u, v, pos[k as usize]))
             .collect();
-        let present: HashSet<Row> = sub_rows.iter().copied().collect();
-        let (ps, ds, new) =
-            ipm::one_round(&sub, &sub_rows, &present, margin, round, start, progress)?;
-        round += 1;
+        // The lazy rounds over the kept outputs, until no row is broken.
+        let (ps, ds) = ipm::solve_rounds(&sub, sub_rows, margin, round, start, progress)?;
+        round = ps.rounds;
         let back = |&(u, v, j): &Row| (u, v, keep[j as usize] as u32);
-        if !new.is_empty() {
-            all.extend(new.iter().map(back));
-            continue;
-        }
         // Optimal over the kept outputs: price the others.
         let t = Instant::now();
         let priced = price(lp, &keep, &ds);
@@ -222,7 +216,11 @@ pub fn solve(
                 },
             ));
         }
-        // The entering outputs' candidate rows are already in `all`.
+        // The restricted rounds' rows, and the candidate rows of every output not kept
+        // (the entering ones among them).
+        let mut next: Vec<Row> = ps.rows.iter().map(back).collect();
+        next.extend(all.iter().filter(|r| pos[r.2 as usize] == u32::MAX));
+        all = next;
         keep.extend(priced.entering);
         keep.sort_unstable();
     }

@@ -167,61 +167,72 @@ pub fn solve(
             pos[k] = j as u32;
         }
         let sub = restrict(lp, &keep);
-        let sub_rows: Vec<Row> = all
+        let mut sub_rows: Vec<Row> = all
             .iter()
             .filter(|r| pos[r.2 as usize] != u32::MAX)
             .map(|&(u, v, k)| (u, v, pos[k as usize]))
             .collect();
-        // The lazy rounds over the kept outputs, until no row is broken.
-        let (ps, ds) = ipm::solve_rounds(&sub, sub_rows, margin, round, start, progress)?;
-        round = ps.rounds;
+        let mut present: HashSet<Row> = sub_rows.iter().copied().collect();
         let back = |&(u, v, j): &Row| (u, v, keep[j as usize] as u32);
-        // Optimal over the kept outputs: price the others.
-        let t = Instant::now();
-        let priced = price(lp, &keep, &ds);
-        progress.note(&format!(
-            "lp: priced {} unused outputs, {} enter ({:.2} s)",
-            kk - keep.len(),
-            priced.entering.len(),
-            t.elapsed().as_secs_f64()
-        ));
-        if priced.entering.is_empty() {
-            let mut m = vec![0.0; lp.n * kk];
-            for u in 0..lp.n {
-                for (j, &k) in keep.iter().enumerate() {
-                    m[u * kk + k] = ps.m[u * keep.len() + j];
-                }
-            }
-            let mut rows: Vec<Row> = ps.rows.iter().map(back).collect();
-            rows.extend(priced.gamma.iter().map(|&(u, v, k, _)| (u, v, k)));
-            let mut gamma: Gamma = ds
-                .gamma
-                .iter()
-                .map(|&(u, v, j, g)| (u, v, keep[j as usize] as u32, g))
-                .collect();
-            gamma.extend(priced.gamma);
-            return Ok((
-                Primal {
-                    m,
-                    objective: ps.objective,
-                    rows,
-                    rounds: round,
-                    seconds: start.elapsed().as_secs_f64(),
-                },
-                Dual {
-                    beta: ds.beta,
-                    gamma,
-                    objective: ds.objective,
-                    seconds: 0.0,
-                },
+        // Lazy rounds over the kept outputs, pricing the others after each: an output
+        // that cannot be priced against a round's dual enters at once, with the rows the
+        // round broke, instead of after the restricted LP has converged (Rome n = 200:
+        // 15 outputs entering after convergence cost 6 of 10 rounds).
+        let entering = loop {
+            let (ps, ds, new) =
+                ipm::one_round(&sub, &sub_rows, &present, margin, round, start, progress)?;
+            round += 1;
+            let t = Instant::now();
+            let priced = price(lp, &keep, &ds);
+            progress.note(&format!(
+                "lp: priced {} unused outputs, {} enter ({:.2} s)",
+                kk - keep.len(),
+                priced.entering.len(),
+                t.elapsed().as_secs_f64()
             ));
-        }
+            if new.is_empty() && priced.entering.is_empty() {
+                let mut m = vec![0.0; lp.n * kk];
+                for u in 0..lp.n {
+                    for (j, &k) in keep.iter().enumerate() {
+                        m[u * kk + k] = ps.m[u * keep.len() + j];
+                    }
+                }
+                let mut rows: Vec<Row> = ps.rows.iter().map(back).collect();
+                rows.extend(priced.gamma.iter().map(|&(u, v, k, _)| (u, v, k)));
+                let mut gamma: Gamma = ds
+                    .gamma
+                    .iter()
+                    .map(|&(u, v, j, g)| (u, v, keep[j as usize] as u32, g))
+                    .collect();
+                gamma.extend(priced.gamma);
+                return Ok((
+                    Primal {
+                        m,
+                        objective: ps.objective,
+                        rows,
+                        rounds: round,
+                        seconds: start.elapsed().as_secs_f64(),
+                    },
+                    Dual {
+                        beta: ds.beta,
+                        gamma,
+                        objective: ds.objective,
+                        seconds: 0.0,
+                    },
+                ));
+            }
+            present.extend(new.iter().copied());
+            sub_rows.extend(new);
+            if !priced.entering.is_empty() {
+                break priced.entering;
+            }
+        };
         // The restricted rounds' rows, and the candidate rows of every output not kept
         // (the entering ones among them).
-        let mut next: Vec<Row> = ps.rows.iter().map(back).collect();
+        let mut next: Vec<Row> = sub_rows.iter().map(back).collect();
         next.extend(all.iter().filter(|r| pos[r.2 as usize] == u32::MAX));
         all = next;
-        keep.extend(priced.entering);
+        keep.extend(entering);
         keep.sort_unstable();
     }
 }

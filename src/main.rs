@@ -347,6 +347,7 @@ fn run(cli: Cli) -> Result<i32, String> {
                     seed,
                     stabilize,
                     chains: !no_chains,
+                    ..Default::default()
                 };
                 let family = Family::Benders {
                     pmo: pmo_params(&pmo)?,

@@ -46,21 +46,25 @@ fn arb_options() -> impl Strategy<Value = Options> {
         any::<u64>(),
         prop_oneof![Just(0.0), Just(0.5)],
         any::<bool>(),
+        prop_oneof![Just(1usize), Just(2), Just(usize::MAX)],
     )
-        .prop_map(|(c, m, cover, seed, stabilize, chains)| Options {
-            partitions: Some(c),
-            method: [Method::KmRec, Method::KmDv, Method::KmAdj, Method::Bsc][m],
-            master: if cover {
-                MasterSet::Cover
-            } else {
-                MasterSet::Boundary
+        .prop_map(
+            |(c, m, cover, seed, stabilize, chains, master_neighbours)| Options {
+                partitions: Some(c),
+                method: [Method::KmRec, Method::KmDv, Method::KmAdj, Method::Bsc][m],
+                master: if cover {
+                    MasterSet::Cover
+                } else {
+                    MasterSet::Boundary
+                },
+                gap: 1e-6,
+                max_iter: 100,
+                seed,
+                stabilize,
+                chains,
+                master_neighbours,
             },
-            gap: 1e-6,
-            max_iter: 100,
-            seed,
-            stabilize,
-            chains,
-        })
+        )
 }
 
 /// A certified enclosure [lo, hi] of the whole PMO LP's optimum, every row at once (the
@@ -273,7 +277,7 @@ fn qiu_p32_chain_rows_are_implied_and_certified() {
     let lp = optimal::pmo_lp(&space, &eps, &p, PREC).unwrap();
     let part = partition::partition(&space, &lp.pairs, 3, Method::KmRec, 1).unwrap();
     let dec = partition::decompose(space.n(), &lp.pairs, &part, MasterSet::Cover);
-    let master = Master::new(&lp, &dec, true);
+    let master = Master::new(&lp, &dec, true, usize::MAX);
     assert!(!master.chains.is_empty(), "no chain on the line");
     let n = space.n();
     for ch in &master.chains {
@@ -359,6 +363,7 @@ fn qiu_p33_slack_at_the_optimum_converges() {
         seed: 4831391947068778960,
         stabilize: 0.5,
         chains: false,
+        master_neighbours: 1,
     };
     let (built, report) = benders::benders(&space, &eps, &p, &opts, PREC, &Silent).unwrap();
     assert_eq!(

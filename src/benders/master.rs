@@ -9,7 +9,7 @@ use super::chain::{self, Chain};
 use super::partition::{Decomposition, Subset};
 use super::sub::Cut;
 use crate::lp::model::PrivacyLp;
-use crate::lp::simplex::SolveError;
+use crate::lp::simplex::{SolveError, SEPARATION_TOL};
 use crate::lp::sparse::{Sense, SparseLp};
 use std::collections::HashSet;
 
@@ -18,6 +18,10 @@ const CHAIN_ROUNDS: usize = 10;
 
 /// Most chain rows added per master solve, per master record.
 const CHAIN_ROWS_PER_MASTER_RECORD: usize = 50;
+
+/// A round that breaks rows also adds those held within this fraction of tight (as
+/// `ipm`'s margin rule): fewer rounds.
+const NEAR_TIGHT: f64 = 0.05;
 
 /// A cut θ_s ≥ a + g·y of subset `subset`.
 pub struct StoredCut {
@@ -37,6 +41,10 @@ pub struct Master<'a> {
     pub chains: Vec<Chain>,
     pub chain_rows: Vec<(usize, usize)>,
     chain_set: HashSet<(usize, usize)>,
+    /// The master privacy rows in the LP, as (index into `dec.master_pairs`, output), and
+    /// which of them are present (pair index · K + output).
+    rows: Vec<(usize, usize)>,
+    present: Vec<bool>,
 }
 
 /// A float optimum of the master and its duals.
@@ -56,11 +64,40 @@ pub struct MasterSolution {
 
 impl<'a> Master<'a> {
     /// The master of `dec`; with `chains`, Proposition 3.2's chains between its records
-    /// are found (and later added lazily by [`Self::add_violated_chains`]).
-    pub fn new(lp: &'a PrivacyLp<'a>, dec: &'a Decomposition, chains: bool) -> Master<'a> {
+    /// are found (and later added lazily by [`Self::add_violated_chains`]). Its privacy
+    /// rows start from each master record's rows to its `neighbours` nearest master
+    /// records (every output); the others join when a solve breaks them
+    /// ([`Self::solve_with_chains`], as `ipm`'s lazy rows; spec/benders.md §5).
+    pub fn new(
+        lp: &'a PrivacyLp<'a>,
+        dec: &'a Decomposition,
+        chains: bool,
+        neighbours: usize,
+    ) -> Master<'a> {
         let mut index = vec![usize::MAX; lp.n];
         for (j, &m) in dec.master.iter().enumerate() {
             index[m] = j;
+        }
+        // Each master record's pairs to its nearest master records (smallest constant).
+        let (n, k) = (lp.n, lp.k());
+        let mut by_record: Vec<Vec<usize>> = vec![vec![]; lp.n];
+        for (p, &(u, _)) in dec.master_pairs.iter().enumerate() {
+            by_record[u].push(p);
+        }
+        let mut present = vec![false; dec.master_pairs.len() * k];
+        let mut rows = vec![];
+        for mut ps in by_record {
+            ps.sort_by(|&a, &b| {
+                let (ua, va) = dec.master_pairs[a];
+                let (ub, vb) = dec.master_pairs[b];
+                lp.c_dn[ua * n + va].total_cmp(&lp.c_dn[ub * n + vb])
+            });
+            for &p in ps.iter().take(neighbours) {
+                for t in 0..k {
+                    present[p * k + t] = true;
+                    rows.push((p, t));
+                }
+            }
         }
         Master {
             lp,
@@ -74,7 +111,47 @@ impl<'a> Master<'a> {
             },
             chain_rows: vec![],
             chain_set: HashSet::new(),
+            rows,
+            present,
         }
+    }
+
+    /// Master privacy rows in the LP so far.
+    pub fn rows_present(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// Add the master privacy rows that `y` breaks (y_u,k − c_dn·y_v,k above
+    /// [`SEPARATION_TOL`]) and, if there are any, those it holds within [`NEAR_TIGHT`] of
+    /// tight; returns how many were added.
+    fn add_violated_rows(&mut self, y: &[f64]) -> usize {
+        let (lp, k) = (self.lp, self.lp.k());
+        let n = lp.n;
+        let excess = |p: usize, t: usize, scale: f64| {
+            let (u, v) = self.dec.master_pairs[p];
+            let (a, b) = (self.index[u], self.index[v]);
+            y[a * k + t] - scale * lp.c_dn[u * n + v] * y[b * k + t]
+        };
+        let absent = || {
+            (0..self.dec.master_pairs.len())
+                .flat_map(move |p| (0..k).map(move |t| (p, t)))
+                .filter(|&(p, t)| !self.present[p * k + t])
+        };
+        let broken = absent().any(|(p, t)| excess(p, t, 1.0) > SEPARATION_TOL);
+        if !broken {
+            return 0;
+        }
+        let new: Vec<(usize, usize)> = absent()
+            .filter(|&(p, t)| {
+                let (u, _) = self.dec.master_pairs[p];
+                y[self.index[u] * k + t] > SEPARATION_TOL && excess(p, t, 1.0 - NEAR_TIGHT) >= 0.0
+            })
+            .collect();
+        for &(p, t) in &new {
+            self.present[p * k + t] = true;
+        }
+        self.rows.extend(&new);
+        new.len()
     }
 
     /// Add the chain rows the master values `y` break (by more than [`chain::TOL`]), at
@@ -104,19 +181,27 @@ impl<'a> Master<'a> {
             .collect()
     }
 
-    /// Solve the master, adding the chain rows its optimum breaks and solving again until
-    /// none is left (at most [`CHAIN_ROUNDS`] solves); also returns the chain rows added.
+    /// Solve the master, adding the privacy rows its optimum breaks and the chain rows it
+    /// breaks (chains in at most [`CHAIN_ROUNDS`] solves) and solving again until none is
+    /// left: the optimum of the whole master; also returns the chain rows added. Privacy
+    /// rows only join, so the loop ends.
     pub fn solve_with_chains(&mut self) -> Result<(MasterSolution, usize), SolveError> {
         let mut added = 0;
-        for _ in 1..CHAIN_ROUNDS {
+        let mut chain_rounds = 1;
+        loop {
             let sol = self.solve()?;
-            let new = self.add_violated_chains(&sol.y);
-            if new == 0 {
+            let rows = self.add_violated_rows(&sol.y);
+            let chains = if chain_rounds < CHAIN_ROUNDS {
+                chain_rounds += 1;
+                self.add_violated_chains(&sol.y)
+            } else {
+                0
+            };
+            added += chains;
+            if rows == 0 && chains == 0 {
                 return Ok((sol, added));
             }
-            added += new;
         }
-        Ok((self.solve()?, added))
     }
 
     /// Solve the master with the cuts and chain rows so far.
@@ -139,16 +224,15 @@ impl<'a> Master<'a> {
             sp.row((0..k).map(|t| (j * k + t, 1.0)).collect(), Sense::Eq, 1.0);
         }
         let priv0 = sp.rows.len();
-        for &(u, v) in &dec.master_pairs {
+        for &(p, t) in &self.rows {
+            let (u, v) = dec.master_pairs[p];
             let c = lp.c_dn[u * n + v];
             let (a, b) = (self.index[u], self.index[v]);
-            for t in 0..k {
-                sp.row(
-                    vec![(a * k + t, 1.0 / c), (b * k + t, -1.0)],
-                    Sense::Le,
-                    0.0,
-                );
-            }
+            sp.row(
+                vec![(a * k + t, 1.0 / c), (b * k + t, -1.0)],
+                Sense::Le,
+                0.0,
+            );
         }
         let chain0 = sp.rows.len();
         for &(ci, t) in &self.chain_rows {
@@ -181,13 +265,13 @@ impl<'a> Master<'a> {
         }
         let sol = sp.solve_ipm_unrefined()?;
         let y = sol.x[..nm * k].to_vec();
-        let gamma = dec
-            .master_pairs
-            .iter()
-            .flat_map(|&(u, v)| std::iter::repeat_n(lp.c_dn[u * n + v], k))
-            .zip(&sol.duals[priv0..chain0])
-            .map(|(c, &z)| z.max(0.0) / c)
-            .collect();
+        // Rows not in the LP keep γ = 0 (any γ ≥ 0 is a valid dual; at the loop's end
+        // none is broken, so this is an optimal dual of the whole master).
+        let mut gamma = vec![0.0; dec.master_pairs.len() * k];
+        for (&(p, t), &z) in self.rows.iter().zip(&sol.duals[priv0..chain0]) {
+            let (u, v) = dec.master_pairs[p];
+            gamma[p * k + t] = z.max(0.0) / lp.c_dn[u * n + v];
+        }
         Ok(MasterSolution {
             theta: sol.x[theta0..theta0 + dec.subsets.len()].to_vec(),
             y,

@@ -121,7 +121,7 @@ impl<'a> Master<'a> {
         self.rows.len()
     }
 
-    /// Add the master privacy rows that `y` breaks (y_u,k − c_dn·y_v,k above
+    /// Add the master privacy rows that `y` (≥ 0) breaks (y_u,k − c_dn·y_v,k above
     /// [`SEPARATION_TOL`]) and, if there are any, those it holds within [`NEAR_TIGHT`] of
     /// tight; returns how many were added.
     fn add_violated_rows(&mut self, y: &[f64]) -> usize {
@@ -190,7 +190,11 @@ impl<'a> Master<'a> {
         let mut chain_rounds = 1;
         loop {
             let sol = self.solve()?;
-            let rows = self.add_violated_rows(&sol.y);
+            // The interior point's tiny negative entries count as 0 (a −10⁻¹² value times
+            // a constant up to the cap would make a row look broken that joining cannot
+            // mend).
+            let y: Vec<f64> = sol.y.iter().map(|v| v.max(0.0)).collect();
+            let rows = self.add_violated_rows(&y);
             let chains = if chain_rounds < CHAIN_ROUNDS {
                 chain_rounds += 1;
                 self.add_violated_chains(&sol.y)

@@ -19,7 +19,7 @@
 //! Only the free records' cost is in the cut: the fixed records' cost is the master's
 //! (the published code counts it twice).
 
-use crate::lp::simplex::SolveError;
+use crate::lp::simplex::{SolveError, SEPARATION_TOL};
 use crate::lp::sparse::{Sense, SparseLp};
 use serde::{Deserialize, Serialize};
 
@@ -97,7 +97,7 @@ const GAMMA_FLOOR: f64 = 1e-13;
 /// the LP and, for each of its privacy rows, the row (pair index · K + k) of `input` it is,
 /// so that its dual is that row's multiplier (any γ ≥ 0 gives a valid cut, the others are
 /// 0).
-fn lower(input: &SubInput, aggregate: bool) -> (SparseLp, Vec<u32>) {
+fn lower(input: &SubInput, aggregate: bool, present: &[bool]) -> (SparseLp, Vec<u32>) {
     let k = input.k;
     let mut lp = SparseLp::default();
     for i in 0..input.n_free * k {
@@ -126,7 +126,9 @@ fn lower(input: &SubInput, aggregate: bool) -> (SparseLp, Vec<u32>) {
             match bound_of(p, j) {
                 Some((i, true, b)) if aggregate => upper[i] = upper[i].min(b),
                 Some((i, false, b)) if aggregate => lower[i] = lower[i].max(b),
-                _ => kept.push((pi, j)),
+                Some(_) => kept.push((pi, j)),
+                None if present[pi * k + j] => kept.push((pi, j)),
+                None => {}
             }
         }
     }
@@ -237,11 +239,83 @@ pub fn solve_primal(input: &SubInput) -> Result<SubOutput, SolveError> {
     solve_form(input, true)
 }
 
-/// [`solve_subproblem`] in one form (aggregated bound rows or every row).
+/// The rows between two free records start from each free record's rows to this many
+/// nearest free records (every output); the others join when a solve breaks them
+/// ([`solve_form`]).
+pub const FREE_NEIGHBOURS: usize = 2;
+
+/// A solve that breaks rows also adds those held within this fraction of tight (as
+/// `ipm`'s margin rule).
+const NEAR_TIGHT: f64 = 0.05;
+
+/// The starting free–free rows ([`FREE_NEIGHBOURS`]), by row (pair index · K + k).
+fn start_rows(input: &SubInput) -> Vec<bool> {
+    let k = input.k;
+    let mut by_free: Vec<Vec<usize>> = vec![vec![]; input.n_free];
+    for (pi, p) in input.pairs.iter().enumerate() {
+        if let (End::Free(a), End::Free(_)) = (p.a, p.b) {
+            by_free[a as usize].push(pi);
+        }
+    }
+    let mut present = vec![false; input.pairs.len() * k];
+    for mut ps in by_free {
+        ps.sort_by(|&a, &b| input.pairs[a].c.total_cmp(&input.pairs[b].c));
+        for &pi in ps.iter().take(FREE_NEIGHBOURS) {
+            present[pi * k..(pi + 1) * k].fill(true);
+        }
+    }
+    present
+}
+
+/// Add to `present` the free–free rows `x` (≥ 0) breaks (x_a,k − c·x_b,k above
+/// [`SEPARATION_TOL`]) and, if any, those it holds within [`NEAR_TIGHT`] of tight;
+/// returns whether any row was broken.
+fn add_broken(input: &SubInput, x: &[f64], present: &mut [bool]) -> bool {
+    let k = input.k;
+    let free_free = |p: &SubPair| match (p.a, p.b) {
+        (End::Free(a), End::Free(b)) => Some((a as usize, b as usize)),
+        _ => None,
+    };
+    let mut broken = false;
+    for (pi, p) in input.pairs.iter().enumerate() {
+        if let Some((a, b)) = free_free(p) {
+            broken |= (0..k).any(|j| {
+                !present[pi * k + j] && x[a * k + j] - p.c * x[b * k + j] > SEPARATION_TOL
+            });
+        }
+    }
+    if broken {
+        for (pi, p) in input.pairs.iter().enumerate() {
+            if let Some((a, b)) = free_free(p) {
+                for j in 0..k {
+                    let xa = x[a * k + j];
+                    if xa > SEPARATION_TOL && xa >= (1.0 - NEAR_TIGHT) * p.c * x[b * k + j] {
+                        present[pi * k + j] = true;
+                    }
+                }
+            }
+        }
+    }
+    broken
+}
+
+/// [`solve_subproblem`] in one form (aggregated bound rows or every row). The rows between
+/// two free records are lazy: from [`start_rows`], the broken ones join and the LP is
+/// solved again until none is broken (rows only join, so this ends); its duals with 0 on
+/// the rows left out are then the whole subproblem's, and any γ ≥ 0 gives a valid cut.
 fn solve_form(input: &SubInput, aggregate: bool) -> Result<SubOutput, SolveError> {
     let nx = input.n_free * input.k;
-    let (lp, rows) = lower(input, aggregate);
-    let sol = lp.solve_ipm_unrefined()?;
+    let mut present = start_rows(input);
+    let (sol, rows) = loop {
+        let (lp, rows) = lower(input, aggregate, &present);
+        let sol = lp.solve_ipm_unrefined()?;
+        // The interior point's tiny negative entries count as 0 (with c up to the cap, a
+        // −10⁻¹² entry would otherwise make a row look broken that joining cannot mend).
+        let x: Vec<f64> = sol.x[..nx].iter().map(|v| v.max(0.0)).collect();
+        if !add_broken(input, &x, &mut present) {
+            break (sol, rows);
+        }
+    };
     let mut z = vec![0.0; input.pairs.len() * input.k];
     for (&r, &d) in rows.iter().zip(&sol.duals[input.n_free..]) {
         z[r as usize] = d;
@@ -328,8 +402,9 @@ mod tests {
     #[test]
     fn aggregated_bounds_match_the_full_form() {
         let inp = input(vec![0.5, 0.5, 0.6, 0.4]);
-        let (agg, rows) = lower(&inp, true);
-        let (full, all) = lower(&inp, false);
+        let every = vec![true; inp.pairs.len() * inp.k];
+        let (agg, rows) = lower(&inp, true, &every);
+        let (full, all) = lower(&inp, false, &every);
         assert_eq!((rows.len(), all.len()), (4, 8));
         assert!(agg.rows.len() < full.rows.len());
         let (a, f) = (

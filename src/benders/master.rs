@@ -6,10 +6,11 @@
 //! records' cost is counted here and only here.
 
 use super::chain::{self, Chain};
+use super::lazy;
 use super::partition::{Decomposition, Subset};
 use super::sub::Cut;
 use crate::lp::model::PrivacyLp;
-use crate::lp::simplex::{SolveError, SEPARATION_TOL};
+use crate::lp::simplex::SolveError;
 use crate::lp::sparse::{Sense, SparseLp};
 use std::collections::HashSet;
 
@@ -18,10 +19,6 @@ const CHAIN_ROUNDS: usize = 10;
 
 /// Most chain rows added per master solve, per master record.
 const CHAIN_ROWS_PER_MASTER_RECORD: usize = 50;
-
-/// A round that breaks rows also adds those held within this fraction of tight (as
-/// `ipm`'s margin rule): fewer rounds.
-const NEAR_TIGHT: f64 = 0.05;
 
 /// A cut θ_s ≥ a + g·y of subset `subset`.
 pub struct StoredCut {
@@ -41,8 +38,10 @@ pub struct Master<'a> {
     pub chains: Vec<Chain>,
     pub chain_rows: Vec<(usize, usize)>,
     chain_set: HashSet<(usize, usize)>,
-    /// The master privacy rows in the LP, as (index into `dec.master_pairs`, output), and
-    /// which of them are present (pair index · K + output).
+    /// `dec.master_pairs` as lazy pairs (master indices and c_dn), the rows in the LP as
+    /// (pair index, output) in the order they joined, and which are present (pair
+    /// index · K + output).
+    pairs: Vec<Option<(usize, usize, f64)>>,
     rows: Vec<(usize, usize)>,
     present: Vec<bool>,
 }
@@ -78,26 +77,13 @@ impl<'a> Master<'a> {
         for (j, &m) in dec.master.iter().enumerate() {
             index[m] = j;
         }
-        // Each master record's pairs to its nearest master records (smallest constant).
-        let (n, k) = (lp.n, lp.k());
-        let mut by_record: Vec<Vec<usize>> = vec![vec![]; lp.n];
-        for (p, &(u, _)) in dec.master_pairs.iter().enumerate() {
-            by_record[u].push(p);
-        }
+        let k = lp.k();
+        let pairs = lazy_pairs(lp, dec, &index);
         let mut present = vec![false; dec.master_pairs.len() * k];
         let mut rows = vec![];
-        for mut ps in by_record {
-            ps.sort_by(|&a, &b| {
-                let (ua, va) = dec.master_pairs[a];
-                let (ub, vb) = dec.master_pairs[b];
-                lp.c_dn[ua * n + va].total_cmp(&lp.c_dn[ub * n + vb])
-            });
-            for &p in ps.iter().take(neighbours) {
-                for t in 0..k {
-                    present[p * k + t] = true;
-                    rows.push((p, t));
-                }
-            }
+        for p in lazy::nearest(&pairs, dec.master.len(), neighbours) {
+            present[p * k..(p + 1) * k].fill(true);
+            rows.extend((0..k).map(|t| (p, t)));
         }
         Master {
             lp,
@@ -111,6 +97,7 @@ impl<'a> Master<'a> {
             },
             chain_rows: vec![],
             chain_set: HashSet::new(),
+            pairs,
             rows,
             present,
         }
@@ -119,39 +106,6 @@ impl<'a> Master<'a> {
     /// Master privacy rows in the LP so far.
     pub fn rows_present(&self) -> usize {
         self.rows.len()
-    }
-
-    /// Add the master privacy rows that `y` (≥ 0) breaks (y_u,k − c_dn·y_v,k above
-    /// [`SEPARATION_TOL`]) and, if there are any, those it holds within [`NEAR_TIGHT`] of
-    /// tight; returns how many were added.
-    fn add_violated_rows(&mut self, y: &[f64]) -> usize {
-        let (lp, k) = (self.lp, self.lp.k());
-        let n = lp.n;
-        let excess = |p: usize, t: usize, scale: f64| {
-            let (u, v) = self.dec.master_pairs[p];
-            let (a, b) = (self.index[u], self.index[v]);
-            y[a * k + t] - scale * lp.c_dn[u * n + v] * y[b * k + t]
-        };
-        let absent = || {
-            (0..self.dec.master_pairs.len())
-                .flat_map(move |p| (0..k).map(move |t| (p, t)))
-                .filter(|&(p, t)| !self.present[p * k + t])
-        };
-        let broken = absent().any(|(p, t)| excess(p, t, 1.0) > SEPARATION_TOL);
-        if !broken {
-            return 0;
-        }
-        let new: Vec<(usize, usize)> = absent()
-            .filter(|&(p, t)| {
-                let (u, _) = self.dec.master_pairs[p];
-                y[self.index[u] * k + t] > SEPARATION_TOL && excess(p, t, 1.0 - NEAR_TIGHT) >= 0.0
-            })
-            .collect();
-        for &(p, t) in &new {
-            self.present[p * k + t] = true;
-        }
-        self.rows.extend(&new);
-        new.len()
     }
 
     /// Add the chain rows the master values `y` break (by more than [`chain::TOL`]), at
@@ -190,11 +144,10 @@ impl<'a> Master<'a> {
         let mut chain_rounds = 1;
         loop {
             let sol = self.solve()?;
-            // The interior point's tiny negative entries count as 0 (a −10⁻¹² value times
-            // a constant up to the cap would make a row look broken that joining cannot
-            // mend).
+            // Negative entries count as 0 (`lazy::separate`).
             let y: Vec<f64> = sol.y.iter().map(|v| v.max(0.0)).collect();
-            let rows = self.add_violated_rows(&y);
+            let rows = lazy::separate(&self.pairs, self.lp.k(), &y, &mut self.present);
+            self.rows.extend(&rows);
             let chains = if chain_rounds < CHAIN_ROUNDS {
                 chain_rounds += 1;
                 self.add_violated_chains(&sol.y)
@@ -202,7 +155,7 @@ impl<'a> Master<'a> {
                 0
             };
             added += chains;
-            if rows == 0 && chains == 0 {
+            if rows.is_empty() && chains == 0 {
                 return Ok((sol, added));
             }
         }
@@ -296,4 +249,16 @@ impl<'a> Master<'a> {
                 .collect(),
         })
     }
+}
+
+/// `dec.master_pairs` as [`lazy`] pairs: (master index of u, of v, c_dn(u, v)).
+fn lazy_pairs(
+    lp: &PrivacyLp,
+    dec: &Decomposition,
+    index: &[usize],
+) -> Vec<Option<(usize, usize, f64)>> {
+    dec.master_pairs
+        .iter()
+        .map(|&(u, v)| Some((index[u], index[v], lp.c_dn[u * lp.n + v])))
+        .collect()
 }

@@ -20,6 +20,7 @@
 
 pub mod chain;
 mod incumbent;
+mod lazy;
 pub mod master;
 pub mod partition;
 pub mod sub;

@@ -19,7 +19,8 @@
 //! Only the free records' cost is in the cut: the fixed records' cost is the master's
 //! (the published code counts it twice).
 
-use crate::lp::simplex::{SolveError, SEPARATION_TOL};
+use super::lazy;
+use crate::lp::simplex::SolveError;
 use crate::lp::sparse::{Sense, SparseLp};
 use serde::{Deserialize, Serialize};
 
@@ -244,75 +245,37 @@ pub fn solve_primal(input: &SubInput) -> Result<SubOutput, SolveError> {
 /// ([`solve_form`]).
 pub const FREE_NEIGHBOURS: usize = 2;
 
-/// A solve that breaks rows also adds those held within this fraction of tight (as
-/// `ipm`'s margin rule).
-const NEAR_TIGHT: f64 = 0.05;
-
-/// The starting free–free rows ([`FREE_NEIGHBOURS`]), by row (pair index · K + k).
-fn start_rows(input: &SubInput) -> Vec<bool> {
-    let k = input.k;
-    let mut by_free: Vec<Vec<usize>> = vec![vec![]; input.n_free];
-    for (pi, p) in input.pairs.iter().enumerate() {
-        if let (End::Free(a), End::Free(_)) = (p.a, p.b) {
-            by_free[a as usize].push(pi);
-        }
-    }
-    let mut present = vec![false; input.pairs.len() * k];
-    for mut ps in by_free {
-        ps.sort_by(|&a, &b| input.pairs[a].c.total_cmp(&input.pairs[b].c));
-        for &pi in ps.iter().take(FREE_NEIGHBOURS) {
-            present[pi * k..(pi + 1) * k].fill(true);
-        }
-    }
-    present
-}
-
-/// Add to `present` the free–free rows `x` (≥ 0) breaks (x_a,k − c·x_b,k above
-/// [`SEPARATION_TOL`]) and, if any, those it holds within [`NEAR_TIGHT`] of tight;
-/// returns whether any row was broken.
-fn add_broken(input: &SubInput, x: &[f64], present: &mut [bool]) -> bool {
-    let k = input.k;
-    let free_free = |p: &SubPair| match (p.a, p.b) {
-        (End::Free(a), End::Free(b)) => Some((a as usize, b as usize)),
-        _ => None,
-    };
-    let mut broken = false;
-    for (pi, p) in input.pairs.iter().enumerate() {
-        if let Some((a, b)) = free_free(p) {
-            broken |= (0..k).any(|j| {
-                !present[pi * k + j] && x[a * k + j] - p.c * x[b * k + j] > SEPARATION_TOL
-            });
-        }
-    }
-    if broken {
-        for (pi, p) in input.pairs.iter().enumerate() {
-            if let Some((a, b)) = free_free(p) {
-                for j in 0..k {
-                    let xa = x[a * k + j];
-                    if xa > SEPARATION_TOL && xa >= (1.0 - NEAR_TIGHT) * p.c * x[b * k + j] {
-                        present[pi * k + j] = true;
-                    }
-                }
-            }
-        }
-    }
-    broken
+/// The pairs between two free records as [`lazy`] pairs (local free indices, c); `None`
+/// for a pair with a fixed end (those rows are kept as [`lower`] says).
+fn free_pairs(input: &SubInput) -> Vec<Option<(usize, usize, f64)>> {
+    input
+        .pairs
+        .iter()
+        .map(|p| match (p.a, p.b) {
+            (End::Free(a), End::Free(b)) => Some((a as usize, b as usize, p.c)),
+            _ => None,
+        })
+        .collect()
 }
 
 /// [`solve_subproblem`] in one form (aggregated bound rows or every row). The rows between
-/// two free records are lazy: from [`start_rows`], the broken ones join and the LP is
+/// two free records are lazy ([`super::lazy`]): from each free record's
+/// [`FREE_NEIGHBOURS`] nearest, the broken ones join and the LP is
 /// solved again until none is broken (rows only join, so this ends); its duals with 0 on
 /// the rows left out are then the whole subproblem's, and any γ ≥ 0 gives a valid cut.
 fn solve_form(input: &SubInput, aggregate: bool) -> Result<SubOutput, SolveError> {
     let nx = input.n_free * input.k;
-    let mut present = start_rows(input);
+    let pairs = free_pairs(input);
+    let mut present = vec![false; input.pairs.len() * input.k];
+    for p in lazy::nearest(&pairs, input.n_free, FREE_NEIGHBOURS) {
+        present[p * input.k..(p + 1) * input.k].fill(true);
+    }
     let (sol, rows) = loop {
         let (lp, rows) = lower(input, aggregate, &present);
         let sol = lp.solve_ipm_unrefined()?;
-        // The interior point's tiny negative entries count as 0 (with c up to the cap, a
-        // −10⁻¹² entry would otherwise make a row look broken that joining cannot mend).
+        // Negative entries count as 0 (`lazy::separate`).
         let x: Vec<f64> = sol.x[..nx].iter().map(|v| v.max(0.0)).collect();
-        if !add_broken(input, &x, &mut present) {
+        if lazy::separate(&pairs, input.k, &x, &mut present).is_empty() {
             break (sol, rows);
         }
     };

@@ -149,12 +149,22 @@ pub fn near_tight(
             (0..kk).filter_map(move |k| {
                 let (mu, mv) = (m[u * kk + k], m[v * kk + k]);
                 let row = (u as u32, v as u32, k as u32);
-                let violated = mu - c * mv > SEPARATION_TOL;
-                let near = mu > SEPARATION_TOL && mu >= (1.0 - margin) * c * mv;
+                let (violated, near) = row_state(mu, c, mv, margin);
                 ((violated || near) && !present.contains(&row)).then_some(row)
             })
         })
         .collect()
+}
+
+/// The lazy-row rule for one row M_u ≤ c·M_v at values `mu`, `mv`: whether it is broken
+/// (by more than [`SEPARATION_TOL`]) and whether it is held within `margin` of tight
+/// (mu ≥ (1 − margin)·c·mv with mu above the tolerance). With mu, mv ≥ 0 a broken row is
+/// also near tight.
+pub fn row_state(mu: f64, c: f64, mv: f64, margin: f64) -> (bool, bool) {
+    (
+        mu - c * mv > SEPARATION_TOL,
+        mu > SEPARATION_TOL && mu >= (1.0 - margin) * c * mv,
+    )
 }
 
 /// Rows added per (u, k) and round: the most violated ones (measured in spec/lp.md §4).

@@ -61,68 +61,33 @@ impl Dense {
         }
     }
 
-    /// In-place Cholesky A = L·Lᵀ (lower triangle); a pivot below `floor` is raised to it
-    /// (static regularization of a nearly singular block).
-    fn cholesky(&mut self, floor: f64) {
+    /// The inverse of this symmetric positive (semi)definite matrix by faer's blocked
+    /// Cholesky (A + δI = L·Lᵀ, (L·Lᵀ)⁻¹ = L⁻ᵀ·L⁻¹; faer without its rayon feature runs
+    /// sequentially, the blocks run in parallel). δ = `shift` is the static regularization of a nearly singular block; if
+    /// rounding still leaves a non-positive pivot, δ is raised ×10³ (at most 3 times),
+    /// then `None`. (faer's in-place pivot regularization was not used: on a 2×2 singular
+    /// block it left a zero on L's diagonal.)
+    fn inverse_spd(&self, shift: f64) -> Option<Dense> {
+        use faer::linalg::solvers::DenseSolveCore;
         let n = self.n;
-        let a = &mut self.a;
-        for j in 0..n {
-            let mut d = a[j * n + j];
-            for p in 0..j {
-                d -= a[j * n + p] * a[j * n + p];
-            }
-            let d = d.max(floor).sqrt();
-            a[j * n + j] = d;
-            let (head, tail) = a.split_at_mut((j + 1) * n);
-            let rowj = &head[j * n..j * n + j];
-            for i in j + 1..n {
-                let rowi = &mut tail[(i - j - 1) * n..(i - j) * n];
-                let mut s = rowi[j];
-                for p in 0..j {
-                    s -= rowi[p] * rowj[p];
-                }
-                rowi[j] = s / d;
-            }
+        let mut delta = shift;
+        for _ in 0..4 {
+            // Row-major symmetric = column-major symmetric.
+            let a = faer::Mat::from_fn(n, n, |i, j| {
+                self.a[j * n + i] + if i == j { delta } else { 0.0 }
+            });
+            let Ok(llt) = faer::linalg::solvers::Llt::new(a.as_ref(), faer::Side::Lower) else {
+                delta *= 1e3;
+                continue;
+            };
+            let inv = llt.inverse();
+            let out: Vec<f64> = (0..n * n).map(|p| inv[(p / n, p % n)]).collect();
+            return out
+                .iter()
+                .all(|v| v.is_finite())
+                .then_some(Dense { n, a: out });
         }
-    }
-
-    /// The inverse from the Cholesky factor in `self` (lower triangle): (L·Lᵀ)⁻¹ = L⁻ᵀ·L⁻¹.
-    fn inverse_from_cholesky(&self) -> Dense {
-        let n = self.n;
-        let l = &self.a;
-        // Linv: lower triangular inverse of L, row-major.
-        let mut li = vec![0.0; n * n];
-        for j in 0..n {
-            li[j * n + j] = 1.0 / l[j * n + j];
-            for i in j + 1..n {
-                let mut s = 0.0;
-                for p in j..i {
-                    s -= l[i * n + p] * li[p * n + j];
-                }
-                li[i * n + j] = s / l[i * n + i];
-            }
-        }
-        // A⁻¹[i][j] = Σ_{p ≥ max(i,j)} Linv[p][i]·Linv[p][j].
-        let mut out = vec![0.0; n * n];
-        for p in 0..n {
-            let row = &li[p * n..p * n + p + 1];
-            for i in 0..=p {
-                let lpi = row[i];
-                if lpi == 0.0 {
-                    continue;
-                }
-                let o = &mut out[i * n..i * n + p + 1];
-                for j in 0..=i {
-                    o[j] += lpi * row[j];
-                }
-            }
-        }
-        for i in 0..n {
-            for j in 0..i {
-                out[j * n + i] = out[i * n + j];
-            }
-        }
-        Dense { n, a: out }
+        None
     }
 
     fn mul_vec(&self, x: &[f64], y: &mut [f64]) {
@@ -134,38 +99,75 @@ impl Dense {
     }
 }
 
-/// Solve a dense (symmetric) system by LU with partial pivoting; `None` if singular.
-fn lu_solve(mut a: Vec<f64>, n: usize, mut b: Vec<f64>) -> Option<Vec<f64>> {
-    for c in 0..n {
-        let p = (c..n).max_by(|&i, &j| a[i * n + c].abs().total_cmp(&a[j * n + c].abs()))?;
-        if a[p * n + c] == 0.0 || !a[p * n + c].is_finite() {
-            return None;
-        }
-        if p != c {
-            for j in 0..n {
-                a.swap(c * n + j, p * n + j);
+/// LU factorization with partial pivoting of a dense n×n matrix (row-major), computed
+/// once per iteration for the Schur complement and reused by every solve of that
+/// iteration (the predictor, the corrector and their refinement steps).
+struct Lu {
+    n: usize,
+    /// L (unit lower, below the diagonal) and U, in place.
+    a: Vec<f64>,
+    /// Row `c` of the factor is row `piv[c]` of the matrix after the swaps before it.
+    piv: Vec<usize>,
+}
+
+impl Lu {
+    /// `None` if a pivot is 0 or not finite.
+    fn factor(mut a: Vec<f64>, n: usize) -> Option<Lu> {
+        let mut piv = Vec::with_capacity(n);
+        for c in 0..n {
+            let p = (c..n).max_by(|&i, &j| a[i * n + c].abs().total_cmp(&a[j * n + c].abs()))?;
+            if a[p * n + c] == 0.0 || !a[p * n + c].is_finite() {
+                return None;
             }
-            b.swap(c, p);
-        }
-        let d = a[c * n + c];
-        for i in c + 1..n {
-            let f = a[i * n + c] / d;
-            if f != 0.0 {
-                for j in c..n {
-                    a[i * n + j] -= f * a[c * n + j];
+            piv.push(p);
+            if p != c {
+                for j in 0..n {
+                    a.swap(c * n + j, p * n + j);
                 }
-                b[i] -= f * b[c];
+            }
+            let d = a[c * n + c];
+            let (head, tail) = a.split_at_mut((c + 1) * n);
+            let rowc = &head[c * n..];
+            for rowi in tail.chunks_mut(n) {
+                let f = rowi[c] / d;
+                rowi[c] = f;
+                if f != 0.0 {
+                    for (x, y) in rowi[c + 1..].iter_mut().zip(&rowc[c + 1..]) {
+                        *x -= f * y;
+                    }
+                }
             }
         }
+        Some(Lu { n, a, piv })
     }
-    for c in (0..n).rev() {
-        let mut s = b[c];
-        for j in c + 1..n {
-            s -= a[c * n + j] * b[j];
+
+    /// Solve A x = b; `None` if the result is not finite.
+    fn solve(&self, mut b: Vec<f64>) -> Option<Vec<f64>> {
+        let (n, a) = (self.n, &self.a);
+        // The factor's rows carry every later swap (the whole row moves), so all swaps
+        // come first, then the unit lower solve.
+        for c in 0..n {
+            b.swap(c, self.piv[c]);
         }
-        b[c] = s / a[c * n + c];
+        for c in 0..n {
+            let bc = b[c];
+            if bc != 0.0 {
+                for i in c + 1..n {
+                    b[i] -= a[i * n + c] * bc;
+                }
+            }
+        }
+        for c in (0..n).rev() {
+            let s = b[c]
+                - a[c * n + c + 1..(c + 1) * n]
+                    .iter()
+                    .zip(&b[c + 1..])
+                    .map(|(x, y)| x * y)
+                    .sum::<f64>();
+            b[c] = s / a[c * n + c];
+        }
+        b.iter().all(|v| v.is_finite()).then_some(b)
     }
-    b.iter().all(|v| v.is_finite()).then_some(b)
 }
 
 /// The structure of one LP: pairs, scaled constants and costs.
@@ -266,10 +268,8 @@ struct Factor {
     inv: Vec<Dense>,
     /// 1/b_L (max loss).
     inv_bl: f64,
-    /// The 2n×2n (or n×n) Schur complement, row-major, and its size.
-    schur: Vec<f64>,
-    ns: usize,
-    theta: Vec<f64>,
+    /// The 2n×2n (or n×n) Schur complement, factorized.
+    schur: Lu,
 }
 
 /// v += a·dv (in parallel).
@@ -374,15 +374,19 @@ fn run(
         }
         it.w[n * kk] = 1.0 / cmax;
     }
-    let mut ax = vec![0.0; ni];
+    // Row-length buffers reused by every iteration (at n = 200 each is 64 MB, and fresh
+    // ones cost their page faults every time).
+    let mut rpi = vec![0.0; ni];
+    let mut theta = vec![0.0; ni];
+    let mut rsz = vec![0.0; ni];
     let mut rd = vec![0.0; nv];
     for iter in 0..MAX_ITER {
         // Residuals.
-        st.priv_rows(&it.x, &mut ax[..np]);
+        st.priv_rows(&it.x, &mut rpi[..np]);
         if max_loss {
-            st.loss_rows(&it.x, &mut ax[np..]);
+            st.loss_rows(&it.x, &mut rpi[np..]);
         }
-        let rpi: Vec<f64> = ax.par_iter().zip(&it.s).map(|(a, s)| a + s).collect();
+        rpi.par_iter_mut().zip(&it.s).for_each(|(a, s)| *a += s);
         let mut rpe = st.row_sums(&it.x);
         rpe.iter_mut().for_each(|r| *r -= 1.0);
         // r_d = c + A_Iᵀ z − A_Eᵀ y − w
@@ -433,12 +437,17 @@ fn run(
             ));
         }
         // Factorize.
-        let theta: Vec<f64> = it.z.par_iter().zip(&it.s).map(|(z, s)| z / s).collect();
+        theta
+            .par_iter_mut()
+            .zip(it.z.par_iter().zip(&it.s))
+            .for_each(|(t, (z, s))| *t = z / s);
         let f = factor(&st, &it, &theta)?;
         // Predictor (affine) and corrector directions.
-        let rsz_aff: Vec<f64> = it.s.iter().zip(&it.z).map(|(s, z)| s * z).collect();
+        rsz.par_iter_mut()
+            .zip(it.s.par_iter().zip(&it.z))
+            .for_each(|(r, (s, z))| *r = s * z);
         let rxw_aff: Vec<f64> = it.x.iter().zip(&it.w).map(|(x, w)| x * w).collect();
-        let aff = direction(&st, &it, &f, &rd, &rpe, &rpi, &rsz_aff, &rxw_aff)?;
+        let aff = direction(&st, &it, &f, &theta, &rd, &rpe, &rpi, &rsz, &rxw_aff)?;
         if aff.accuracy > ACCURACY {
             break;
         }
@@ -463,15 +472,14 @@ fn run(
                 .sum::<f64>())
             / (ni + nv) as f64;
         let sigma = (mu_aff / mu).powi(3).clamp(0.0, 1.0);
-        let rsz: Vec<f64> = (0..ni)
-            .into_par_iter()
-            .map(|i| it.s[i] * it.z[i] + aff.ds[i] * aff.dz[i] - sigma * mu)
-            .collect();
+        rsz.par_iter_mut()
+            .enumerate()
+            .for_each(|(i, r)| *r = it.s[i] * it.z[i] + aff.ds[i] * aff.dz[i] - sigma * mu);
         let rxw: Vec<f64> = (0..nv)
             .into_par_iter()
             .map(|j| it.x[j] * it.w[j] + aff.dx[j] * aff.dw[j] - sigma * mu)
             .collect();
-        let d = direction(&st, &it, &f, &rd, &rpe, &rpi, &rsz, &rxw)?;
+        let d = direction(&st, &it, &f, &theta, &rd, &rpe, &rpi, &rsz, &rxw)?;
         if d.accuracy > ACCURACY {
             break;
         }
@@ -519,10 +527,13 @@ fn factor(st: &Structure, it: &Iterate, theta: &[f64]) -> Result<Factor, SolveEr
                 b.a[u * n + u] += it.w[j] / it.x[j];
                 dmax = dmax.max(b.a[u * n + u]);
             }
-            b.cholesky(dmax * 1e-14 + 1e-300);
-            b.inverse_from_cholesky()
+            b.inverse_spd(dmax * 1e-14 + 1e-300).ok_or_else(|| {
+                SolveError(format!(
+                    "block interior point: output {k}'s block is not positive definite"
+                ))
+            })
         })
-        .collect();
+        .collect::<Result<_, _>>()?;
     let inv_bl = if st.max_loss {
         it.x[n * kk] / it.w[n * kk]
     } else {
@@ -569,13 +580,13 @@ fn factor(st: &Structure, it: &Iterate, theta: &[f64]) -> Result<Factor, SolveEr
             schur[i * ns + i] += 1.0 / theta[st.np() + i];
         }
     }
-    Ok(Factor {
-        inv,
-        inv_bl,
-        schur,
-        ns,
-        theta: theta.to_vec(),
-    })
+    let bad = schur.iter().filter(|v| !v.is_finite()).count();
+    let schur = Lu::factor(schur, ns).ok_or_else(|| {
+        SolveError(format!(
+            "block interior point: singular Schur complement ({bad} non-finite entries)"
+        ))
+    })?;
+    Ok(Factor { inv, inv_bl, schur })
 }
 
 struct Direction {
@@ -635,10 +646,11 @@ fn reduced_solve(
     } else {
         (0..n).map(|u| r2[u] - et[u]).collect()
     };
-    let bad_s = f.schur.iter().filter(|v| !v.is_finite()).count();
-    let bad_r = rhs.iter().filter(|v| !v.is_finite()).count();
-    let sol = lu_solve(f.schur.clone(), f.ns, rhs).ok_or_else(|| {
-        SolveError(format!("block interior point: singular Schur complement ({bad_s} non-finite entries, {bad_r} in the right side)"))
+    let bad = rhs.iter().filter(|v| !v.is_finite()).count();
+    let sol = f.schur.solve(rhs).ok_or_else(|| {
+        SolveError(format!(
+            "block interior point: non-finite Schur solve ({bad} non-finite entries in the right side)"
+        ))
     })?;
     let (p, dy) = if st.max_loss {
         (sol[..n].to_vec(), sol[n..].to_vec())
@@ -662,7 +674,10 @@ fn reduced_solve(
     Ok((apply_binv(st, f, &r), dy))
 }
 
-/// Apply the reduced operator: (M Δx − A_Eᵀ Δy, A_E Δx), M = A_Iᵀ Θ A_I + W/X.
+/// Apply the reduced operator: (M Δx − A_Eᵀ Δy, A_E Δx), M = A_Iᵀ Θ A_I + W/X. The
+/// privacy rows are applied in one fused pass per output (row value, times θ, back onto
+/// its two variables) instead of through a P·K-long vector: this runs at every
+/// refinement step and the rows are most of the memory traffic.
 fn apply_reduced(
     st: &Structure,
     it: &Iterate,
@@ -670,20 +685,30 @@ fn apply_reduced(
     dx: &[f64],
     dy: &[f64],
 ) -> (Vec<f64>, Vec<f64>) {
-    let (n, kk, np) = (st.n, st.kk, st.np());
-    let mut a = vec![0.0; np + if st.max_loss { n } else { 0 }];
-    st.priv_rows(dx, &mut a[..np]);
-    if st.max_loss {
-        st.loss_rows(dx, &mut a[np..]);
-    }
-    a.par_iter_mut().zip(theta).for_each(|(v, t)| *v *= t);
+    let (n, kk, np, np1) = (st.n, st.kk, st.np(), st.pairs.len());
     let mut g: Vec<f64> = (0..st.nv())
         .into_par_iter()
         .map(|j| it.w[j] / it.x[j] * dx[j] - if j < n * kk { dy[j % n] } else { 0.0 })
         .collect();
-    st.priv_rows_t(&a[..np], &mut g);
+    if np1 > 0 {
+        g[..n * kk]
+            .par_chunks_mut(n)
+            .zip(dx[..n * kk].par_chunks(n))
+            .zip(theta[..np].par_chunks(np1))
+            .for_each(|((gk, xk), th)| {
+                for (i, &(u, v)) in st.pairs.iter().enumerate() {
+                    let (u, v, a) = (u as usize, v as usize, st.inv_c[i]);
+                    let t = (xk[u] * a - xk[v]) * th[i];
+                    gk[u] += t * a;
+                    gk[v] -= t;
+                }
+            });
+    }
     if st.max_loss {
-        st.loss_rows_t(&a[np..], &mut g);
+        let mut a = vec![0.0; n];
+        st.loss_rows(dx, &mut a);
+        a.iter_mut().zip(&theta[np..]).for_each(|(v, t)| *v *= t);
+        st.loss_rows_t(&a, &mut g);
     }
     (g, st.row_sums(dx))
 }
@@ -695,24 +720,35 @@ fn direction(
     st: &Structure,
     it: &Iterate,
     f: &Factor,
+    theta: &[f64],
     rd: &[f64],
     rpe: &[f64],
     rpi: &[f64],
     rsz: &[f64],
     rxw: &[f64],
 ) -> Result<Direction, SolveError> {
-    let np = st.np();
+    let (n, kk, np, np1) = (st.n, st.kk, st.np(), st.pairs.len());
     let ni = rpi.len();
-    // q = S⁻¹(−r_sz + Z r_pI) on the inequality rows.
-    let q: Vec<f64> = (0..ni)
-        .into_par_iter()
-        .map(|i| (-rsz[i] + it.z[i] * rpi[i]) / it.s[i])
-        .collect();
+    // q = S⁻¹(−r_sz + Z r_pI) on the inequality rows, applied as A_Iᵀ q without storing
+    // it (one pass per output over its privacy rows), then
     // r1 = −r_d − A_Iᵀ q − X⁻¹ r_xw.
+    let q = |i: usize| (-rsz[i] + it.z[i] * rpi[i]) / it.s[i];
     let mut aq = vec![0.0; st.nv()];
-    st.priv_rows_t(&q[..np], &mut aq);
+    if np1 > 0 {
+        aq[..n * kk]
+            .par_chunks_mut(n)
+            .enumerate()
+            .for_each(|(k, gk)| {
+                for (i, &(u, v)) in st.pairs.iter().enumerate() {
+                    let qi = q(k * np1 + i);
+                    gk[u as usize] += qi * st.inv_c[i];
+                    gk[v as usize] -= qi;
+                }
+            });
+    }
     if st.max_loss {
-        st.loss_rows_t(&q[np..], &mut aq);
+        let ql: Vec<f64> = (np..ni).map(q).collect();
+        st.loss_rows_t(&ql, &mut aq);
     }
     let r1: Vec<f64> = (0..st.nv())
         .into_par_iter()
@@ -725,7 +761,7 @@ fn direction(
     let scale = norm(&r1, &r2).max(1e-300);
     let mut best: Option<(f64, Vec<f64>, Vec<f64>)> = None;
     for _ in 0..REFINE {
-        let (g, e) = apply_reduced(st, it, &f.theta, &dx, &dy);
+        let (g, e) = apply_reduced(st, it, theta, &dx, &dy);
         let c1: Vec<f64> = r1.iter().zip(&g).map(|(a, b)| a - b).collect();
         let c2: Vec<f64> = r2.iter().zip(&e).map(|(a, b)| a - b).collect();
         let res = norm(&c1, &c2);
@@ -748,13 +784,25 @@ fn direction(
         dy = by;
         accuracy = r / scale;
     }
-    // Back-substitution.
-    let mut adx = vec![0.0; ni];
-    st.priv_rows(&dx, &mut adx[..np]);
-    if st.max_loss {
-        st.loss_rows(&dx, &mut adx[np..]);
+    // Back-substitution: Δs = −r_pI − A_I Δx, the privacy rows one pass per output.
+    let mut ds = vec![0.0; ni];
+    if np1 > 0 {
+        ds[..np]
+            .par_chunks_mut(np1)
+            .zip(dx[..n * kk].par_chunks(n))
+            .zip(rpi[..np].par_chunks(np1))
+            .for_each(|((d, xk), r)| {
+                for (i, &(u, v)) in st.pairs.iter().enumerate() {
+                    d[i] = -r[i] - (xk[u as usize] * st.inv_c[i] - xk[v as usize]);
+                }
+            });
     }
-    let ds: Vec<f64> = (0..ni).into_par_iter().map(|i| -rpi[i] - adx[i]).collect();
+    if st.max_loss {
+        st.loss_rows(&dx, &mut ds[np..]);
+        for (d, r) in ds[np..].iter_mut().zip(&rpi[np..]) {
+            *d = -r - *d;
+        }
+    }
     let dz: Vec<f64> = (0..ni)
         .into_par_iter()
         .map(|i| (-rsz[i] - it.z[i] * ds[i]) / it.s[i])
@@ -771,4 +819,65 @@ fn direction(
         ds,
         dz,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A matrix that needs row swaps (zero leading pivot): the factor-once LU solves it, and
+    /// a singular one is refused.
+    #[test]
+    fn lu_with_pivoting_solves_and_refuses_singular() {
+        let a = vec![0.0, 2.0, 1.0, 1.0, 1.0, 0.0, 3.0, 0.0, 1.0];
+        let x = [1.0, -2.0, 0.5];
+        let b: Vec<f64> = (0..3)
+            .map(|i| (0..3).map(|j| a[i * 3 + j] * x[j]).sum())
+            .collect();
+        let lu = Lu::factor(a, 3).unwrap();
+        for _ in 0..2 {
+            let got = lu.solve(b.clone()).unwrap();
+            for (g, w) in got.iter().zip(x) {
+                assert!((g - w).abs() < 1e-12, "{got:?}");
+            }
+        }
+        assert!(Lu::factor(vec![1.0, 2.0, 2.0, 4.0], 2).is_none());
+    }
+
+    /// faer's Cholesky inverse: A·A⁻¹ = I and symmetric; a singular block gets finite
+    /// entries from the shift, an indefinite one none.
+    #[test]
+    fn inverse_spd_inverts_and_regularizes() {
+        let n = 5;
+        let mut a = Dense::zeros(n);
+        for i in 0..n {
+            for j in 0..n {
+                a.a[i * n + j] = 1.0 / (1 + i + j) as f64 + if i == j { 1.0 } else { 0.0 };
+            }
+        }
+        let inv = a.inverse_spd(1e-14).unwrap();
+        for i in 0..n {
+            for j in 0..n {
+                let p: f64 = (0..n).map(|k| a.a[i * n + k] * inv.a[k * n + j]).sum();
+                assert!(
+                    (p - f64::from(u8::from(i == j))).abs() < 1e-10,
+                    "({i},{j}) {p}"
+                );
+                assert_eq!(inv.a[i * n + j], inv.a[j * n + i]);
+            }
+        }
+        let singular = Dense {
+            n: 2,
+            a: vec![1.0, 1.0, 1.0, 1.0],
+        };
+        let si = singular.inverse_spd(1e-12).unwrap();
+        assert!(si.a.iter().all(|v| v.is_finite()), "{:?}", si.a);
+        // Indefinite: refused after the shifts.
+        let indefinite = Dense {
+            n: 2,
+            a: vec![1.0, 0.0, 0.0, -1.0],
+        };
+        let r = indefinite.inverse_spd(1e-12);
+        assert!(r.is_none(), "{:?}", r.map(|d| d.a));
+    }
 }

@@ -63,10 +63,11 @@ impl Dense {
 
     /// The inverse of this symmetric positive (semi)definite matrix by faer's blocked
     /// Cholesky (A + δI = L·Lᵀ, (L·Lᵀ)⁻¹ = L⁻ᵀ·L⁻¹; faer without its rayon feature runs
-    /// sequentially, the blocks run in parallel). δ = `shift` is the static regularization of a nearly singular block; if
-    /// rounding still leaves a non-positive pivot, δ is raised ×10³ (at most 3 times),
-    /// then `None`. (faer's in-place pivot regularization was not used: on a 2×2 singular
-    /// block it left a zero on L's diagonal.)
+    /// sequentially, the blocks run in parallel). δ = `shift` is the static
+    /// regularization of a nearly singular block; if rounding still leaves a non-positive
+    /// pivot, δ is raised ×10³ (at most 3 times), then `None`. (faer's in-place pivot
+    /// regularization was not used: on a 2×2 singular block it left a zero on L's
+    /// diagonal.)
     fn inverse_spd(&self, shift: f64) -> Option<Dense> {
         use faer::linalg::solvers::DenseSolveCore;
         let n = self.n;
@@ -101,7 +102,8 @@ impl Dense {
 
 /// LU factorization with partial pivoting of a dense n×n matrix (row-major), computed
 /// once per iteration for the Schur complement and reused by every solve of that
-/// iteration (the predictor, the corrector and their refinement steps).
+/// iteration (the predictor, the corrector and their refinement steps). faer's
+/// `PartialPivLu` was measured slower here (spec/crates.md).
 struct Lu {
     n: usize,
     /// L (unit lower, below the diagonal) and U, in place.

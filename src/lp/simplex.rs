@@ -56,6 +56,39 @@ pub struct Dual {
     pub seconds: f64,
 }
 
+impl Dual {
+    /// Drop the smallest multipliers γ while their sum stays within `budget`, to shorten
+    /// the certificate; returns how many were dropped and their sum. Any γ ≥ 0 is a valid
+    /// certificate (`lp::certificate`), so this is always sound. It costs little: in
+    /// α_u = min_k [w_u c(u,k) + Σ_{(u,v,k)} γ − Σ_{(v,u,k)} c_up γ], dropping the γ of
+    /// row (u, v, k) lowers α_u by at most γ and cannot lower α_v, so the bound Σ_u α_u
+    /// falls by at most the dropped sum (spec/benders.md §3).
+    pub fn sparsify(&mut self, budget: f64) -> (usize, f64) {
+        if budget.is_nan() || budget <= 0.0 {
+            return (0, 0.0);
+        }
+        let mut order: Vec<usize> = (0..self.gamma.len()).collect();
+        order.sort_unstable_by(|&a, &b| self.gamma[a].3.total_cmp(&self.gamma[b].3));
+        let mut drop = vec![false; self.gamma.len()];
+        let (mut count, mut sum) = (0, 0.0);
+        for i in order {
+            let g = self.gamma[i].3;
+            if sum + g > budget {
+                break;
+            }
+            sum += g;
+            drop[i] = true;
+            count += 1;
+        }
+        let mut i = 0;
+        self.gamma.retain(|_| {
+            i += 1;
+            !drop[i - 1]
+        });
+        (count, sum)
+    }
+}
+
 /// The LP solver failed (numerical trouble, or the LP is infeasible / unbounded, which
 /// the privacy LPs never are: the uniform mechanism is feasible and costs are ≥ 0).
 #[derive(Debug)]

@@ -666,6 +666,57 @@ mod tests {
         );
     }
 
+    /// [`simplex::Dual::sparsify`] (Benders' certificates): the proven bound falls by at
+    /// most the dropped multipliers' sum, and the smallest are the ones dropped.
+    #[test]
+    fn sparsified_dual_loses_at_most_the_dropped_sum() {
+        let pts = (0..8)
+            .map(|i| vec![Q::from_signeds(7 * i * i % 11, 10)])
+            .collect();
+        let space = Space::from_points(MetricKind::Euclidean, pts, None).unwrap();
+        let (eps, eta) = (Q::from(2u32), Q::from_signeds(1, 2));
+        let params = PmoParams {
+            within: Some(&eta),
+            prior: None,
+            cost: None,
+            outputs: None,
+        };
+        let lp = pmo_lp(&space, &eps, &params, 256).unwrap();
+        let silent = crate::progress::Silent;
+        let (p, d) = ipm::solve(&lp, &silent).unwrap();
+        let pb = problem(&lp, &eps, Some(&eta), None, 256);
+        let bound = |d: simplex::Dual| {
+            certify_dual(&lp, p.objective, None, d, &pb, None, &silent)
+                .unwrap()
+                .lower_bound
+                .unwrap_or(0.0)
+        };
+        let full = bound(d.clone());
+        assert!(full > 0.0 && !d.gamma.is_empty());
+        let mut dropped_any = false;
+        for budget in [0.0, 1e-12, 1e-6, 1e-3, 1e-1, 10.0].map(|b| b * full) {
+            let mut s = d.clone();
+            let (count, sum) = s.sparsify(budget);
+            assert!(sum <= budget, "{sum} > {budget}");
+            assert_eq!(s.gamma.len() + count, d.gamma.len());
+            let kept_min = s.gamma.iter().map(|g| g.3).fold(f64::INFINITY, f64::min);
+            let dropped_max = d
+                .gamma
+                .iter()
+                .filter(|g| !s.gamma.contains(g))
+                .map(|g| g.3)
+                .fold(0.0, f64::max);
+            assert!(
+                dropped_max <= kept_min,
+                "{dropped_max} dropped, {kept_min} kept"
+            );
+            let b = bound(s);
+            assert!(b >= full - sum - 1e-12 * full, "{b} < {full} - {sum}");
+            dropped_any |= count > 0;
+        }
+        assert!(dropped_any);
+    }
+
     #[test]
     fn objective_f64_is_the_written_matrix_loss() {
         let pts = vec![

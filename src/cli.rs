@@ -3,6 +3,7 @@
 
 use crate::{suite, tools, user};
 use clap::{Parser, Subcommand};
+use mdp::io::Limits;
 use mdp::mechanisms::optimal;
 
 #[derive(Parser)]
@@ -224,6 +225,20 @@ pub(crate) struct SpaceEps {
     /// suffix: 8G).
     #[arg(long, default_value = "8G", value_parser = memory_value)]
     pub(crate) max_memory: u64,
+    /// Refuse a space whose n×n pairwise table exceeds this many entries (the default
+    /// admits n = 4 000; the LP's own memory is still bounded by --max-memory).
+    #[arg(long, default_value_t = Limits::default().max_entries)]
+    pub(crate) max_entries: u64,
+}
+
+impl SpaceEps {
+    /// The input limits these flags set (the others at their defaults).
+    pub(crate) fn limits(&self) -> Limits {
+        Limits {
+            max_entries: self.max_entries,
+            ..Limits::default()
+        }
+    }
 }
 
 /// A memory size: bytes, or a number with a K, M or G suffix (powers of 1024).

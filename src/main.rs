@@ -108,7 +108,12 @@ fn certify_error(e: &CertifyError) -> String {
 
 /// Load the space of an LP mechanism; LP mechanisms need a metric (exit 2 otherwise).
 pub(crate) fn lp_space(spec: &str) -> Result<mdp::metric::Space, String> {
-    require_metric(io::load_space(spec, &Limits::default()).map_err(fail)?)
+    lp_space_within(spec, &Limits::default())
+}
+
+/// [`lp_space`] under the limits of `--max-entries` (`mdp build`, `mdp lp export`).
+fn lp_space_within(spec: &str, limits: &Limits) -> Result<mdp::metric::Space, String> {
+    require_metric(io::load_space(spec, limits).map_err(fail)?)
 }
 
 /// A loaded space that LP mechanisms and samplers accept: a metric (exit 2 otherwise).
@@ -199,7 +204,7 @@ fn replacement_arg(a: &ReplacementArgs) -> Result<produce::ReplacementSpec, Stri
 /// the `stats:` line.
 fn build(base: &SpaceEps, family: Family, output: &str, quiet: bool) -> Result<i32, String> {
     let eps = epsilon(&base.epsilon)?;
-    let space = lp_space(&base.space)?;
+    let space = lp_space_within(&base.space, &base.limits())?;
     let req = Request {
         max_memory: base.max_memory,
         ..Request::new(&space, &base.space, eps)
@@ -292,6 +297,7 @@ fn run(cli: Cli) -> Result<i32, String> {
                     space,
                     epsilon,
                     max_memory: produce::DEFAULT_MAX_MEMORY,
+                    max_entries: Limits::default().max_entries,
                 };
                 build(&base, Family::Exponential { weights }, &output, true)
             }
@@ -460,7 +466,7 @@ fn lp_export(problem: LpProblem) -> Result<i32, String> {
     match problem {
         LpProblem::Optimal { base, output } => {
             let eps = epsilon(&base.epsilon)?;
-            let space = lp_space(&base.space)?;
+            let space = lp_space_within(&base.space, &base.limits())?;
             export(
                 &optimal::optimal_lp(&space, &eps, produce::MAX_PREC),
                 &output,
@@ -468,7 +474,7 @@ fn lp_export(problem: LpProblem) -> Result<i32, String> {
         }
         LpProblem::Pmo { base, pmo, output } => {
             let eps = epsilon(&base.epsilon)?;
-            let space = lp_space(&base.space)?;
+            let space = lp_space_within(&base.space, &base.limits())?;
             let pmo = pmo_params(&pmo)?;
             match optimal::pmo_lp(&space, &eps, &pmo.params(), produce::MAX_PREC) {
                 Ok(lp) => export(&lp, &output),
@@ -477,7 +483,7 @@ fn lp_export(problem: LpProblem) -> Result<i32, String> {
         }
         LpProblem::Spanner { base, k, output } => {
             let eps = epsilon(&base.epsilon)?;
-            let space = lp_space(&base.space)?;
+            let space = lp_space_within(&base.space, &base.limits())?;
             let k = produce::check_spanner_k(k, space.n()).map_err(|e| flag_error(&e))?;
             let t = 2 * u64::from(k) - 1;
             let (edges, _) = spanner::greedy_spanner(&space, t as f64);
@@ -499,7 +505,7 @@ fn lp_export(problem: LpProblem) -> Result<i32, String> {
             output,
         } => {
             let eps = epsilon(&base.epsilon)?;
-            let space = lp_space(&base.space)?;
+            let space = lp_space_within(&base.space, &base.limits())?;
             let repl = produce::replacement(&space, &replacement_arg(&repl)?)
                 .map_err(|e| flag_error(&e))?;
             if !(lambda > 0.0 && lambda.is_finite()) {

@@ -172,6 +172,22 @@ fn bad_input_is_one_line_exit_2() {
             vec!["build", "optimal", "--space", &nonmetric, "--epsilon", "1"],
             "not a metric",
         ),
+        // 6 points: a 36-entry table over a limit of 35 (the flag the message names exists).
+        (
+            vec![
+                "build",
+                "benders",
+                "--space",
+                &space,
+                "--epsilon",
+                "1",
+                "--within",
+                "1",
+                "--max-entries",
+                "35",
+            ],
+            "--max-entries",
+        ),
         (
             vec![
                 "lp",

@@ -35,19 +35,19 @@ pub fn nearest(
         .collect()
 }
 
-/// The absent rows (pair index, output) that the values `x` (records × `k`, ≥ 0: the
-/// interior point's tiny negative entries set to 0, or a −10⁻¹² entry times a large
-/// constant would look broken and never join) break, and if any, every absent row they
-/// hold near tight; marked in `present` (pair index · `k` + output) and returned in
-/// index order. Empty means no lazy row is broken.
+/// The absent rows (pair index, output) that the values `x` (records × `k`) break, and if
+/// any, every absent row they hold near tight; marked in `present` (pair index · `k` +
+/// output) and returned in index order. Empty means no lazy row is broken. The interior
+/// point's tiny negative entries count as 0: otherwise a −10⁻¹² entry times a large
+/// constant looks broken, yet is not near tight, never joins, and the loop never ends.
 pub fn separate(
     pairs: &[Option<(usize, usize, f64)>],
     k: usize,
     x: &[f64],
     present: &mut [bool],
 ) -> Vec<(usize, usize)> {
-    let state =
-        |a: usize, b: usize, c: f64, t: usize| row_state(x[a * k + t], c, x[b * k + t], NEAR_TIGHT);
+    let at = |r: usize, t: usize| x[r * k + t].max(0.0);
+    let state = |a: usize, b: usize, c: f64, t: usize| row_state(at(a, t), c, at(b, t), NEAR_TIGHT);
     if !absent(pairs, k, present).any(|(_, t, (a, b, c))| state(a, b, c, t).0) {
         return vec![];
     }

@@ -144,9 +144,7 @@ impl<'a> Master<'a> {
         let mut chain_rounds = 1;
         loop {
             let sol = self.solve()?;
-            // Negative entries count as 0 (`lazy::separate`).
-            let y: Vec<f64> = sol.y.iter().map(|v| v.max(0.0)).collect();
-            let rows = lazy::separate(&self.pairs, self.lp.k(), &y, &mut self.present);
+            let rows = lazy::separate(&self.pairs, self.lp.k(), &sol.y, &mut self.present);
             self.rows.extend(&rows);
             let chains = if chain_rounds < CHAIN_ROUNDS {
                 chain_rounds += 1;

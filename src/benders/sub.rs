@@ -273,9 +273,7 @@ fn solve_form(input: &SubInput, aggregate: bool) -> Result<SubOutput, SolveError
     let (sol, rows) = loop {
         let (lp, rows) = lower(input, aggregate, &present);
         let sol = lp.solve_ipm_unrefined()?;
-        // Negative entries count as 0 (`lazy::separate`).
-        let x: Vec<f64> = sol.x[..nx].iter().map(|v| v.max(0.0)).collect();
-        if lazy::separate(&pairs, input.k, &x, &mut present).is_empty() {
+        if lazy::separate(&pairs, input.k, &sol.x[..nx], &mut present).is_empty() {
             break (sol, rows);
         }
     };

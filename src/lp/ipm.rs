@@ -80,7 +80,7 @@ pub fn start_rows(lp: &PrivacyLp) -> Vec<(u32, u32, u32)> {
 }
 
 /// [`solve`] from a given working set of privacy rows (e.g. the active rows found by
-/// [`super::block_ipm::active_rows`]): violated rows are added each round until none is.
+/// [`super::block_ipm::solve`]): violated rows are added each round until none is.
 /// With `margin` > 0, a round that finds violated rows also adds those held within
 /// `margin` of tight ([`near_tight`]): fewer rounds of one or a few rows each (spec/lp.md
 /// §4.3).

@@ -37,6 +37,11 @@ type Gamma = Vec<(u32, u32, u32, f64)>;
 /// The outputs whose column of `m` (n×K, row-major) has an entry above [`SUPPORT_TOL`]
 /// times the largest entry, in increasing order.
 pub fn used_outputs(m: &[f64], kk: usize) -> Vec<usize> {
+    used_outputs_above(m, kk, SUPPORT_TOL)
+}
+
+/// [`used_outputs`] with the threshold `tol` (relative to the largest entry).
+pub fn used_outputs_above(m: &[f64], kk: usize, tol: f64) -> Vec<usize> {
     let top = m.iter().cloned().fold(0.0, f64::max);
     let mut colmax = vec![0.0f64; kk];
     for row in m.chunks(kk) {
@@ -44,7 +49,7 @@ pub fn used_outputs(m: &[f64], kk: usize) -> Vec<usize> {
             *c = c.max(*x);
         }
     }
-    (0..kk).filter(|&k| colmax[k] > SUPPORT_TOL * top).collect()
+    (0..kk).filter(|&k| colmax[k] > tol * top).collect()
 }
 
 /// The LP over the outputs `keep` only (indices into `lp.outputs`, increasing).
@@ -132,35 +137,43 @@ pub fn price(lp: &PrivacyLp, keep: &[usize], d: &Dual) -> Priced {
     out
 }
 
-/// Lazy rows from `rows`, over the outputs the solution uses ([`used_outputs`] after the
-/// first round), the others priced ([`price`]); the primal and dual of the whole LP.
-/// Without unused outputs this is [`ipm::solve_from`].
+/// Lazy rows from `rows`, over the outputs the solution uses (`used`, or
+/// [`used_outputs`] after a first round over all), the others priced ([`price`]); the
+/// primal and dual of the whole LP. Without unused outputs this is [`ipm::solve_from`].
 pub fn solve(
     lp: &PrivacyLp,
     rows: Vec<Row>,
+    used: Option<Vec<usize>>,
     margin: f64,
     progress: &dyn Progress,
 ) -> Result<(Primal, Dual), SolveError> {
     let start = Instant::now();
     let kk = lp.k();
-    let present: HashSet<Row> = rows.iter().copied().collect();
-    let (p0, d0, new) = ipm::one_round(lp, &rows, &present, margin, 0, start, progress)?;
-    if new.is_empty() {
-        return Ok((p0, d0));
-    }
-    let mut all = rows;
-    all.extend(new);
-    let mut keep = used_outputs(&p0.m, kk);
-    if keep.len() == kk {
-        return ipm::solve_rounds(lp, all, margin, 1, start, progress);
-    }
+    // The outputs to solve over: `used` when given (a converged structured iterate's
+    // support, spec/lp.md §4.4), else those of a first round over every output.
+    let (mut all, mut keep, mut round) = match used {
+        Some(keep) if !keep.is_empty() && keep.len() < kk => (rows, keep, 0),
+        _ => {
+            let present: HashSet<Row> = rows.iter().copied().collect();
+            let (p0, d0, new) = ipm::one_round(lp, &rows, &present, margin, 0, start, progress)?;
+            if new.is_empty() {
+                return Ok((p0, d0));
+            }
+            let mut all = rows;
+            all.extend(new);
+            let keep = used_outputs(&p0.m, kk);
+            if keep.len() == kk {
+                return ipm::solve_rounds(lp, all, margin, 1, start, progress);
+            }
+            (all, keep, 1)
+        }
+    };
     // `all` holds, in the whole LP's indices, the working rows of the kept outputs and the
     // candidate rows of the others (used when they enter).
     progress.note(&format!(
         "lp: {} of {kk} outputs used; solving over them, pricing the others",
         keep.len()
     ));
-    let mut round = 1;
     loop {
         let mut pos = vec![u32::MAX; kk];
         for (j, &k) in keep.iter().enumerate() {

@@ -46,10 +46,6 @@ pub enum Solver {
     Auto,
 }
 
-/// The relative gap to which the structured interior point runs before its active rows
-/// seed the lazy-row interior point.
-const BLOCK_TARGET: f64 = 1e-6;
-
 /// The float primal and, if asked, the float dual.
 fn solve_float(
     lp: &PrivacyLp,
@@ -60,12 +56,18 @@ fn solve_float(
     match solver {
         Solver::Ipm | Solver::Auto => ipm::solve(lp, progress).map(|(p, d)| (p, dual.then_some(d))),
         Solver::Block => {
-            // The structured interior point finds the working set, Clarabel finishes on it
-            // (spec/lp.md §4.3). The working set affects only speed: if the structured
-            // phase fails, the lazy rows start as `--solver ipm`'s do.
+            // The structured interior point on every row; if it stops short, its working
+            // set seeds Clarabel's lazy rows (spec/lp.md §4.3). Either way the result is
+            // repaired and verified exactly; if it fails, the lazy rows start as
+            // `--solver ipm`'s do.
             let start = std::time::Instant::now();
-            let rows = match crate::lp::block_ipm::active_rows(lp, BLOCK_TARGET, progress) {
-                Ok(mut rows) => {
+            let mut used = None;
+            let rows = match crate::lp::block_ipm::solve(lp, progress) {
+                Ok(crate::lp::block_ipm::Outcome::Solved(p, d)) => {
+                    return Ok((p, dual.then_some(d)));
+                }
+                Ok(crate::lp::block_ipm::Outcome::WorkingSet(mut rows, u)) => {
+                    used = u;
                     let mut seen: std::collections::HashSet<_> = rows.iter().copied().collect();
                     rows.extend(
                         simplex::initial_rows(lp, 2)
@@ -82,13 +84,12 @@ fn solve_float(
                     ipm::start_rows(lp)
                 }
             };
-            crate::lp::support::solve(lp, rows, crate::lp::block_ipm::NEAR_TIGHT, progress).map(
-                |(mut p, d)| {
+            crate::lp::support::solve(lp, rows, used, crate::lp::block_ipm::NEAR_TIGHT, progress)
+                .map(|(mut p, d)| {
                     // The primal's seconds include the structured phase.
                     p.seconds = start.elapsed().as_secs_f64();
                     (p, dual.then_some(d))
-                },
-            )
+                })
         }
         Solver::Simplex => {
             let p = simplex::solve_primal(lp, INITIAL_NEIGHBOURS, progress)?;

@@ -365,11 +365,7 @@ pub fn solve(lp: &PrivacyLp, progress: &dyn Progress) -> Result<Outcome, SolveEr
     // The dual of row (u, v, k), scaled M[u][k]/c_dn − M[v][k] ≤ 0 here, is c_dn·γ (as
     // Clarabel's, spec/lp.md §5); rows whose constant was capped are left out (γ = 0).
     // γ scaled by 1/Σβ like β's normalization in the verifier (any γ ≥ 0 is valid).
-    let scale = if st.max_loss {
-        end.z[st.np()..].iter().map(|z| z.max(0.0)).sum::<f64>()
-    } else {
-        1.0
-    };
+    let scale = weight_total(&st, &end.z);
     let gamma: Vec<(u32, u32, u32, f64)> = (0..kk)
         .flat_map(|k| {
             let (st, end) = (&st, &end);
@@ -439,17 +435,23 @@ struct End {
     z: Vec<f64>,
 }
 
+/// The total the verifier normalizes the objective weights by: Σβ, β the loss rows' duals
+/// in `z` (negatives as 0), for the max loss; 1 for an expected loss (the prior's).
+fn weight_total(st: &Structure, z: &[f64]) -> f64 {
+    if st.max_loss {
+        z[st.np()..].iter().map(|z| z.max(0.0)).sum()
+    } else {
+        1.0
+    }
+}
+
 /// The bound the `lp_dual` verifier would compute from the row duals (spec/lp.md §5),
 /// in floats: with S = Σβ (max loss; 1 for an expected loss) and g = A_Iᵀz + c the
 /// reduced costs before the row-sum duals (g_(u,k) = w_u c(u,k) + Σγ − Σ c·γ, scaled by
 /// S), Σ_u min_k g_(u,k) / S. `g` is c + A_Iᵀz, from r_d = g − y − w.
 fn bound(st: &Structure, it: &Iterate, rd: &[f64]) -> f64 {
     let (n, kk) = (st.n, st.kk);
-    let scale = if st.max_loss {
-        it.z[st.np()..].iter().map(|z| z.max(0.0)).sum::<f64>()
-    } else {
-        1.0
-    };
+    let scale = weight_total(st, &it.z);
     if scale.is_nan() || scale <= 0.0 {
         return f64::NEG_INFINITY;
     }

@@ -226,7 +226,7 @@ fn auto_solver_picks_block_only_within_the_memory_budget() {
         "auto20.json",
         &format!(r#"{{"kind": "euclidean", "points": [{}]}}"#, pts.join(", ")),
     );
-    // The block iterate adds 136 bytes for each of the 7 600 rows.
+    // The block iterate adds 56 bytes for each of the 7 600 rows.
     let tight = mdp::lp::model::memory_estimate(20, 20) + 1000;
     assert!(check_lp_memory(20, 20, Solver::Ipm, tight).is_ok());
     assert!(check_lp_memory(20, 20, Solver::Block, tight).is_err());

@@ -39,12 +39,16 @@ pub const SOLVED_GAP: f64 = 5e-8;
 /// Past [`HANDOVER_ITER`] iterations the interior point stops as soon as its relative gap
 /// is below [`HANDOVER_GAP`] and hands its working set and support to the lazy rows: on
 /// Rome road nodes it converges within 72 iterations at n = 50, but needs ~190 (n = 100)
-/// and ~380 (n = 200) to reach 10⁻⁷, while the lazy rows finish from a 10⁻³ iterate in two
-/// Clarabel rounds (spec/lp.md §4.3).
+/// and ~380 (n = 200) to reach 10⁻⁷, while the lazy rows finish from a 10⁻⁴ iterate in
+/// two or three Clarabel rounds. Handing over at 10⁻⁴ rather than 10⁻³ gives a smaller
+/// support (Rome n = 200: 92 against 142 outputs), cheaper rounds and a more accurate
+/// Clarabel primal: 263 s and a certified gap of 2.9·10⁻⁹ against 334 s and 3.5·10⁻⁶
+/// (spec/lp.md §4.3).
 const HANDOVER_ITER: usize = 100;
-const HANDOVER_GAP: f64 = 1e-3;
-/// Below this relative gap the iterate's support (its used outputs) seeds the lazy rows.
-const SUPPORT_GAP: f64 = HANDOVER_GAP;
+const HANDOVER_GAP: f64 = 1e-4;
+/// Below this relative gap the iterate's support (its used outputs) seeds the lazy rows
+/// (it may stop above [`HANDOVER_GAP`] when its linear algebra loses accuracy).
+const SUPPORT_GAP: f64 = 1e-3;
 /// An output is in the handed-over support when its column has an entry above this
 /// fraction of the largest entry. Looser than [`super::support::SUPPORT_TOL`] since the
 /// iterate is interior: at gap 10⁻⁴ on Rome n = 100 it keeps 64 outputs (the lazy rows'
@@ -54,11 +58,13 @@ const SUPPORT_TOL: f64 = 1e-2;
 /// The dual's smallest multipliers are dropped while their sum stays within this, relative
 /// to 1 + |objective| (`Dual::sparsify`).
 const DUAL_BUDGET: f64 = 1e-8;
-/// The solver keeps about 17 doubles per privacy row (slacks, duals, the best dual so
-/// far, residuals, the directions); LPs with more rows than this (≈ 6.8 GB) are refused
-/// before allocating.
+/// The solver keeps 4 doubles per privacy row while it iterates (s, z, θ and the best
+/// z); its peak is after the run, when the best z, the nearly tight rows (12 bytes each)
+/// and the listed multipliers (24 bytes, plus 9 while `Dual::sparsify` sorts them) are
+/// held at once: 53 bytes, counted as 56. LPs with more rows than this (≈ 2.8 GB) are
+/// refused before allocating.
 pub const MAX_ROWS: u64 = 50_000_000;
-const BYTES_PER_ROW: u64 = 136;
+const BYTES_PER_ROW: u64 = 56;
 /// The starting duals are this over n (slacks and x start at 1/K).
 const START_DUAL: f64 = 1.0;
 /// A privacy row joins the working set when the iterate's slack is below this fraction
@@ -67,6 +73,9 @@ const START_DUAL: f64 = 1.0;
 pub const NEAR_TIGHT: f64 = 0.05;
 /// Most refinement steps per direction.
 const REFINE: usize = 10;
+/// Refinement stops once the reduced system's relative residual is below this (or stops
+/// halving).
+const REFINE_TOL: f64 = 1e-12;
 /// The iteration stops when refinement leaves a relative residual above this.
 const ACCURACY: f64 = 1e-6;
 
@@ -103,16 +112,22 @@ impl Dense {
         let n = self.n;
         let mut delta = shift;
         for _ in 0..4 {
-            // Row-major symmetric = column-major symmetric.
-            let a = faer::Mat::from_fn(n, n, |i, j| {
-                self.a[j * n + i] + if i == j { delta } else { 0.0 }
-            });
+            // Row-major symmetric = column-major symmetric: row j is column j.
+            let mut a = faer::Mat::<f64>::zeros(n, n);
+            for j in 0..n {
+                let col = a.col_as_slice_mut(j);
+                col.copy_from_slice(&self.a[j * n..(j + 1) * n]);
+                col[j] += delta;
+            }
             let Ok(llt) = faer::linalg::solvers::Llt::new(a.as_ref(), faer::Side::Lower) else {
                 delta *= 1e3;
                 continue;
             };
             let inv = llt.inverse();
-            let out: Vec<f64> = (0..n * n).map(|p| inv[(p / n, p % n)]).collect();
+            let mut out = vec![0.0; n * n];
+            for j in 0..n {
+                out[j * n..(j + 1) * n].copy_from_slice(inv.col_as_slice(j));
+            }
             return out
                 .iter()
                 .all(|v| v.is_finite())
@@ -223,18 +238,11 @@ impl Structure {
     fn np(&self) -> usize {
         self.pairs.len() * self.kk
     }
-    /// (A_I x) on the privacy rows, row (p, k) at k·P + p.
-    fn priv_rows(&self, x: &[f64], out: &mut [f64]) {
-        let (n, np) = (self.n, self.pairs.len());
-        if np == 0 {
-            return;
-        }
-        out.par_chunks_mut(np).enumerate().for_each(|(k, o)| {
-            let xk = &x[k * n..(k + 1) * n];
-            for (i, &(u, v)) in self.pairs.iter().enumerate() {
-                o[i] = xk[u as usize] * self.inv_c[i] - xk[v as usize];
-            }
-        });
+    /// (A_I x) of privacy row `i` of the output whose column of x is `xk`.
+    #[inline]
+    fn ax(&self, xk: &[f64], i: usize) -> f64 {
+        let (u, v) = self.pairs[i];
+        xk[u as usize] * self.inv_c[i] - xk[v as usize]
     }
     /// E x: Σ_k x[k n + u] for each input u (the row sums).
     fn row_sums(&self, x: &[f64]) -> Vec<f64> {
@@ -256,22 +264,6 @@ impl Structure {
             }
             out[u] = s;
         }
-    }
-    /// Add A_Iᵀ z (privacy part) to `g`.
-    fn priv_rows_t(&self, z: &[f64], g: &mut [f64]) {
-        let (n, np) = (self.n, self.pairs.len());
-        if np == 0 {
-            return;
-        }
-        g[..n * self.kk]
-            .par_chunks_mut(n)
-            .zip(z.par_chunks(np))
-            .for_each(|(gk, zk)| {
-                for (i, &(u, v)) in self.pairs.iter().enumerate() {
-                    gk[u as usize] += zk[i] * self.inv_c[i];
-                    gk[v as usize] -= zk[i];
-                }
-            });
     }
     /// Add A_Iᵀ z (loss part) to `g`.
     fn loss_rows_t(&self, z: &[f64], g: &mut [f64]) {
@@ -362,6 +354,10 @@ pub fn solve(lp: &PrivacyLp, progress: &dyn Progress) -> Result<Outcome, SolveEr
             .then(|| super::support::used_outputs_above(&mechanism(&st, &it), kk, SUPPORT_TOL));
         return Ok(Outcome::WorkingSet(rows, used));
     }
+    // The iterate's slacks and duals are no longer needed: freed before the multipliers
+    // are listed (the peak that BYTES_PER_ROW covers).
+    let m = mechanism(&st, &it);
+    drop(it);
     // The dual of row (u, v, k), scaled M[u][k]/c_dn − M[v][k] ≤ 0 here, is c_dn·γ (as
     // Clarabel's, spec/lp.md §5); rows whose constant was capped are left out (γ = 0).
     // γ scaled by 1/Σβ like β's normalization in the verifier (any γ ≥ 0 is valid).
@@ -387,7 +383,10 @@ pub fn solve(lp: &PrivacyLp, progress: &dyn Progress) -> Result<Outcome, SolveEr
     // Most rows are slack and their multipliers ~μ/s: dropping the smallest while their sum
     // stays within DUAL_BUDGET of the objective costs the bound at most that much.
     let (dropped, sum) = dual.sparsify(DUAL_BUDGET * (1.0 + end.pobj.abs()));
-    let m = mechanism(&st, &it);
+    // The bound after the drop is at least this: the claim's tolerance (`prove`) is
+    // measured from it, so the safe f64 bound is claimed and the auditor reproduces it
+    // without rationals.
+    dual.objective = end.lb - sum;
     progress.note(&format!(
         "lp: the structured interior point converged: relative gap {:.1e} in {} iterations ({:.2} s); {} of {} multipliers kept (the dropped ones sum to {sum:.1e})",
         end.gap,
@@ -505,7 +504,7 @@ fn run(
         cost: lp.cost_dn.clone(),
         c_m,
     };
-    let (nv, np) = (st.nv(), st.np());
+    let (nv, np, np1) = (st.nv(), st.np(), st.pairs.len());
     let nl = if max_loss { n } else { 0 };
     let ni = np + nl;
     // Scale: costs up to `cmax`.
@@ -526,11 +525,11 @@ fn run(
         }
         it.w[n * kk] = 1.0 / cmax;
     }
-    // Row-length buffers reused by every iteration (at n = 200 each is 64 MB, and fresh
-    // ones cost their page faults every time).
-    let mut rpi = vec![0.0; ni];
+    // The row-length arrays are s, z (in the iterate) and θ = z/s, reused by every
+    // iteration (at n = 200 each is 64 MB, and fresh ones cost their page faults every
+    // time); everything else a privacy row needs is recomputed from n·K-long vectors in
+    // the pass that needs it ([`Target`], [`row_step`]).
     let mut theta = vec![0.0; ni];
-    let mut rsz = vec![0.0; ni];
     let mut rd = vec![0.0; nv];
     let mut end = End {
         pobj: f64::NAN,
@@ -543,34 +542,64 @@ fn run(
     // Whether `end` describes the current iterate (not when MAX_ITER ran out after a step).
     let mut measured = false;
     for iter in 0..MAX_ITER {
-        // Residuals.
-        st.priv_rows(&it.x, &mut rpi[..np]);
-        if max_loss {
-            st.loss_rows(&it.x, &mut rpi[np..]);
-        }
-        rpi.par_iter_mut().zip(&it.s).for_each(|(a, s)| *a += s);
-        let mut rpe = st.row_sums(&it.x);
-        rpe.iter_mut().for_each(|r| *r -= 1.0);
-        // r_d = c + A_Iᵀ z − A_Eᵀ y − w
+        // r_d = c + A_Iᵀ z − A_Eᵀ y − w. The privacy rows' pass (one per output) adds their
+        // part of A_Iᵀ z and gives their largest primal residual |A_I x + s|, their Σ s·z
+        // and θ = z/s.
         rd.par_iter_mut().enumerate().for_each(|(j, r)| {
             let c = if j < n * kk { st.c_m[j] } else { 1.0 };
             let y = if j < n * kk { it.y[j % n] } else { 0.0 };
             *r = c - y - it.w[j];
         });
-        st.priv_rows_t(&it.z[..np], &mut rd);
+        let (res_pi, sz_p) = if np1 > 0 {
+            rd[..n * kk]
+                .par_chunks_mut(n)
+                .zip(theta[..np].par_chunks_mut(np1))
+                .enumerate()
+                .map(|(k, (gk, th))| {
+                    let xk = &it.x[k * n..(k + 1) * n];
+                    let (sk, zk) = (&it.s[k * np1..], &it.z[k * np1..]);
+                    let (mut m, mut sz) = (0.0f64, 0.0);
+                    for (i, &(u, v)) in st.pairs.iter().enumerate() {
+                        let (s, z) = (sk[i], zk[i]);
+                        m = m.max((st.ax(xk, i) + s).abs());
+                        sz += s * z;
+                        th[i] = z / s;
+                        gk[u as usize] += z * st.inv_c[i];
+                        gk[v as usize] -= z;
+                    }
+                    (m, sz)
+                })
+                .reduce(|| (0.0, 0.0), |a, b| (a.0.max(b.0), a.1 + b.1))
+        } else {
+            (0.0, 0.0)
+        };
+        // The loss rows (n of them, max loss only): residual r_p, θ and A_Iᵀ z explicitly.
+        let mut rp_l = vec![0.0; nl];
         if max_loss {
+            st.loss_rows(&it.x, &mut rp_l);
+            for u in 0..n {
+                rp_l[u] += it.s[np + u];
+                theta[np + u] = it.z[np + u] / it.s[np + u];
+            }
             st.loss_rows_t(&it.z[np..], &mut rd);
         }
+        let mut rpe = st.row_sums(&it.x);
+        rpe.iter_mut().for_each(|r| *r -= 1.0);
         let pobj: f64 = if max_loss {
             it.x[n * kk]
         } else {
             st.c_m.iter().zip(&it.x).map(|(a, b)| a * b).sum()
         };
         let dobj: f64 = it.y.iter().sum();
-        let mu = (it.s.par_iter().zip(&it.z).map(|(a, b)| a * b).sum::<f64>()
+        let mu = (sz_p
+            + it.s[np..]
+                .iter()
+                .zip(&it.z[np..])
+                .map(|(a, b)| a * b)
+                .sum::<f64>()
             + it.x.par_iter().zip(&it.w).map(|(a, b)| a * b).sum::<f64>())
             / (ni + nv) as f64;
-        let res_p = rpi.iter().chain(&rpe).fold(0.0f64, |m, v| m.max(v.abs()));
+        let res_p = rp_l.iter().chain(&rpe).fold(res_pi, |m, v| m.max(v.abs()));
         let res_d = rd.iter().fold(0.0f64, |m, v| m.max(v.abs()));
         let gap = (pobj - dobj).abs() / (1.0 + pobj.abs());
         // Near the optimum the dual residual can grow while the primal settles: the dual
@@ -601,7 +630,7 @@ fn run(
         }
         if std::env::var_os("MDP_BLOCK_DEBUG").is_some() {
             let xmin = it.x.iter().cloned().fold(f64::INFINITY, f64::min);
-            let smin = it.s.iter().cloned().fold(f64::INFINITY, f64::min);
+            let smin = it.s.par_iter().cloned().reduce(|| f64::INFINITY, f64::min);
             eprintln!("it {iter}: pobj {pobj:.12} dobj {dobj:.12} gap {gap:.2e} mu {mu:.2e} rp {res_p:.2e} rd {res_d:.2e} xmin {xmin:.2e} smin {smin:.2e}");
         }
         if gap < TOL && res_p < TOL && res_d < TOL * (1.0 + 1.0 / cmax) {
@@ -615,76 +644,216 @@ fn run(
                 "block interior point: non-finite iterate".into(),
             ));
         }
-        // Factorize.
-        theta
-            .par_iter_mut()
-            .zip(it.z.par_iter().zip(&it.s))
-            .for_each(|(t, (z, s))| *t = z / s);
         let f = factor(&st, &it, &theta)?;
-        // Predictor (affine) and corrector directions.
-        rsz.par_iter_mut()
-            .zip(it.s.par_iter().zip(&it.z))
-            .for_each(|(r, (s, z))| *r = s * z);
+        let (s_l, z_l) = (&it.s[np..], &it.z[np..]);
+        // Predictor (affine) direction.
+        let rsz_l: Vec<f64> = s_l.iter().zip(z_l).map(|(s, z)| s * z).collect();
         let rxw_aff: Vec<f64> = it.x.iter().zip(&it.w).map(|(x, w)| x * w).collect();
-        let aff = direction(&st, &it, &f, &theta, &rd, &rpe, &rpi, &rsz, &rxw_aff)?;
+        let ta = Target::Affine;
+        let aff = direction(&st, &it, &f, &theta, &rd, &rpe, &rp_l, &rsz_l, ta, &rxw_aff)?;
         if aff.accuracy > ACCURACY {
             break;
         }
+        let (sp, zp) = row_steps(&st, &it, ta, &aff.dx);
         let ap = max_step(&it.x, &aff.dx)
-            .min(max_step(&it.s, &aff.ds))
+            .min(max_step(s_l, &aff.ds_l))
+            .min(sp)
             .min(1.0);
         let ad = max_step(&it.w, &aff.dw)
-            .min(max_step(&it.z, &aff.dz))
+            .min(max_step(z_l, &aff.dz_l))
+            .min(zp)
             .min(1.0);
-        let mu_aff = (it
-            .s
-            .par_iter()
-            .zip(&aff.ds)
-            .zip(it.z.par_iter().zip(&aff.dz))
-            .map(|((s, ds), (z, dz))| (s + ap * ds) * (z + ad * dz))
-            .sum::<f64>()
-            + it.x
-                .par_iter()
-                .zip(&aff.dx)
-                .zip(it.w.par_iter().zip(&aff.dw))
-                .map(|((x, dx), (w, dw))| (x + ap * dx) * (w + ad * dw))
-                .sum::<f64>())
+        let mu_aff = (row_complementarity(&st, &it, ta, &aff.dx, ap, ad)
+            + complementarity(s_l, &aff.ds_l, z_l, &aff.dz_l, ap, ad)
+            + complementarity(&it.x, &aff.dx, &it.w, &aff.dw, ap, ad))
             / (ni + nv) as f64;
         let sigma = (mu_aff / mu).powi(3).clamp(0.0, 1.0);
-        rsz.par_iter_mut()
-            .enumerate()
-            .for_each(|(i, r)| *r = it.s[i] * it.z[i] + aff.ds[i] * aff.dz[i] - sigma * mu);
+        // Corrector: r_sz = S z + ΔS_a Δz_a − σμ (the privacy rows' recomputed per row).
+        let sigma_mu = sigma * mu;
+        let rsz_l: Vec<f64> = (0..nl)
+            .map(|u| s_l[u] * z_l[u] + aff.ds_l[u] * aff.dz_l[u] - sigma_mu)
+            .collect();
         let rxw: Vec<f64> = (0..nv)
             .into_par_iter()
-            .map(|j| it.x[j] * it.w[j] + aff.dx[j] * aff.dw[j] - sigma * mu)
+            .map(|j| it.x[j] * it.w[j] + aff.dx[j] * aff.dw[j] - sigma_mu)
             .collect();
-        let d = direction(&st, &it, &f, &theta, &rd, &rpe, &rpi, &rsz, &rxw)?;
+        let tc = Target::Corrector {
+            dx: &aff.dx,
+            sigma_mu,
+        };
+        let d = direction(&st, &it, &f, &theta, &rd, &rpe, &rp_l, &rsz_l, tc, &rxw)?;
         if d.accuracy > ACCURACY {
             break;
         }
+        let (sp, zp) = row_steps(&st, &it, tc, &d.dx);
+        let (xp, sp_l) = (max_step(&it.x, &d.dx), max_step(s_l, &d.ds_l));
+        let (wp, zp_l) = (max_step(&it.w, &d.dw), max_step(z_l, &d.dz_l));
         let eta = 0.995f64.max(1.0 - mu).min(0.9999);
-        let ap = (eta * max_step(&it.x, &d.dx).min(max_step(&it.s, &d.ds))).min(1.0);
-        let ad = (eta * max_step(&it.w, &d.dw).min(max_step(&it.z, &d.dz))).min(1.0);
+        let ap = (eta * xp.min(sp).min(sp_l)).min(1.0);
+        let ad = (eta * wp.min(zp).min(zp_l)).min(1.0);
         if std::env::var_os("MDP_BLOCK_DEBUG").is_some() {
             eprintln!(
-                "  sigma {sigma:.2e} ap {ap:.3} ad {ad:.3} (x {:.3} s {:.3} w {:.3} z {:.3})",
-                max_step(&it.x, &d.dx),
-                max_step(&it.s, &d.ds),
-                max_step(&it.w, &d.dw),
-                max_step(&it.z, &d.dz)
+                "  sigma {sigma:.2e} ap {ap:.3} ad {ad:.3} (x {xp:.3} s {:.3} w {wp:.3} z {:.3})",
+                sp.min(sp_l),
+                zp.min(zp_l)
             );
         }
+        // The rows first: their Δs, Δz are recomputed from the current x.
+        row_update(&st, &mut it, tc, &d.dx, ap, ad);
+        axpy(&mut it.s[np..], &d.ds_l, ap);
+        axpy(&mut it.z[np..], &d.dz_l, ad);
         axpy(&mut it.x, &d.dx, ap);
-        axpy(&mut it.s, &d.ds, ap);
         axpy(&mut it.y, &d.dy, ad);
         axpy(&mut it.w, &d.dw, ad);
-        axpy(&mut it.z, &d.dz, ad);
         measured = false;
     }
     if !measured {
         end.gap = f64::INFINITY;
     }
     Ok((st, it, end))
+}
+
+/// The complementarity target r_sz of a Newton direction on the privacy rows. It is
+/// recomputed per row from n·K-long vectors in every pass that needs it, so that only s,
+/// z and θ are stored per row: the predictor's r_sz = s·z; the corrector's
+/// r_sz = s·z + Δs_a·Δz_a − σμ, with the predictor's Δs_a, Δz_a recomputed from its Δx.
+#[derive(Clone, Copy)]
+enum Target<'a> {
+    Affine,
+    Corrector { dx: &'a [f64], sigma_mu: f64 },
+}
+
+impl Target<'_> {
+    /// r_sz of privacy row `i` of output `k`, whose slack, dual and primal residual
+    /// (A_I x + s) are `s`, `z`, `rp`.
+    #[inline]
+    fn rsz(&self, st: &Structure, k: usize, i: usize, s: f64, z: f64, rp: f64) -> f64 {
+        match *self {
+            Target::Affine => s * z,
+            Target::Corrector { dx, sigma_mu } => {
+                let ds = -rp - st.ax(&dx[k * st.n..(k + 1) * st.n], i);
+                let dz = (-(s * z) - z * ds) / s;
+                s * z + ds * dz - sigma_mu
+            }
+        }
+    }
+}
+
+/// Δs and Δz of privacy row `i` of output `k` along the direction whose Δx column is
+/// `dxk` and whose target is `t`: Δs = −r_p − A_I Δx, Δz = (−r_sz − z Δs)/s, with
+/// r_p = A_I x + s (`xk`: the iterate's column).
+#[inline]
+#[allow(clippy::too_many_arguments)]
+fn row_step(
+    st: &Structure,
+    t: Target,
+    k: usize,
+    i: usize,
+    xk: &[f64],
+    dxk: &[f64],
+    s: f64,
+    z: f64,
+) -> (f64, f64) {
+    let rp = st.ax(xk, i) + s;
+    let rsz = t.rsz(st, k, i, s, z, rp);
+    let ds = -rp - st.ax(dxk, i);
+    (ds, (-rsz - z * ds) / s)
+}
+
+/// Fold `f(acc, s, z, Δs, Δz)` over the privacy rows along the direction Δx = `dx` with
+/// target `t`, one pass per output in parallel.
+fn fold_rows<A, F, C>(st: &Structure, it: &Iterate, t: Target, dx: &[f64], id: A, f: F, c: C) -> A
+where
+    A: Copy + Send + Sync,
+    F: Fn(A, f64, f64, f64, f64) -> A + Sync,
+    C: Fn(A, A) -> A + Sync,
+{
+    let (n, np1) = (st.n, st.pairs.len());
+    if np1 == 0 {
+        return id;
+    }
+    (0..st.kk)
+        .into_par_iter()
+        .map(|k| {
+            let (xk, dxk) = (&it.x[k * n..(k + 1) * n], &dx[k * n..(k + 1) * n]);
+            let (sk, zk) = (&it.s[k * np1..], &it.z[k * np1..]);
+            (0..np1).fold(id, |a, i| {
+                let (ds, dz) = row_step(st, t, k, i, xk, dxk, sk[i], zk[i]);
+                f(a, sk[i], zk[i], ds, dz)
+            })
+        })
+        .reduce(|| id, &c)
+}
+
+/// The largest steps the privacy rows allow along Δx with target `t`: (α_p with
+/// s + α_pΔs ≥ 0, α_d with z + α_dΔz ≥ 0), ∞ where nothing decreases.
+fn row_steps(st: &Structure, it: &Iterate, t: Target, dx: &[f64]) -> (f64, f64) {
+    fold_rows(
+        st,
+        it,
+        t,
+        dx,
+        (f64::INFINITY, f64::INFINITY),
+        |(p, d), s, z, ds, dz| {
+            (
+                if ds < 0.0 { p.min(-s / ds) } else { p },
+                if dz < 0.0 { d.min(-z / dz) } else { d },
+            )
+        },
+        |a, b| (a.0.min(b.0), a.1.min(b.1)),
+    )
+}
+
+/// Σ (s + α_pΔs)(z + α_dΔz) over the privacy rows along Δx with target `t`.
+fn row_complementarity(
+    st: &Structure,
+    it: &Iterate,
+    t: Target,
+    dx: &[f64],
+    ap: f64,
+    ad: f64,
+) -> f64 {
+    fold_rows(
+        st,
+        it,
+        t,
+        dx,
+        0.0,
+        |a, s, z, ds, dz| a + (s + ap * ds) * (z + ad * dz),
+        |a, b| a + b,
+    )
+}
+
+/// Σ (v + α_pΔv)(w + α_dΔw) of two explicit vector pairs.
+fn complementarity(v: &[f64], dv: &[f64], w: &[f64], dw: &[f64], ap: f64, ad: f64) -> f64 {
+    v.par_iter()
+        .zip(dv)
+        .zip(w.par_iter().zip(dw))
+        .map(|((v, dv), (w, dw))| (v + ap * dv) * (w + ad * dw))
+        .sum()
+}
+
+/// s += α_pΔs, z += α_dΔz on the privacy rows (before x moves: Δs, Δz are recomputed
+/// from the current x).
+fn row_update(st: &Structure, it: &mut Iterate, t: Target, dx: &[f64], ap: f64, ad: f64) {
+    let (n, np1) = (st.n, st.pairs.len());
+    if np1 == 0 {
+        return;
+    }
+    let np = st.np();
+    let x = &it.x;
+    it.s[..np]
+        .par_chunks_mut(np1)
+        .zip(it.z[..np].par_chunks_mut(np1))
+        .enumerate()
+        .for_each(|(k, (sk, zk))| {
+            let (xk, dxk) = (&x[k * n..(k + 1) * n], &dx[k * n..(k + 1) * n]);
+            for i in 0..np1 {
+                let (ds, dz) = row_step(st, t, k, i, xk, dxk, sk[i], zk[i]);
+                sk[i] += ap * ds;
+                zk[i] += ad * dz;
+            }
+        });
 }
 
 /// Form and factorize the Newton matrix: B_k = Σ θ g gᵀ + diag(w/x) per output, their
@@ -774,8 +943,10 @@ struct Direction {
     dx: Vec<f64>,
     dy: Vec<f64>,
     dw: Vec<f64>,
-    ds: Vec<f64>,
-    dz: Vec<f64>,
+    /// Δs and Δz of the loss rows (max loss; the privacy rows' are recomputed by
+    /// [`row_step`]).
+    ds_l: Vec<f64>,
+    dz_l: Vec<f64>,
 }
 
 /// Apply the block inverses to the M part of `r` (L's entry, if any, is left 0: L is an
@@ -887,8 +1058,9 @@ fn apply_reduced(
     (g, st.row_sums(dx))
 }
 
-/// The Newton direction for complementarity targets r_sz (= S z − σμ + corrector) and
-/// r_xw, with one step of iterative refinement on the reduced system.
+/// The Newton direction for complementarity targets `t` (privacy rows), `rsz_l` (loss
+/// rows) and r_xw, with iterative refinement on the reduced system. `rp_l`: the loss rows'
+/// primal residual A_I x + s.
 #[allow(clippy::too_many_arguments)]
 fn direction(
     st: &Structure,
@@ -897,31 +1069,37 @@ fn direction(
     theta: &[f64],
     rd: &[f64],
     rpe: &[f64],
-    rpi: &[f64],
-    rsz: &[f64],
+    rp_l: &[f64],
+    rsz_l: &[f64],
+    t: Target,
     rxw: &[f64],
 ) -> Result<Direction, SolveError> {
     let (n, kk, np, np1) = (st.n, st.kk, st.np(), st.pairs.len());
-    let ni = rpi.len();
-    // q = S⁻¹(−r_sz + Z r_pI) on the inequality rows, applied as A_Iᵀ q without storing
+    // q = S⁻¹(−r_sz + Z r_p) on the inequality rows, applied as A_Iᵀ q without storing
     // it (one pass per output over its privacy rows), then
     // r1 = −r_d − A_Iᵀ q − X⁻¹ r_xw.
-    let q = |i: usize| (-rsz[i] + it.z[i] * rpi[i]) / it.s[i];
     let mut aq = vec![0.0; st.nv()];
     if np1 > 0 {
         aq[..n * kk]
             .par_chunks_mut(n)
             .enumerate()
             .for_each(|(k, gk)| {
+                let xk = &it.x[k * n..(k + 1) * n];
+                let (sk, zk) = (&it.s[k * np1..], &it.z[k * np1..]);
                 for (i, &(u, v)) in st.pairs.iter().enumerate() {
-                    let qi = q(k * np1 + i);
+                    let (s, z) = (sk[i], zk[i]);
+                    let rp = st.ax(xk, i) + s;
+                    let qi = (-t.rsz(st, k, i, s, z, rp) + z * rp) / s;
                     gk[u as usize] += qi * st.inv_c[i];
                     gk[v as usize] -= qi;
                 }
             });
     }
+    let (s_l, z_l) = (&it.s[np..], &it.z[np..]);
     if st.max_loss {
-        let ql: Vec<f64> = (np..ni).map(q).collect();
+        let ql: Vec<f64> = (0..n)
+            .map(|u| (-rsz_l[u] + z_l[u] * rp_l[u]) / s_l[u])
+            .collect();
         st.loss_rows_t(&ql, &mut aq);
     }
     let r1: Vec<f64> = (0..st.nv())
@@ -945,7 +1123,7 @@ fn direction(
             }
         }
         best = Some((res, dx.clone(), dy.clone()));
-        if res <= 1e-15 * scale {
+        if res <= REFINE_TOL * scale {
             break;
         }
         let (ex, ey) = reduced_solve(st, f, &c1, &c2)?;
@@ -958,28 +1136,14 @@ fn direction(
         dy = by;
         accuracy = r / scale;
     }
-    // Back-substitution: Δs = −r_pI − A_I Δx, the privacy rows one pass per output.
-    let mut ds = vec![0.0; ni];
-    if np1 > 0 {
-        ds[..np]
-            .par_chunks_mut(np1)
-            .zip(dx[..n * kk].par_chunks(n))
-            .zip(rpi[..np].par_chunks(np1))
-            .for_each(|((d, xk), r)| {
-                for (i, &(u, v)) in st.pairs.iter().enumerate() {
-                    d[i] = -r[i] - (xk[u as usize] * st.inv_c[i] - xk[v as usize]);
-                }
-            });
-    }
+    // The loss rows' Δs = −r_p − A_I Δx and Δz = (−r_sz − z Δs)/s.
+    let mut ds_l = vec![0.0; s_l.len()];
     if st.max_loss {
-        st.loss_rows(&dx, &mut ds[np..]);
-        for (d, r) in ds[np..].iter_mut().zip(&rpi[np..]) {
-            *d = -r - *d;
-        }
+        st.loss_rows(&dx, &mut ds_l);
+        ds_l.iter_mut().zip(rp_l).for_each(|(d, r)| *d = -r - *d);
     }
-    let dz: Vec<f64> = (0..ni)
-        .into_par_iter()
-        .map(|i| (-rsz[i] - it.z[i] * ds[i]) / it.s[i])
+    let dz_l: Vec<f64> = (0..ds_l.len())
+        .map(|u| (-rsz_l[u] - z_l[u] * ds_l[u]) / s_l[u])
         .collect();
     let dw: Vec<f64> = (0..st.nv())
         .into_par_iter()
@@ -990,8 +1154,8 @@ fn direction(
         dx,
         dy,
         dw,
-        ds,
-        dz,
+        ds_l,
+        dz_l,
     })
 }
 

@@ -196,8 +196,8 @@ pub(crate) enum SolverArg {
     /// The structured interior point (K dense n×n blocks + a 2n Schur complement, every
     /// row present) finds the working set, then ipm's lazy rows (spec/lp.md §4.3).
     Block,
-    /// block for OPTMech when its every-row iterate fits --max-memory, else ipm; ipm for
-    /// the other LPs.
+    /// block for OPTMech and PMO when its every-row iterate fits --max-memory, else ipm;
+    /// ipm for the other LPs.
     Auto,
 }
 
@@ -323,8 +323,9 @@ pub(crate) enum Mechanism {
         /// No progress on standard error.
         #[arg(long)]
         quiet: bool,
-        /// Float LP solver (`ipm`: Clarabel's interior point; `simplex`: microlp).
-        #[arg(long, value_enum, default_value = "ipm")]
+        /// Float LP solver (default `auto`: the structured interior point when its
+        /// every-row iterate fits --max-memory, else Clarabel's lazy rows).
+        #[arg(long, value_enum, default_value = "auto")]
         solver: SolverArg,
     },
     /// PMO by Benders decomposition (Qiu 2024 §3, corrected), for large spaces: certified

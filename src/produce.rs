@@ -358,12 +358,24 @@ pub fn check_lp_memory(
     solver: Solver,
     max_memory: u64,
 ) -> Result<(), ProduceError> {
+    let rows = crate::lp::model::rows_upper(n as u64, k as u64);
+    check_lp_memory_rows(n, k, rows, solver, max_memory)
+}
+
+/// [`check_lp_memory`] with the LP's privacy rows counted (`rows`, e.g. the pairs within η
+/// times k) instead of bounded by n(n−1)·k.
+pub fn check_lp_memory_rows(
+    n: usize,
+    k: usize,
+    rows: u64,
+    solver: Solver,
+    max_memory: u64,
+) -> Result<(), ProduceError> {
     let (n, k) = (n as u64, k as u64);
     let block = solver == Solver::Block;
     let mut need = crate::lp::model::memory_estimate(n, k);
     if block {
-        let rows = crate::lp::model::rows_upper(n, k);
-        need = need.saturating_add(crate::lp::block_ipm::memory_estimate(rows));
+        need = need.saturating_add(crate::lp::block_ipm::memory_estimate(rows, n, k));
     }
     if need > max_memory {
         let mib = |b: u64| format!("{:.0} MiB", b as f64 / (1u64 << 20) as f64);
@@ -450,6 +462,27 @@ pub fn tem_gamma(space: &Space, eps: &Q, t: &Truncation) -> Result<Q, ProduceErr
 }
 
 impl Pmo {
+    /// The LP's privacy rows over `k` outputs, for the memory estimate and the choice of
+    /// `--solver auto`: the ordered pairs within η (by the float distance, widened by
+    /// 10⁻⁹ relative so that the count is not below the exact one; all n(n−1) without η)
+    /// times k.
+    fn privacy_rows(&self, space: &Space, k: usize) -> u64 {
+        use rayon::prelude::*;
+        let n = space.n();
+        let pairs = match self.within.as_ref().map(crate::exact::f64_up) {
+            None => (n as u64).saturating_mul(n.saturating_sub(1) as u64),
+            Some(eta) => (0..n)
+                .into_par_iter()
+                .map(|u: usize| {
+                    (0..n)
+                        .filter(|&v| v != u && space.approx(u, v) <= eta * (1.0 + 1e-9))
+                        .count() as u64
+                })
+                .sum(),
+        };
+        pairs.saturating_mul(k as u64)
+    }
+
     /// The prior as written to `loss.prior`: the given weights, or all ones.
     fn prior_or_ones(&self, n: usize) -> Vec<Q> {
         self.prior.clone().unwrap_or_else(|| vec![Q::from(1u32); n])
@@ -652,9 +685,19 @@ pub fn build(
         }
         Family::Pmo { pmo, solver } => {
             let k = pmo.outputs.as_ref().map_or(n, Vec::len);
-            check_lp_memory(n, k, *solver, req.max_memory)?;
+            let rows = pmo.privacy_rows(space, k);
+            let fits_block = |rows: u64| {
+                rows <= crate::lp::block_ipm::MAX_ROWS
+                    && check_lp_memory_rows(n, k, rows, Solver::Block, req.max_memory).is_ok()
+            };
+            let solver = match *solver {
+                Solver::Auto if fits_block(rows) => Solver::Block,
+                Solver::Auto => Solver::Ipm,
+                s => s,
+            };
+            check_lp_memory_rows(n, k, rows, solver, req.max_memory)?;
             let params = pmo.params();
-            let built = optimal::pmo(space, eps, &params, *solver, MAX_PREC, progress)?;
+            let built = optimal::pmo(space, eps, &params, solver, MAX_PREC, progress)?;
             Assembled {
                 fields: pmo.fields(n),
                 ..lp_assembled(built, json!({}))

@@ -56,7 +56,7 @@ const SUPPORT_GAP: f64 = 1e-3;
 /// enters by pricing.
 const SUPPORT_TOL: f64 = 1e-2;
 /// The dual's smallest multipliers are dropped while their sum stays within this, relative
-/// to 1 + |objective| (`Dual::sparsify`).
+/// to |objective| (`Dual::sparsify`; relative, so that a small expected loss keeps its digits).
 const DUAL_BUDGET: f64 = 1e-8;
 /// The solver keeps 4 doubles per privacy row while it iterates (s, z, θ and the best
 /// z); its peak is after the run, when the best z, the nearly tight rows (12 bytes each)
@@ -80,9 +80,16 @@ const REFINE_TOL: f64 = 1e-12;
 const ACCURACY: f64 = 1e-6;
 
 /// The memory the structured phase holds for `rows_total` privacy rows (every row of the
-/// LP), on top of the lazy-row interior point's ([`super::model::memory_estimate`]).
-pub fn memory_estimate(rows_total: u64) -> u64 {
-    rows_total.saturating_mul(BYTES_PER_ROW)
+/// LP) over n inputs and k outputs, on top of the lazy-row interior point's
+/// ([`super::model::memory_estimate`]): [`BYTES_PER_ROW`] per row, the k explicit n×n
+/// block inverses, and the (2n+1)×(2n+1) Schur complement with its per-thread sums and the
+/// blocks being factorized (counted as 8 such matrices).
+pub fn memory_estimate(rows_total: u64, n: u64, k: u64) -> u64 {
+    let schur = (2 * n + 1).saturating_mul(2 * n + 1);
+    rows_total
+        .saturating_mul(BYTES_PER_ROW)
+        .saturating_add(n.saturating_mul(n).saturating_mul(k).saturating_mul(8))
+        .saturating_add(schur.saturating_mul(8 * 8))
 }
 
 /// Dense symmetric n×n matrix (row-major).
@@ -328,7 +335,7 @@ pub fn solve(lp: &PrivacyLp, progress: &dyn Progress) -> Result<Outcome, SolveEr
     if rows_total > MAX_ROWS {
         return Err(SolveError(format!(
             "--solver block holds every privacy row ({rows_total} here, about {} GB): above its limit of {MAX_ROWS} rows; use --solver ipm (lazy rows)",
-            memory_estimate(rows_total) >> 30
+            memory_estimate(rows_total, lp.n as u64, lp.k() as u64) >> 30
         )));
     }
     let start = Instant::now();
@@ -382,7 +389,7 @@ pub fn solve(lp: &PrivacyLp, progress: &dyn Progress) -> Result<Outcome, SolveEr
     };
     // Most rows are slack and their multipliers ~μ/s: dropping the smallest while their sum
     // stays within DUAL_BUDGET of the objective costs the bound at most that much.
-    let (dropped, sum) = dual.sparsify(DUAL_BUDGET * (1.0 + end.pobj.abs()));
+    let (dropped, sum) = dual.sparsify(DUAL_BUDGET * end.pobj.abs());
     // The bound after the drop is at least this: the claim's tolerance (`prove`) is
     // measured from it, so the safe f64 bound is claimed and the auditor reproduces it
     // without rationals.

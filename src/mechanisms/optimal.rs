@@ -40,9 +40,9 @@ pub enum Solver {
     /// The structured interior point of [`crate::lp::block_ipm`] finds the working set,
     /// Clarabel's lazy rows finish on it (spec/lp.md §4.3).
     Block,
-    /// [`Solver::Block`] for OPTMech when its every-row iterate fits the memory budget
-    /// (resolved by [`crate::produce`]), else [`Solver::Ipm`]; `Ipm` for the other LPs
-    /// (measured in spec/lp.md §4.3).
+    /// [`Solver::Block`] for OPTMech and PMO when its every-row iterate fits the memory
+    /// budget (resolved by [`crate::produce`]), else [`Solver::Ipm`]; `Ipm` for the other
+    /// LPs (measured in spec/lp.md §4.3).
     Auto,
 }
 

@@ -57,6 +57,62 @@ pub struct Dual {
 }
 
 impl Dual {
+    /// Drop multipliers that cannot lower the bound, to shorten the certificate; returns
+    /// how many. In α_u = min_k T_(u,k), T_(u,k) = w_u c(u,k) + Σ_{(u,v,k)} γ −
+    /// Σ_{(v,u,k)} c_up γ (w: β/Σβ, or the prior over its sum), dropping the γ of row
+    /// (u, v, k) lowers T_(u,k) by γ and raises T_(v,k), so the rows of (u, k) may drop
+    /// while their sum stays within T_(u,k) − α_u, the amount by which that term exceeds
+    /// the minimum: α is unchanged. Computed in floats with half of each margin kept (the
+    /// exact check decides the bound; any γ ≥ 0 is valid). At the optimum an input's
+    /// unused outputs have such margins (their reduced costs), so most of their rows go.
+    pub fn drop_above_min(&mut self, lp: &PrivacyLp) -> usize {
+        let (n, k) = (lp.n, lp.k());
+        let w: Vec<f64> = match (&lp.objective, &self.beta) {
+            (Objective::MaxLoss, Some(b)) => b.iter().map(|x| x.max(0.0)).collect(),
+            (Objective::Expected { .. }, _) => (0..n).map(|u| lp.prior_f64(u)).collect(),
+            (Objective::MaxLoss, None) => return 0,
+        };
+        let total: f64 = w.iter().sum();
+        if !(total > 0.0 && total.is_finite()) {
+            return 0;
+        }
+        let mut t: Vec<f64> = (0..n * k)
+            .map(|j| w[j / k] / total * lp.cost_dn[j])
+            .collect();
+        for &(u, v, kk, g) in &self.gamma {
+            let (u, v, kk) = (u as usize, v as usize, kk as usize);
+            t[u * k + kk] += g;
+            t[v * k + kk] -= lp.c_up[u * n + v] * g;
+        }
+        let alpha: Vec<f64> = t
+            .chunks(k)
+            .map(|r| r.iter().cloned().fold(f64::INFINITY, f64::min))
+            .collect();
+        let mut room: Vec<f64> = (0..n * k).map(|j| 0.5 * (t[j] - alpha[j / k])).collect();
+        if room.iter().any(|r| !r.is_finite()) {
+            return 0;
+        }
+        let mut order: Vec<usize> = (0..self.gamma.len()).collect();
+        order.sort_unstable_by(|&a, &b| self.gamma[a].3.total_cmp(&self.gamma[b].3));
+        let mut drop = vec![false; self.gamma.len()];
+        let mut count = 0;
+        for i in order {
+            let (u, _, kk, g) = self.gamma[i];
+            let j = u as usize * k + kk as usize;
+            if g <= room[j] {
+                room[j] -= g;
+                drop[i] = true;
+                count += 1;
+            }
+        }
+        let mut i = 0;
+        self.gamma.retain(|_| {
+            i += 1;
+            !drop[i - 1]
+        });
+        count
+    }
+
     /// Drop the smallest multipliers γ while their sum stays within `budget`, to shorten
     /// the certificate; returns how many were dropped and their sum. Any γ ≥ 0 is a valid
     /// certificate (`lp::certificate`), so this is always sound. It costs little: in

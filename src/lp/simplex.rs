@@ -92,25 +92,14 @@ impl Dual {
         if room.iter().any(|r| !r.is_finite()) {
             return 0;
         }
-        let mut order: Vec<usize> = (0..self.gamma.len()).collect();
-        order.sort_unstable_by(|&a, &b| self.gamma[a].3.total_cmp(&self.gamma[b].3));
-        let mut drop = vec![false; self.gamma.len()];
-        let mut count = 0;
-        for i in order {
-            let (u, _, kk, g) = self.gamma[i];
+        self.drop_smallest_first(|(u, _, kk, g)| {
             let j = u as usize * k + kk as usize;
-            if g <= room[j] {
+            let fits = g <= room[j];
+            if fits {
                 room[j] -= g;
-                drop[i] = true;
-                count += 1;
             }
-        }
-        let mut i = 0;
-        self.gamma.retain(|_| {
-            i += 1;
-            !drop[i - 1]
-        });
-        count
+            Some(fits)
+        })
     }
 
     /// Drop the smallest multipliers γ while their sum stays within `budget`, to shorten
@@ -123,25 +112,41 @@ impl Dual {
         if budget.is_nan() || budget <= 0.0 {
             return (0, 0.0);
         }
+        let mut sum = 0.0;
+        let count = self.drop_smallest_first(|(_, _, _, g)| {
+            (sum + g <= budget).then(|| {
+                sum += g;
+                true
+            })
+        });
+        (count, sum)
+    }
+
+    /// Visit the multipliers smallest first; `decide` says drop (`Some(true)`), keep
+    /// (`Some(false)`) or stop (`None`). Returns how many were dropped.
+    fn drop_smallest_first(
+        &mut self,
+        mut decide: impl FnMut((u32, u32, u32, f64)) -> Option<bool>,
+    ) -> usize {
         let mut order: Vec<usize> = (0..self.gamma.len()).collect();
         order.sort_unstable_by(|&a, &b| self.gamma[a].3.total_cmp(&self.gamma[b].3));
         let mut drop = vec![false; self.gamma.len()];
-        let (mut count, mut sum) = (0, 0.0);
+        let mut count = 0;
         for i in order {
-            let g = self.gamma[i].3;
-            if sum + g > budget {
-                break;
+            match decide(self.gamma[i]) {
+                Some(d) => {
+                    drop[i] = d;
+                    count += usize::from(d);
+                }
+                None => break,
             }
-            sum += g;
-            drop[i] = true;
-            count += 1;
         }
         let mut i = 0;
         self.gamma.retain(|_| {
             i += 1;
             !drop[i - 1]
         });
-        (count, sum)
+        count
     }
 }
 

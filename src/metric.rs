@@ -859,6 +859,39 @@ fn dijkstra_exact(adj: &[Vec<(usize, Q)>], src: usize) -> Vec<Option<Q>> {
     dist
 }
 
+/// The connected component of each record in the graph of `pairs` (the η-graph of a
+/// `--within` LP), numbered in order of each component's smallest member. No privacy row
+/// joins two components, so the PMO LP is their direct sum (Qiu 2024, Proposition 3.1):
+/// Benders partitions within them and `lp::block_ipm` factorizes each apart.
+pub fn components(n: usize, pairs: &[(usize, usize)]) -> Vec<u32> {
+    let mut parent: Vec<usize> = (0..n).collect();
+    fn find(p: &mut [usize], mut x: usize) -> usize {
+        while p[x] != x {
+            p[x] = p[p[x]];
+            x = p[x];
+        }
+        x
+    }
+    for &(u, v) in pairs {
+        let (a, b) = (find(&mut parent, u), find(&mut parent, v));
+        if a != b {
+            parent[a.max(b)] = a.min(b);
+        }
+    }
+    let mut id = vec![u32::MAX; n];
+    let mut next = 0;
+    let mut out = vec![0u32; n];
+    for (u, o) in out.iter_mut().enumerate() {
+        let r = find(&mut parent, u);
+        if id[r] == u32::MAX {
+            id[r] = next;
+            next += 1;
+        }
+        *o = id[r];
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

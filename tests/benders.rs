@@ -198,7 +198,7 @@ proptest! {
                                           eta in (15i64..45).prop_map(|x| q(x, 10)), c in 1usize..=5) {
         let eps = q(1, 1);
         let lp = optimal::pmo_lp(&space, &eps, &params(&eta), PREC).unwrap();
-        let comp = partition::components(space.n(), &lp.pairs);
+        let comp = mdp::metric::components(space.n(), &lp.pairs);
         prop_assert!(lp.pairs.iter().all(|&(u, v)| comp[u] == comp[v]));
         let method = if c % 2 == 0 { Method::Bsc } else { Method::KmRec };
         let part = partition::partition(&space, &lp.pairs, c.min(space.n()), method, 7).unwrap();

@@ -46,7 +46,7 @@ impl Incumbent {
     /// `costs`: π_u·max_k c(u,k) per record (the absolute tolerances' scale).
     pub fn new(lp: &PrivacyLp, dec: &Decomposition, costs: &[f64]) -> Incumbent {
         let (n, k) = (lp.n, lp.k());
-        let comp = super::partition::components(n, &lp.pairs);
+        let comp = crate::metric::components(n, &lp.pairs);
         let count = comp.iter().map(|&c| c as usize + 1).max().unwrap_or(0);
         let mut subsets = vec![vec![]; count];
         let mut subset_comp = Vec::with_capacity(dec.subsets.len());

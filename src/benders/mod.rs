@@ -618,7 +618,7 @@ pub fn benders(
     let dec = partition::decompose(n, &lp.pairs, &part, opts.master);
     let free: Vec<usize> = dec.subsets.iter().map(|s| s.free.len()).collect();
     let shape = Shape {
-        components: partition::components(n, &lp.pairs)
+        components: crate::metric::components(n, &lp.pairs)
             .iter()
             .map(|&c| c as usize + 1)
             .max()

@@ -76,36 +76,6 @@ impl MasterSet {
     }
 }
 
-/// The component of each record in the η-graph (numbered by smallest member).
-pub fn components(n: usize, pairs: &[(usize, usize)]) -> Vec<u32> {
-    let mut parent: Vec<usize> = (0..n).collect();
-    fn find(p: &mut [usize], mut x: usize) -> usize {
-        while p[x] != x {
-            p[x] = p[p[x]];
-            x = p[x];
-        }
-        x
-    }
-    for &(u, v) in pairs {
-        let (a, b) = (find(&mut parent, u), find(&mut parent, v));
-        if a != b {
-            parent[a.max(b)] = a.min(b);
-        }
-    }
-    let mut id = vec![u32::MAX; n];
-    let mut next = 0;
-    let mut out = vec![0u32; n];
-    for (u, o) in out.iter_mut().enumerate() {
-        let r = find(&mut parent, u);
-        if id[r] == u32::MAX {
-            id[r] = next;
-            next += 1;
-        }
-        *o = id[r];
-    }
-    out
-}
-
 /// The squared Euclidean distance of two feature vectors (k-means and [`balance`]).
 fn sq_dist(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum()
@@ -480,7 +450,7 @@ pub fn partition(
 ) -> Result<Vec<u32>, BuildError> {
     let n = space.n();
     check_partitions(c, n)?;
-    let comp = components(n, pairs);
+    let comp = crate::metric::components(n, pairs);
     let n_comp = comp.iter().map(|&c| c as usize + 1).max().unwrap_or(0);
     let mut members = vec![vec![]; n_comp];
     for (u, &c) in comp.iter().enumerate() {

@@ -94,66 +94,98 @@ pub fn memory_estimate(rows_total: u64, n: u64, k: u64) -> u64 {
         .saturating_add(schur.saturating_mul(8 * 8))
 }
 
-/// Dense symmetric n×n matrix (row-major).
-#[derive(Clone)]
-struct Dense {
-    n: usize,
-    a: Vec<f64>,
+/// One thread's reusable memory for the block factorizations ([`factor`]): output k's
+/// blocks B_k as they are formed (every component's, flat as in [`Structure::offs`]),
+/// the Cholesky factor of the block being inverted, and faer's scratch. Fresh buffers
+/// for every block of every iteration (six n×n allocations per block through faer's
+/// `Llt`) cost their zeroing and page faults: ≈ 10 % of the time on Rome500.
+struct Work {
+    b: Vec<f64>,
+    l: Vec<f64>,
+    mem: faer::dyn_stack::MemBuffer,
 }
 
-impl Dense {
-    fn zeros(n: usize) -> Dense {
-        Dense {
-            n,
-            a: vec![0.0; n * n],
+impl Work {
+    /// For blocks of at most `m` rows, `total` entries in all.
+    fn new(m: usize, total: usize) -> Work {
+        use faer::linalg::cholesky::llt::{factor, inverse};
+        let par = faer::Par::Seq;
+        let req = factor::cholesky_in_place_scratch::<f64>(m, par, Default::default())
+            .or(inverse::inverse_scratch::<f64>(m, par));
+        Work {
+            b: vec![0.0; total],
+            l: vec![0.0; m * m],
+            mem: faer::dyn_stack::MemBuffer::new(req),
         }
     }
+}
 
-    /// The inverse of this symmetric positive (semi)definite matrix by faer's blocked
-    /// Cholesky (A + δI = L·Lᵀ, (L·Lᵀ)⁻¹ = L⁻ᵀ·L⁻¹; faer without its rayon feature runs
-    /// sequentially, the blocks run in parallel). δ = `shift` is the static
-    /// regularization of a nearly singular block; if rounding still leaves a non-positive
-    /// pivot, δ is raised ×10³ (at most 3 times), then `None`. (faer's in-place pivot
-    /// regularization was not used: on a 2×2 singular block it left a zero on L's
-    /// diagonal.)
-    fn inverse_spd(&self, shift: f64) -> Option<Dense> {
-        use faer::linalg::solvers::DenseSolveCore;
-        let n = self.n;
-        let mut delta = shift;
-        for _ in 0..4 {
-            // Row-major symmetric = column-major symmetric: row j is column j.
-            let mut a = faer::Mat::<f64>::zeros(n, n);
-            for j in 0..n {
-                let col = a.col_as_slice_mut(j);
-                col.copy_from_slice(&self.a[j * n..(j + 1) * n]);
-                col[j] += delta;
-            }
-            let Ok(llt) = faer::linalg::solvers::Llt::new(a.as_ref(), faer::Side::Lower) else {
-                delta *= 1e3;
-                continue;
-            };
-            let inv = llt.inverse();
-            let mut out = vec![0.0; n * n];
-            for j in 0..n {
-                out[j * n..(j + 1) * n].copy_from_slice(inv.col_as_slice(j));
-            }
-            return out
-                .iter()
-                .all(|v| v.is_finite())
-                .then_some(Dense { n, a: out });
+/// Write into `out` the inverse of the symmetric positive (semi)definite m×m matrix `b`
+/// (row-major, equally column-major), using a [`Work`]'s factor and scratch, by faer's
+/// blocked Cholesky: B + δI = L·Lᵀ,
+/// (L·Lᵀ)⁻¹ = L⁻ᵀ·L⁻¹ (sequential inside; the blocks run in parallel). δ = `shift` is the
+/// static regularization of a nearly singular block; if rounding still leaves a
+/// non-positive pivot, δ is raised ×10³ (at most 3 times), then `false`, as for a
+/// non-finite result. (faer's in-place pivot regularization was not used: on a 2×2
+/// singular block it left a zero on L's diagonal.)
+fn spd_inverse(
+    b: &[f64],
+    m: usize,
+    shift: f64,
+    (l, mem): (&mut [f64], &mut faer::dyn_stack::MemBuffer),
+    out: &mut [f64],
+) -> bool {
+    use faer::linalg::cholesky::llt::{factor, inverse};
+    let (l, stack) = (&mut l[..m * m], faer::dyn_stack::MemStack::new(mem));
+    let mut delta = shift;
+    for _ in 0..4 {
+        l.copy_from_slice(b);
+        for j in 0..m {
+            l[j * m + j] += delta;
         }
-        None
+        let mut lm = faer::MatMut::from_column_major_slice_mut(l, m, m);
+        let par = faer::Par::Seq;
+        if factor::cholesky_in_place(lm.as_mut(), Default::default(), par, stack, Default::default())
+            .is_err()
+        {
+            delta *= 1e3;
+            continue;
+        }
+        // L is the lower triangle (column j holds L[i][j], i ≥ j); clear the rest of B.
+        for j in 0..m {
+            l[j * m..j * m + j].fill(0.0);
+        }
+        let lm = faer::MatRef::from_column_major_slice(l, m, m);
+        inverse::inverse(faer::MatMut::from_column_major_slice_mut(out, m, m), lm, par, stack);
+        // faer writes the lower triangle: mirror it.
+        for j in 0..m {
+            for i in j + 1..m {
+                out[i * m + j] = out[j * m + i];
+            }
+        }
+        return out.iter().all(|v| v.is_finite());
     }
+    false
+}
 
-    /// y\[idx\[i\]\] = Σ_j a\[i\]\[j\]·x\[idx\[j\]\]: this matrix applied on the entries `idx` of
-    /// x and y (a component's inputs).
-    fn mul_vec_on(&self, idx: &[u32], x: &[f64], y: &mut [f64]) {
-        let n = self.n;
-        let xs: Vec<f64> = idx.iter().map(|&j| x[j as usize]).collect();
-        for (i, &yi) in idx.iter().enumerate() {
-            let r = &self.a[i * n..(i + 1) * n];
-            y[yi as usize] = r.iter().zip(&xs).map(|(a, b)| a * b).sum();
-        }
+/// y\[idx\[i\]\] = Σ_j a\[i\]\[j\]·x\[idx\[j\]\]: the symmetric m×m `a` applied on the entries
+/// `idx` of x and y (a component's inputs, m = idx.len()), by faer's matrix product (SIMD
+/// chosen at run time: a plain `zip().sum()` dot product is one serial chain of additions,
+/// and these products, a few per refinement step, were 40 % of the time on Rome500).
+fn mul_vec_on(a: &[f64], idx: &[u32], x: &[f64], y: &mut [f64]) {
+    let m = idx.len();
+    let xs: Vec<f64> = idx.iter().map(|&j| x[j as usize]).collect();
+    let mut ys = vec![0.0; m];
+    faer::linalg::matmul::matmul(
+        faer::MatMut::from_column_major_slice_mut(&mut ys, m, 1),
+        faer::Accum::Replace,
+        faer::MatRef::from_column_major_slice(a, m, m),
+        faer::MatRef::from_column_major_slice(&xs, m, 1),
+        1.0,
+        faer::Par::Seq,
+    );
+    for (&i, v) in idx.iter().zip(ys) {
+        y[i as usize] = v;
     }
 }
 
@@ -243,6 +275,9 @@ struct Structure {
     comps: Vec<Vec<u32>>,
     /// Input u's component and its position in it.
     place: Vec<(u32, u32)>,
+    /// Where component c's m_c×m_c block starts in an output's flat block storage
+    /// (`offs\[c + 1\] − offs\[c\] = m_c²`; the last entry is Σ_c m_c²).
+    offs: Vec<usize>,
     inv_c: Vec<f64>,
     /// cost(u, k), u-major.
     cost: Vec<f64>,
@@ -308,8 +343,8 @@ struct Iterate {
 
 /// Factorized Newton matrix of one iteration.
 struct Factor {
-    /// inv\[k\]\[c\]: the inverse of output k's block on component c.
-    inv: Vec<Vec<Dense>>,
+    /// inv\[k\]: the inverses of output k's blocks, component c's at `offs\[c\]..offs\[c + 1\]`.
+    inv: Vec<Vec<f64>>,
     /// The (2n+1)×(2n+1) (max loss) or n×n Schur complement, factorized.
     schur: Lu,
 }
@@ -524,6 +559,12 @@ fn run(
         place[u] = (c, comps[c as usize].len() as u32);
         comps[c as usize].push(u as u32);
     }
+    let offs = std::iter::once(0)
+        .chain(comps.iter().scan(0, |o, c| {
+            *o += c.len() * c.len();
+            Some(*o)
+        }))
+        .collect();
     let st = Structure {
         n,
         kk,
@@ -531,6 +572,7 @@ fn run(
         pairs,
         comps,
         place,
+        offs,
         inv_c,
         cost: lp.cost_dn.clone(),
         c_m,
@@ -572,6 +614,8 @@ fn run(
     };
     // Whether `end` describes the current iterate (not when MAX_ITER ran out after a step).
     let mut measured = false;
+    // The previous iteration's block inverses, whose memory the next factorization reuses.
+    let mut spare: Option<Vec<Vec<f64>>> = None;
     for iter in 0..MAX_ITER {
         // r_d = c + A_Iᵀ z − A_Eᵀ y − w. The privacy rows' pass (one per output) adds their
         // part of A_Iᵀ z and gives their largest primal residual |A_I x + s|, their Σ s·z
@@ -676,7 +720,7 @@ fn run(
             ));
         }
         let t_f = Instant::now();
-        let f = factor(&st, &it, &theta)?;
+        let f = factor(&st, &it, &theta, spare.take())?;
         let t_f = t_f.elapsed().as_secs_f64();
         let (s_l, z_l) = (&it.s[np..], &it.z[np..]);
         // Predictor (affine) direction.
@@ -739,6 +783,7 @@ fn run(
         axpy(&mut it.y, &d.dy, ad);
         axpy(&mut it.w, &d.dw, ad);
         measured = false;
+        spare = Some(f.inv);
     }
     if !measured {
         end.gap = f64::INFINITY;
@@ -891,45 +936,55 @@ fn row_update(st: &Structure, it: &mut Iterate, t: Target, dx: &[f64], ap: f64, 
 
 /// Form and factorize the Newton matrix: B_k = Σ θ g gᵀ + diag(w/x) per output, their
 /// inverses, and the Schur complement on the coupling rows.
-fn factor(st: &Structure, it: &Iterate, theta: &[f64]) -> Result<Factor, SolveError> {
+fn factor(
+    st: &Structure,
+    it: &Iterate,
+    theta: &[f64],
+    spare: Option<Vec<Vec<f64>>>,
+) -> Result<Factor, SolveError> {
     let (n, kk, np1) = (st.n, st.kk, st.pairs.len());
-    let inv: Vec<Vec<Dense>> = (0..kk)
-        .into_par_iter()
-        .map(|k| {
-            let mut blocks: Vec<Dense> = st.comps.iter().map(|c| Dense::zeros(c.len())).collect();
-            let th = &theta[k * np1..(k + 1) * np1];
-            for (i, &(u, v)) in st.pairs.iter().enumerate() {
-                let ((c, u), (_, v)) = (st.place[u as usize], st.place[v as usize]);
-                let b = &mut blocks[c as usize];
-                let (m, u, v) = (b.n, u as usize, v as usize);
-                let (t, a) = (th[i], st.inv_c[i]);
-                b.a[u * m + u] += t * a * a;
-                b.a[v * m + v] += t;
-                b.a[u * m + v] -= t * a;
-                b.a[v * m + u] -= t * a;
-            }
-            let mut dmax = vec![0.0f64; blocks.len()];
-            for u in 0..n {
-                let j = k * n + u;
-                let (c, l) = st.place[u];
-                let b = &mut blocks[c as usize];
-                let l = l as usize * (b.n + 1);
-                b.a[l] += it.w[j] / it.x[j];
-                dmax[c as usize] = dmax[c as usize].max(b.a[l]);
-            }
-            blocks
-                .iter()
-                .zip(&dmax)
-                .map(|(b, d)| {
-                    b.inverse_spd(d * 1e-14 + 1e-300).ok_or_else(|| {
-                        SolveError(format!(
+    let total = st.offs[st.comps.len()];
+    let mmax = st.comps.iter().map(Vec::len).max().unwrap_or(0);
+    let mut inv = spare.unwrap_or_else(|| vec![vec![0.0; total]; kk]);
+    inv.par_iter_mut()
+        .enumerate()
+        .try_for_each_init(
+            || Work::new(mmax, total),
+            |Work { b, l, mem }, (k, out)| {
+                b.fill(0.0);
+                let th = &theta[k * np1..(k + 1) * np1];
+                for (i, &(u, v)) in st.pairs.iter().enumerate() {
+                    let ((c, u), (_, v)) = (st.place[u as usize], st.place[v as usize]);
+                    let (o, m) = (st.offs[c as usize], st.comps[c as usize].len());
+                    let (u, v) = (u as usize, v as usize);
+                    let (t, a) = (th[i], st.inv_c[i]);
+                    b[o + u * m + u] += t * a * a;
+                    b[o + v * m + v] += t;
+                    b[o + u * m + v] -= t * a;
+                    b[o + v * m + u] -= t * a;
+                }
+                let mut dmax = vec![0.0f64; st.comps.len()];
+                for u in 0..n {
+                    let j = k * n + u;
+                    let (c, l) = st.place[u];
+                    let (o, m) = (st.offs[c as usize], st.comps[c as usize].len());
+                    let d = &mut b[o + l as usize * (m + 1)];
+                    *d += it.w[j] / it.x[j];
+                    dmax[c as usize] = dmax[c as usize].max(*d);
+                }
+                for (c, comp) in st.comps.iter().enumerate() {
+                    let (o, m) = (st.offs[c], comp.len());
+                    let (bc, oc) = (&b[o..o + m * m], &mut out[o..o + m * m]);
+                    let ok = spd_inverse(bc, m, dmax[c] * 1e-14 + 1e-300, (l, mem), oc);
+                    if !ok {
+                        return Err(SolveError(format!(
                             "block interior point: output {k}'s block is not positive definite"
-                        ))
-                    })
-                })
-                .collect()
-        })
-        .collect::<Result<_, _>>()?;
+                        )));
+                    }
+                }
+                Ok(())
+            },
+        )?;
     // Schur complement blocks: R = Σ B⁻¹, Q = Σ D B⁻¹, P = Σ D B⁻¹ D + Θ_loss⁻¹, and
     // for max loss the border of ΔL (module doc: L is kept, not eliminated). B⁻¹ is 0
     // between components.
@@ -940,12 +995,12 @@ fn factor(st: &Structure, it: &Iterate, theta: &[f64]) -> Result<Factor, SolveEr
         .fold(
             || vec![0.0; ns * ns],
             |mut acc, (k, bks)| {
-                for (comp, bi) in st.comps.iter().zip(bks) {
-                    let m = comp.len();
+                for (c, comp) in st.comps.iter().enumerate() {
+                    let (bi, m) = (&bks[st.offs[c]..st.offs[c + 1]], comp.len());
                     for (a, &i) in comp.iter().enumerate() {
                         let i = i as usize;
                         for (b, &j) in comp.iter().enumerate() {
-                            let (j, v) = (j as usize, bi.a[a * m + b]);
+                            let (j, v) = (j as usize, bi[a * m + b]);
                             if st.max_loss {
                                 let (di, dj) = (st.cost[i * kk + k], st.cost[j * kk + k]);
                                 acc[i * ns + j] += di * v * dj; // P
@@ -1008,8 +1063,8 @@ fn apply_binv(st: &Structure, f: &Factor, r: &[f64]) -> Vec<f64> {
         .zip(r[..n * st.kk].par_chunks(n))
         .zip(f.inv.par_iter())
         .for_each(|((tk, rk), bks)| {
-            for (comp, bi) in st.comps.iter().zip(bks) {
-                bi.mul_vec_on(comp, rk, tk);
+            for (c, comp) in st.comps.iter().enumerate() {
+                mul_vec_on(&bks[st.offs[c]..st.offs[c + 1]], comp, rk, tk);
             }
         });
     t
@@ -1371,36 +1426,33 @@ mod tests {
     /// entries from the shift, an indefinite one none.
     #[test]
     fn inverse_spd_inverts_and_regularizes() {
+        let inverse = |a: &[f64], m: usize, shift: f64| {
+            let mut w = Work::new(m, 0);
+            let mut out = vec![f64::NAN; m * m];
+            spd_inverse(a, m, shift, (&mut w.l, &mut w.mem), &mut out).then_some(out)
+        };
         let n = 5;
-        let mut a = Dense::zeros(n);
+        let mut a = vec![0.0; n * n];
         for i in 0..n {
             for j in 0..n {
-                a.a[i * n + j] = 1.0 / (1 + i + j) as f64 + if i == j { 1.0 } else { 0.0 };
+                a[i * n + j] = 1.0 / (1 + i + j) as f64 + if i == j { 1.0 } else { 0.0 };
             }
         }
-        let inv = a.inverse_spd(1e-14).unwrap();
+        let inv = inverse(&a, n, 1e-14).unwrap();
         for i in 0..n {
             for j in 0..n {
-                let p: f64 = (0..n).map(|k| a.a[i * n + k] * inv.a[k * n + j]).sum();
+                let p: f64 = (0..n).map(|k| a[i * n + k] * inv[k * n + j]).sum();
                 assert!(
                     (p - f64::from(u8::from(i == j))).abs() < 1e-10,
                     "({i},{j}) {p}"
                 );
-                assert_eq!(inv.a[i * n + j], inv.a[j * n + i]);
+                assert_eq!(inv[i * n + j], inv[j * n + i]);
             }
         }
-        let singular = Dense {
-            n: 2,
-            a: vec![1.0, 1.0, 1.0, 1.0],
-        };
-        let si = singular.inverse_spd(1e-12).unwrap();
-        assert!(si.a.iter().all(|v| v.is_finite()), "{:?}", si.a);
+        let si = inverse(&[1.0, 1.0, 1.0, 1.0], 2, 1e-12).unwrap();
+        assert!(si.iter().all(|v| v.is_finite()), "{si:?}");
         // Indefinite: refused after the shifts.
-        let indefinite = Dense {
-            n: 2,
-            a: vec![1.0, 0.0, 0.0, -1.0],
-        };
-        let r = indefinite.inverse_spd(1e-12);
-        assert!(r.is_none(), "{:?}", r.map(|d| d.a));
+        let r = inverse(&[1.0, 0.0, 0.0, -1.0], 2, 1e-12);
+        assert!(r.is_none(), "{r:?}");
     }
 }

@@ -83,9 +83,10 @@ const ACCURACY: f64 = 1e-6;
 
 /// The memory the structured phase holds for `rows_total` privacy rows (every row of the
 /// LP) over n inputs and k outputs, on top of the lazy-row interior point's
-/// ([`super::model::memory_estimate`]): [`BYTES_PER_ROW`] per row, the k explicit n×n
-/// block inverses, and the (2n+1)×(2n+1) Schur complement with its per-thread sums and the
-/// blocks being factorized (counted as 8 such matrices).
+/// ([`super::model::memory_estimate`]): [`BYTES_PER_ROW`] per row, the k explicit
+/// block inverses (Σ_c n_c² entries each over the pairs' components, counted as n², an
+/// upper bound), and the (2n+1)×(2n+1) Schur complement with its per-thread sums and each
+/// thread's [`Work`] (counted as 8 such matrices).
 pub fn memory_estimate(rows_total: u64, n: u64, k: u64) -> u64 {
     let schur = (2 * n + 1).saturating_mul(2 * n + 1);
     rows_total

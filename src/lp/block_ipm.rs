@@ -146,8 +146,14 @@ fn spd_inverse(
         }
         let mut lm = faer::MatMut::from_column_major_slice_mut(l, m, m);
         let par = faer::Par::Seq;
-        if factor::cholesky_in_place(lm.as_mut(), Default::default(), par, stack, Default::default())
-            .is_err()
+        if factor::cholesky_in_place(
+            lm.as_mut(),
+            Default::default(),
+            par,
+            stack,
+            Default::default(),
+        )
+        .is_err()
         {
             delta *= 1e3;
             continue;
@@ -157,7 +163,12 @@ fn spd_inverse(
             l[j * m..j * m + j].fill(0.0);
         }
         let lm = faer::MatRef::from_column_major_slice(l, m, m);
-        inverse::inverse(faer::MatMut::from_column_major_slice_mut(out, m, m), lm, par, stack);
+        inverse::inverse(
+            faer::MatMut::from_column_major_slice_mut(out, m, m),
+            lm,
+            par,
+            stack,
+        );
         // faer writes the lower triangle: mirror it.
         for j in 0..m {
             for i in j + 1..m {
@@ -554,7 +565,8 @@ fn run(
         }
     }
     let comp = crate::metric::components(n, &lp.pairs);
-    let mut comps: Vec<Vec<u32>> = vec![vec![]; comp.iter().map(|&c| c as usize + 1).max().unwrap_or(0)];
+    let mut comps: Vec<Vec<u32>> =
+        vec![vec![]; comp.iter().map(|&c| c as usize + 1).max().unwrap_or(0)];
     let mut place = vec![(0u32, 0u32); n];
     for (u, &c) in comp.iter().enumerate() {
         place[u] = (c, comps[c as usize].len() as u32);
@@ -947,45 +959,43 @@ fn factor(
     let total = st.offs[st.comps.len()];
     let mmax = st.comps.iter().map(Vec::len).max().unwrap_or(0);
     let mut inv = spare.unwrap_or_else(|| vec![vec![0.0; total]; kk]);
-    inv.par_iter_mut()
-        .enumerate()
-        .try_for_each_init(
-            || Work::new(mmax, total),
-            |Work { b, l, mem }, (k, out)| {
-                b.fill(0.0);
-                let th = &theta[k * np1..(k + 1) * np1];
-                for (i, &(u, v)) in st.pairs.iter().enumerate() {
-                    let ((c, u), (_, v)) = (st.place[u as usize], st.place[v as usize]);
-                    let (o, m) = (st.offs[c as usize], st.comps[c as usize].len());
-                    let (u, v) = (u as usize, v as usize);
-                    let (t, a) = (th[i], st.inv_c[i]);
-                    b[o + u * m + u] += t * a * a;
-                    b[o + v * m + v] += t;
-                    b[o + u * m + v] -= t * a;
-                    b[o + v * m + u] -= t * a;
+    inv.par_iter_mut().enumerate().try_for_each_init(
+        || Work::new(mmax, total),
+        |Work { b, l, mem }, (k, out)| {
+            b.fill(0.0);
+            let th = &theta[k * np1..(k + 1) * np1];
+            for (i, &(u, v)) in st.pairs.iter().enumerate() {
+                let ((c, u), (_, v)) = (st.place[u as usize], st.place[v as usize]);
+                let (o, m) = (st.offs[c as usize], st.comps[c as usize].len());
+                let (u, v) = (u as usize, v as usize);
+                let (t, a) = (th[i], st.inv_c[i]);
+                b[o + u * m + u] += t * a * a;
+                b[o + v * m + v] += t;
+                b[o + u * m + v] -= t * a;
+                b[o + v * m + u] -= t * a;
+            }
+            let mut dmax = vec![0.0f64; st.comps.len()];
+            for u in 0..n {
+                let j = k * n + u;
+                let (c, l) = st.place[u];
+                let (o, m) = (st.offs[c as usize], st.comps[c as usize].len());
+                let d = &mut b[o + l as usize * (m + 1)];
+                *d += it.w[j] / it.x[j];
+                dmax[c as usize] = dmax[c as usize].max(*d);
+            }
+            for (c, comp) in st.comps.iter().enumerate() {
+                let (o, m) = (st.offs[c], comp.len());
+                let (bc, oc) = (&b[o..o + m * m], &mut out[o..o + m * m]);
+                let ok = spd_inverse(bc, m, dmax[c] * 1e-14 + 1e-300, (l, mem), oc);
+                if !ok {
+                    return Err(SolveError(format!(
+                        "block interior point: output {k}'s block is not positive definite"
+                    )));
                 }
-                let mut dmax = vec![0.0f64; st.comps.len()];
-                for u in 0..n {
-                    let j = k * n + u;
-                    let (c, l) = st.place[u];
-                    let (o, m) = (st.offs[c as usize], st.comps[c as usize].len());
-                    let d = &mut b[o + l as usize * (m + 1)];
-                    *d += it.w[j] / it.x[j];
-                    dmax[c as usize] = dmax[c as usize].max(*d);
-                }
-                for (c, comp) in st.comps.iter().enumerate() {
-                    let (o, m) = (st.offs[c], comp.len());
-                    let (bc, oc) = (&b[o..o + m * m], &mut out[o..o + m * m]);
-                    let ok = spd_inverse(bc, m, dmax[c] * 1e-14 + 1e-300, (l, mem), oc);
-                    if !ok {
-                        return Err(SolveError(format!(
-                            "block interior point: output {k}'s block is not positive definite"
-                        )));
-                    }
-                }
-                Ok(())
-            },
-        )?;
+            }
+            Ok(())
+        },
+    )?;
     // Schur complement blocks: R = Σ B⁻¹, Q = Σ D B⁻¹, P = Σ D B⁻¹ D + Θ_loss⁻¹, and
     // for max loss the border of ΔL (module doc: L is kept, not eliminated). B⁻¹ is 0
     // between components.
@@ -1360,9 +1370,23 @@ mod tests {
         };
         let (want, _) = super::super::ipm::solve(&lp, &silent).unwrap();
         let rel = |a: f64| (a - want.objective).abs() / want.objective;
-        assert!(rel(p.objective) < 1e-7, "{} vs {}", p.objective, want.objective);
-        assert!(d.objective <= want.objective * (1.0 + 1e-9), "{}", d.objective);
-        assert!(rel(d.objective) <= SOLVED_GAP * 2.0, "{} vs {}", d.objective, want.objective);
+        assert!(
+            rel(p.objective) < 1e-7,
+            "{} vs {}",
+            p.objective,
+            want.objective
+        );
+        assert!(
+            d.objective <= want.objective * (1.0 + 1e-9),
+            "{}",
+            d.objective
+        );
+        assert!(
+            rel(d.objective) <= SOLVED_GAP * 2.0,
+            "{} vs {}",
+            d.objective,
+            want.objective
+        );
     }
 
     /// `Dual::drop_above_min` on Clarabel's dual of the same grid LP: it drops rows (most

@@ -3,9 +3,10 @@
 //! column k, so the Newton matrix on the variables is K dense n×n blocks plus the coupling
 //! of the 2n row-sum and loss rows. Each iteration factorizes the K blocks (Cholesky, then
 //! the explicit inverse, in parallel; each block apart on every connected component of the
-//! pairs' graph, which for a `--within` LP are its η-components, Qiu 2024 Proposition 3.1)
-//! and solves a (2n+1)×(2n+1) Schur complement: ≈ K·Σ_c n_c³ flops with every row present
-//! and no lazy rounds.
+//! pairs' graph, which for a `--within` LP are its η-components, Qiu 2024 Proposition 3.1,
+//! and by blocks along one level of nested dissection where the component's pairs are
+//! sparse, [`dissect`]) and solves a (2n+1)×(2n+1) Schur complement: ≈ K·Σ_c n_c³ flops
+//! at most, with every row present and no lazy rounds.
 //!
 //! The LP (variables x = (M column-major by output, then L for the max loss)):
 //! min cᵀx s.t. Σ_k M\[u\]\[k\] = 1 (y_u), Σ_k c(u,k)·M\[u\]\[k\] − L ≤ 0 (z_u, max loss
@@ -103,12 +104,15 @@ pub fn memory_estimate(rows_total: u64, n: u64, k: u64) -> u64 {
 struct Work {
     b: Vec<f64>,
     l: Vec<f64>,
+    /// X, Y and Σ of a dissected block ([`spd_inverse`]).
+    x: Vec<f64>,
     mem: faer::dyn_stack::MemBuffer,
 }
 
 impl Work {
-    /// For blocks of at most `m` rows, `total` entries in all.
-    fn new(m: usize, total: usize) -> Work {
+    /// For blocks of at most `m` rows, `total` entries in all, and dissected blocks
+    /// needing at most `xlen` entries for X, Y and Σ.
+    fn new(m: usize, total: usize, xlen: usize) -> Work {
         use faer::linalg::cholesky::llt::{factor, inverse};
         let par = faer::Par::Seq;
         let req = factor::cholesky_in_place_scratch::<f64>(m, par, Default::default())
@@ -116,63 +120,180 @@ impl Work {
         Work {
             b: vec![0.0; total],
             l: vec![0.0; m * m],
+            x: vec![0.0; xlen],
             mem: faer::dyn_stack::MemBuffer::new(req),
         }
     }
 }
 
+/// The inverse of the symmetric positive definite `a` (p×p, any strides) plus δI into
+/// `dst` (both triangles), by faer's in-place Cholesky on `l` and its `llt::inverse`;
+/// `false` on a non-positive pivot.
+fn chol_inverse(
+    a: faer::MatRef<f64>,
+    delta: f64,
+    l: &mut [f64],
+    stack: &mut faer::dyn_stack::MemStack,
+    mut dst: faer::MatMut<f64>,
+) -> bool {
+    use faer::linalg::cholesky::llt::{factor, inverse};
+    let (p, par) = (a.nrows(), faer::Par::Seq);
+    let l = &mut l[..p * p];
+    let mut lm = faer::MatMut::from_column_major_slice_mut(l, p, p);
+    lm.copy_from(a);
+    for j in 0..p {
+        lm[(j, j)] += delta;
+    }
+    let chol = factor::cholesky_in_place(
+        lm.as_mut(),
+        Default::default(),
+        par,
+        stack,
+        Default::default(),
+    );
+    if chol.is_err() {
+        return false;
+    }
+    // L is the lower triangle (column j holds L[i][j], i ≥ j); clear the rest of A.
+    for j in 0..p {
+        l[j * p..j * p + j].fill(0.0);
+    }
+    let lm = faer::MatRef::from_column_major_slice(l, p, p);
+    inverse::inverse(dst.as_mut(), lm, par, stack);
+    // faer writes the lower triangle: mirror it.
+    for j in 0..p {
+        for i in j + 1..p {
+            dst[(j, i)] = dst[(i, j)];
+        }
+    }
+    true
+}
+
 /// Write into `out` the inverse of the symmetric positive (semi)definite m×m matrix `b`
-/// (row-major, equally column-major), using a [`Work`]'s factor and scratch, by faer's
-/// blocked Cholesky: B + δI = L·Lᵀ,
-/// (L·Lᵀ)⁻¹ = L⁻ᵀ·L⁻¹ (sequential inside; the blocks run in parallel). δ = `shift` is the
+/// (row-major, equally column-major), using a [`Work`]'s buffers and scratch, by faer's
+/// blocked Cholesky (sequential inside; the blocks run in parallel). δ = `shift` is the
 /// static regularization of a nearly singular block; if rounding still leaves a
 /// non-positive pivot, δ is raised ×10³ (at most 3 times), then `false`, as for a
 /// non-finite result. (faer's in-place pivot regularization was not used: on a 2×2
 /// singular block it left a zero on L's diagonal.)
+///
+/// With a dissection (p1, p2 > 0: the inputs ordered [P1, P2, S] with no pair between P1
+/// and P2, [`dissect`]) B = [A1 0 C1; 0 A2 C2; C1ᵀ C2ᵀ D] is inverted by block
+/// elimination: X_i = A_i⁻¹C_i, the Schur complement Σ = D − Σ_i C_iᵀX_i (positive definite
+/// as B is), Y_i = X_iΣ⁻¹, and B⁻¹ = [A1⁻¹ + Y1X1ᵀ, Y1X2ᵀ, −Y1; ·, A2⁻¹ + Y2X2ᵀ, −Y2;
+/// ·, ·, Σ⁻¹] (symmetric). About p1³ + p2³ + m²s flops (s = |S|) instead of m³.
 fn spd_inverse(
     b: &[f64],
     m: usize,
+    (p1, p2): (usize, usize),
     shift: f64,
-    (l, mem): (&mut [f64], &mut faer::dyn_stack::MemBuffer),
+    work: (&mut [f64], &mut [f64], &mut faer::dyn_stack::MemBuffer),
     out: &mut [f64],
 ) -> bool {
-    use faer::linalg::cholesky::llt::{factor, inverse};
-    let (l, stack) = (&mut l[..m * m], faer::dyn_stack::MemStack::new(mem));
+    use faer::linalg::matmul::matmul;
+    use faer::{Accum, MatMut, MatRef, Par};
+    let (l, x, mem) = work;
+    let stack = faer::dyn_stack::MemStack::new(mem);
+    let bm = MatRef::from_column_major_slice(b, m, m);
+    let s = m - p1 - p2;
     let mut delta = shift;
-    for _ in 0..4 {
-        l.copy_from_slice(b);
-        for j in 0..m {
-            l[j * m + j] += delta;
+    'shift: for _ in 0..4 {
+        let mut om = MatMut::from_column_major_slice_mut(out, m, m);
+        if p1 == 0 || p2 == 0 {
+            if !chol_inverse(bm, delta, l, stack, om) {
+                delta *= 1e3;
+                continue;
+            }
+            return out.iter().all(|v| v.is_finite());
         }
-        let mut lm = faer::MatMut::from_column_major_slice_mut(l, m, m);
-        let par = faer::Par::Seq;
-        if factor::cholesky_in_place(
-            lm.as_mut(),
-            Default::default(),
-            par,
-            stack,
-            Default::default(),
-        )
-        .is_err()
-        {
+        let rs = p1 + p2;
+        // x holds X1, X2 (p_i×s each), then Y1, Y2, then Σ (s×s).
+        let (xs, rest) = x.split_at_mut(rs * s);
+        let (ys, sig) = rest.split_at_mut(rs * s);
+        let mut xm = MatMut::from_column_major_slice_mut(xs, rs, s);
+        let mut ym = MatMut::from_column_major_slice_mut(ys, rs, s);
+        let mut sm = MatMut::from_column_major_slice_mut(&mut sig[..s * s], s, s);
+        sm.copy_from(bm.submatrix(rs, rs, s, s));
+        for j in 0..s {
+            sm[(j, j)] += delta;
+        }
+        for (r, p) in [(0, p1), (p1, p2)] {
+            let ainv = om.as_mut().submatrix_mut(r, r, p, p);
+            if !chol_inverse(bm.submatrix(r, r, p, p), delta, l, stack, ainv) {
+                delta *= 1e3;
+                continue 'shift;
+            }
+            let c = bm.submatrix(r, rs, p, s);
+            let mut xi = xm.as_mut().submatrix_mut(r, 0, p, s);
+            matmul(
+                xi.as_mut(),
+                Accum::Replace,
+                om.as_ref().submatrix(r, r, p, p),
+                c,
+                1.0,
+                Par::Seq,
+            );
+            matmul(
+                sm.as_mut(),
+                Accum::Add,
+                c.transpose(),
+                xi.as_ref(),
+                -1.0,
+                Par::Seq,
+            );
+        }
+        let sinv = om.as_mut().submatrix_mut(rs, rs, s, s);
+        if !chol_inverse(sm.as_ref(), 0.0, l, stack, sinv) {
             delta *= 1e3;
             continue;
         }
-        // L is the lower triangle (column j holds L[i][j], i ≥ j); clear the rest of B.
-        for j in 0..m {
-            l[j * m..j * m + j].fill(0.0);
-        }
-        let lm = faer::MatRef::from_column_major_slice(l, m, m);
-        inverse::inverse(
-            faer::MatMut::from_column_major_slice_mut(out, m, m),
-            lm,
-            par,
-            stack,
+        matmul(
+            ym.as_mut(),
+            Accum::Replace,
+            xm.as_ref(),
+            om.as_ref().submatrix(rs, rs, s, s),
+            1.0,
+            Par::Seq,
         );
-        // faer writes the lower triangle: mirror it.
-        for j in 0..m {
-            for i in j + 1..m {
-                out[i * m + j] = out[j * m + i];
+        // The (P, P) blocks: A⁻¹ on the diagonal blocks (already there), + Y Xᵀ everywhere.
+        let (xr, yr) = (xm.as_ref(), ym.as_ref());
+        matmul(
+            om.as_mut().submatrix_mut(0, 0, p1, p1),
+            Accum::Add,
+            yr.submatrix(0, 0, p1, s),
+            xr.submatrix(0, 0, p1, s).transpose(),
+            1.0,
+            Par::Seq,
+        );
+        matmul(
+            om.as_mut().submatrix_mut(p1, p1, p2, p2),
+            Accum::Add,
+            yr.submatrix(p1, 0, p2, s),
+            xr.submatrix(p1, 0, p2, s).transpose(),
+            1.0,
+            Par::Seq,
+        );
+        matmul(
+            om.as_mut().submatrix_mut(p1, 0, p2, p1),
+            Accum::Replace,
+            yr.submatrix(p1, 0, p2, s),
+            xr.submatrix(0, 0, p1, s).transpose(),
+            1.0,
+            Par::Seq,
+        );
+        // Exactly symmetric: (P1, P2) from (P2, P1) = Y2X1ᵀ, each diagonal block's upper
+        // triangle from its lower (Y_iX_iᵀ in floats is symmetric only to rounding).
+        for j in 0..rs {
+            for i in j + 1..rs {
+                om[(j, i)] = om[(i, j)];
+            }
+        }
+        // The (P, S) blocks: −Y, and its transpose.
+        for j in 0..s {
+            for i in 0..rs {
+                let v = -yr[(i, j)];
+                om[(i, rs + j)] = v;
+                om[(rs + j, i)] = v;
             }
         }
         return out.iter().all(|v| v.is_finite());
@@ -199,6 +320,71 @@ fn mul_vec_on(a: &[f64], idx: &[u32], x: &[f64], y: &mut [f64]) {
     for (&i, v) in idx.iter().zip(ys) {
         y[i as usize] = v;
     }
+}
+
+/// Components smaller than this are inverted whole.
+const DISSECT_MIN: usize = 64;
+
+/// One level of nested dissection of a component of the pairs' graph, from the BFS
+/// levels of a pseudo-peripheral input: a pair joins inputs at most one level apart, so
+/// one level S separates P1 (the levels before it) from P2 (those after). The level is
+/// the one, with at least a fifth of the inputs on each side, that minimizes the block
+/// inverse's flops p1³ + p2³ + m²s + 3ms² ([`spd_inverse`]); the dissection is used when
+/// that is at most 0.7·m³. Returns the inputs ordered [P1, P2, S] (increasing within each)
+/// and (|P1|, |P2|), or the component as it is and (0, 0).
+fn dissect(comp: &[u32], adj: &[Vec<u32>]) -> (Vec<u32>, (usize, usize)) {
+    let m = comp.len();
+    let whole = (comp.to_vec(), (0, 0));
+    if m < DISSECT_MIN {
+        return whole;
+    }
+    let bfs = |root: u32| {
+        let mut level = std::collections::HashMap::with_capacity(m);
+        level.insert(root, 0usize);
+        let mut queue = std::collections::VecDeque::from([root]);
+        let mut last = root;
+        while let Some(u) = queue.pop_front() {
+            last = u;
+            let lu = level[&u];
+            for &v in &adj[u as usize] {
+                if let std::collections::hash_map::Entry::Vacant(e) = level.entry(v) {
+                    e.insert(lu + 1);
+                    queue.push_back(v);
+                }
+            }
+        }
+        (level, last)
+    };
+    let (_, far) = bfs(comp[0]);
+    let (level, _) = bfs(far);
+    let depth = level.values().max().map_or(0, |d| d + 1);
+    let mut count = vec![0usize; depth];
+    for d in level.values() {
+        count[*d] += 1;
+    }
+    let mf = m as f64;
+    let mut best: Option<(f64, usize)> = None;
+    let mut before = 0usize;
+    for (l, &s) in count.iter().enumerate() {
+        let after = m - before - s;
+        if 5 * before >= m && 5 * after >= m {
+            let (p1, p2, s) = (before as f64, after as f64, s as f64);
+            let flops = p1.powi(3) + p2.powi(3) + mf * mf * s + 3.0 * mf * s * s;
+            if best.is_none_or(|(f, _)| flops < f) {
+                best = Some((flops, l));
+            }
+        }
+        before += s;
+    }
+    let Some((_, cut)) = best.filter(|&(f, _)| f <= 0.7 * mf.powi(3)) else {
+        return whole;
+    };
+    let part = |keep: &dyn Fn(usize) -> bool| -> Vec<u32> {
+        comp.iter().copied().filter(|u| keep(level[u])).collect()
+    };
+    let (p1, p2, s) = (part(&|d| d < cut), part(&|d| d > cut), part(&|d| d == cut));
+    let sizes = (p1.len(), p2.len());
+    ([p1, p2, s].concat(), sizes)
 }
 
 /// LU factorization with partial pivoting of a dense n×n matrix (row-major), computed
@@ -280,13 +466,17 @@ struct Structure {
     max_loss: bool,
     /// Privacy pairs (u, v) and 1/c_dn(u, v).
     pairs: Vec<(u32, u32)>,
-    /// The connected components of the pairs' graph, each its inputs in increasing order
-    /// (one component for OPTMech; the η-components of a `--within` LP). No privacy row
+    /// The connected components of the pairs' graph, each its inputs in the order of its
+    /// dissection ([`Structure::split`]; one component for OPTMech, the η-components of a
+    /// `--within` LP). No privacy row
     /// joins two of them, so every B_k is block-diagonal over them and is factorized and
     /// inverted component by component ([`factor`]): Σ_c n_c³ flops instead of n³.
     comps: Vec<Vec<u32>>,
     /// Input u's component and its position in it.
     place: Vec<(u32, u32)>,
+    /// Each component's dissection (|P1|, |P2|), its inputs ordered [P1, P2, S]
+    /// ([`dissect`]); (0, 0) when its block is inverted whole.
+    split: Vec<(usize, usize)>,
     /// Where component c's m_c×m_c block starts in an output's flat block storage
     /// (`offs\[c + 1\] − offs\[c\] = m_c²`; the last entry is Σ_c m_c²).
     offs: Vec<usize>,
@@ -567,10 +757,39 @@ fn run(
     let comp = crate::metric::components(n, &lp.pairs);
     let mut comps: Vec<Vec<u32>> =
         vec![vec![]; comp.iter().map(|&c| c as usize + 1).max().unwrap_or(0)];
-    let mut place = vec![(0u32, 0u32); n];
     for (u, &c) in comp.iter().enumerate() {
-        place[u] = (c, comps[c as usize].len() as u32);
         comps[c as usize].push(u as u32);
+    }
+    let mut adj = vec![vec![]; n];
+    for &(u, v) in &lp.pairs {
+        adj[u].push(v as u32);
+        adj[v].push(u as u32);
+    }
+    let mut split = Vec::with_capacity(comps.len());
+    for c in comps.iter_mut() {
+        let (order, sp) = dissect(c, &adj);
+        *c = order;
+        split.push(sp);
+    }
+    drop(adj);
+    if std::env::var_os("MDP_BLOCK_DEBUG").is_some() {
+        for (c, &(p1, p2)) in comps
+            .iter()
+            .zip(&split)
+            .filter(|(c, _)| c.len() >= DISSECT_MIN)
+        {
+            eprintln!(
+                "component of {}: dissected into {p1} + {p2} + separator {}",
+                c.len(),
+                c.len() - p1 - p2
+            );
+        }
+    }
+    let mut place = vec![(0u32, 0u32); n];
+    for (c, members) in comps.iter().enumerate() {
+        for (l, &u) in members.iter().enumerate() {
+            place[u as usize] = (c as u32, l as u32);
+        }
     }
     let offs = std::iter::once(0)
         .chain(comps.iter().scan(0, |o, c| {
@@ -585,6 +804,7 @@ fn run(
         pairs,
         comps,
         place,
+        split,
         offs,
         inv_c,
         cost: lp.cost_dn.clone(),
@@ -958,10 +1178,24 @@ fn factor(
     let (n, kk, np1) = (st.n, st.kk, st.pairs.len());
     let total = st.offs[st.comps.len()];
     let mmax = st.comps.iter().map(Vec::len).max().unwrap_or(0);
+    let xlen = st
+        .comps
+        .iter()
+        .zip(&st.split)
+        .map(|(c, &(p1, p2))| {
+            let s = c.len() - p1 - p2;
+            if p1 == 0 || p2 == 0 {
+                0
+            } else {
+                2 * (p1 + p2) * s + s * s
+            }
+        })
+        .max()
+        .unwrap_or(0);
     let mut inv = spare.unwrap_or_else(|| vec![vec![0.0; total]; kk]);
     inv.par_iter_mut().enumerate().try_for_each_init(
-        || Work::new(mmax, total),
-        |Work { b, l, mem }, (k, out)| {
+        || Work::new(mmax, total, xlen),
+        |Work { b, l, x, mem }, (k, out)| {
             b.fill(0.0);
             let th = &theta[k * np1..(k + 1) * np1];
             for (i, &(u, v)) in st.pairs.iter().enumerate() {
@@ -986,7 +1220,8 @@ fn factor(
             for (c, comp) in st.comps.iter().enumerate() {
                 let (o, m) = (st.offs[c], comp.len());
                 let (bc, oc) = (&b[o..o + m * m], &mut out[o..o + m * m]);
-                let ok = spd_inverse(bc, m, dmax[c] * 1e-14 + 1e-300, (l, mem), oc);
+                let shift = dmax[c] * 1e-14 + 1e-300;
+                let ok = spd_inverse(bc, m, st.split[c], shift, (l, x, mem), oc);
                 if !ok {
                     return Err(SolveError(format!(
                         "block interior point: output {k}'s block is not positive definite"
@@ -1281,6 +1516,41 @@ fn direction(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::exact::Q;
+    use crate::metric::{MetricKind, Space};
+
+    /// Solve `lp` with the structured interior point, which must converge alone, and
+    /// check it against Clarabel's optimum of the whole LP: its objective within 10⁻⁷, its
+    /// dual's bound below that optimum and within 2·[`SOLVED_GAP`] of it.
+    fn solves_alone_to_clarabels_optimum(lp: &PrivacyLp) -> Dual {
+        let silent = crate::progress::Silent;
+        let Outcome::Solved(p, d) = solve(lp, &silent).unwrap() else {
+            panic!("the structured interior point did not converge alone");
+        };
+        let (want, _) = super::super::ipm::solve(lp, &silent).unwrap();
+        let rel = |a: f64| (a - want.objective).abs() / want.objective;
+        let (got, bound) = (p.objective, d.objective);
+        assert!(rel(got) < 1e-7, "{got} vs {}", want.objective);
+        assert!(bound <= want.objective * (1.0 + 1e-9), "{bound}");
+        assert!(
+            rel(bound) <= SOLVED_GAP * 2.0,
+            "{bound} vs {}",
+            want.objective
+        );
+        d
+    }
+
+    /// PMO with the prior 1 + (5u mod 7) and the cost d, pairs within η.
+    fn test_pmo<'a>(space: &'a Space, eta: &Q, eps: u32, outputs: Vec<usize>) -> PrivacyLp<'a> {
+        let n = space.n();
+        let params = crate::mechanisms::optimal::PmoParams {
+            within: Some(eta),
+            prior: Some((0..n).map(|u| Q::from(1 + (u as u32 * 5) % 7)).collect()),
+            cost: None,
+            outputs: Some(outputs),
+        };
+        crate::mechanisms::optimal::pmo_lp(space, &Q::from(eps), &params, 256).unwrap()
+    }
 
     /// 30 points on a jittered grid (deterministic), ε = 1: the structured interior point
     /// converges on its own (before L was kept in the Schur complement it stalled at a gap
@@ -1289,8 +1559,6 @@ mod tests {
     /// [`SOLVED_GAP`] of it.
     #[test]
     fn converges_alone_to_the_lp_optimum() {
-        use crate::exact::Q;
-        use crate::metric::{MetricKind, Space};
         let pts: Vec<Vec<Q>> = (0..30i64)
             .map(|i| {
                 let (x, y) = (i % 6, i / 6);
@@ -1303,32 +1571,63 @@ mod tests {
             .collect();
         let space = Space::from_points(MetricKind::Euclidean, pts, None).unwrap();
         let lp = crate::mechanisms::optimal::optimal_lp(&space, &Q::from(1u32), 256);
-        let silent = crate::progress::Silent;
-        let Outcome::Solved(p, d) = solve(&lp, &silent).unwrap() else {
-            panic!("the structured interior point did not converge alone");
-        };
-        let (want, _) = super::super::ipm::solve(&lp, &silent).unwrap();
-        let rel = |a: f64| (a - want.objective).abs() / want.objective;
-        assert!(
-            rel(p.objective) < 1e-7,
-            "{} vs {}",
-            p.objective,
-            want.objective
-        );
-        assert!(
-            d.objective <= want.objective * (1.0 + 1e-9),
-            "{}",
-            d.objective
-        );
-        assert!(
-            rel(d.objective) <= SOLVED_GAP * 2.0,
-            "{} vs {}",
-            d.objective,
-            want.objective
-        );
+        let d = solves_alone_to_clarabels_optimum(&lp);
         assert!(d.gamma.iter().all(|g| g.3 > 0.0));
         let beta = d.beta.unwrap();
         assert!(beta.iter().all(|b| *b >= 0.0) && beta.iter().sum::<f64>() > 0.0);
+    }
+
+    /// The dissected inverse ([`spd_inverse`] with (p1, p2)) on a positive definite block
+    /// with no entry between P1 and P2 (a path's tridiagonal Laplacian plus a diagonal):
+    /// B·B⁻¹ = I and B⁻¹ symmetric, for separators of one and of three inputs; the whole
+    /// inverse agrees. A wrong sign on the (P, S) blocks, or a missing Y·Xᵀ term, fails it.
+    #[test]
+    fn dissected_inverse_inverts() {
+        for (p1, p2, s) in [(5usize, 4usize, 1usize), (3, 6, 3)] {
+            let m = p1 + p2 + s;
+            // Order [P1, P2, S]; pairs: a path inside P1, a path inside P2, and every
+            // input of S joined to P1's last, P2's last and the next input of S.
+            let mut b = vec![0.0; m * m];
+            let mut join = |i: usize, j: usize, t: f64| {
+                b[i * m + i] += t;
+                b[j * m + j] += t;
+                b[i * m + j] -= t;
+                b[j * m + i] -= t;
+            };
+            for i in 1..p1 {
+                join(i - 1, i, 1.0 + i as f64);
+            }
+            for i in p1 + 1..p1 + p2 {
+                join(i - 1, i, 0.5 * i as f64);
+            }
+            for q in p1 + p2..m {
+                join(p1 - 1, q, 2.0);
+                join(p1 + p2 - 1, q, 3.0);
+                if q + 1 < m {
+                    join(q, q + 1, 1.5);
+                }
+            }
+            for i in 0..m {
+                b[i * m + i] += 0.1 * (1 + i % 3) as f64;
+            }
+            let xlen = 2 * (p1 + p2) * s + s * s;
+            let mut w = Work::new(m, 0, xlen);
+            let (mut out, mut whole) = (vec![f64::NAN; m * m], vec![f64::NAN; m * m]);
+            let work = (&mut w.l[..], &mut w.x[..], &mut w.mem);
+            assert!(spd_inverse(&b, m, (p1, p2), 0.0, work, &mut out));
+            let work = (&mut w.l[..], &mut w.x[..], &mut w.mem);
+            assert!(spd_inverse(&b, m, (0, 0), 0.0, work, &mut whole));
+            for i in 0..m {
+                for j in 0..m {
+                    let p: f64 = (0..m).map(|k| b[i * m + k] * out[k * m + j]).sum();
+                    let want = f64::from(u8::from(i == j));
+                    assert!((p - want).abs() < 1e-10, "({i},{j}) {p}");
+                    assert_eq!(out[i * m + j], out[j * m + i]);
+                    let scale = whole[i * m + j].abs().max(1.0);
+                    assert!((out[i * m + j] - whole[i * m + j]).abs() < 1e-10 * scale);
+                }
+            }
+        }
     }
 
     /// A PMO LP whose pairs' graph has four components (three clusters within η = 1 of
@@ -1339,9 +1638,6 @@ mod tests {
     /// inputs, or dropping a component from the Schur complement, moves the optimum.
     #[test]
     fn components_factorized_apart_give_the_whole_optimum() {
-        use crate::exact::Q;
-        use crate::mechanisms::optimal::{pmo_lp, PmoParams};
-        use crate::metric::{MetricKind, Space};
         let mut pts = vec![];
         for (cx, cy, m) in [(0i64, 0i64, 7i64), (500, 0, 5), (0, 500, 6)] {
             for i in 0..m {
@@ -1352,41 +1648,49 @@ mod tests {
             }
         }
         pts.push(vec![Q::from(900u32), Q::from(900u32)]);
-        let n = pts.len();
         let space = Space::from_points(MetricKind::Euclidean, pts, None).unwrap();
-        let eta = Q::from(1u32);
-        let params = PmoParams {
-            within: Some(&eta),
-            prior: Some((0..n).map(|u| Q::from(1 + (u as u32 * 5) % 7)).collect()),
-            cost: None,
-            outputs: Some(vec![0, 3, 8, 12, 15, 18]),
-        };
-        let lp = pmo_lp(&space, &Q::from(2u32), &params, 256).unwrap();
-        let comp = crate::metric::components(n, &lp.pairs);
+        let lp = test_pmo(&space, &Q::from(1u32), 2, vec![0, 3, 8, 12, 15, 18]);
+        let comp = crate::metric::components(space.n(), &lp.pairs);
         assert_eq!(comp.iter().max(), Some(&3), "four components expected");
-        let silent = crate::progress::Silent;
-        let Outcome::Solved(p, d) = solve(&lp, &silent).unwrap() else {
-            panic!("the structured interior point did not converge alone");
-        };
-        let (want, _) = super::super::ipm::solve(&lp, &silent).unwrap();
-        let rel = |a: f64| (a - want.objective).abs() / want.objective;
-        assert!(
-            rel(p.objective) < 1e-7,
-            "{} vs {}",
-            p.objective,
-            want.objective
+        solves_alone_to_clarabels_optimum(&lp);
+    }
+
+    /// A PMO LP on a jittered 10×10 grid with η = 1.5 (each point's pairs are its grid
+    /// neighbours and diagonals): one component of 100 inputs, which [`dissect`] splits
+    /// along a level of its BFS from a corner, so its inputs are reordered [P1, P2, S] and
+    /// every B_k is inverted by blocks. The structured interior point must still reach
+    /// Clarabel's optimum of the whole LP with a dual bound within [`SOLVED_GAP`].
+    #[test]
+    fn dissected_blocks_give_the_whole_optimum() {
+        let pts: Vec<Vec<Q>> = (0..100i64)
+            .map(|i| {
+                let (x, y, j) = (i % 10, i / 10, (i * 37 % 11) - 5);
+                vec![
+                    Q::from_signeds(100 * x + j, 100),
+                    Q::from_signeds(100 * y - j, 100),
+                ]
+            })
+            .collect();
+        let (n, space) = (
+            pts.len(),
+            Space::from_points(MetricKind::Euclidean, pts, None).unwrap(),
         );
-        assert!(
-            d.objective <= want.objective * (1.0 + 1e-9),
-            "{}",
-            d.objective
+        let lp = test_pmo(
+            &space,
+            &Q::from_signeds(3, 2),
+            1,
+            vec![0, 9, 22, 45, 54, 77, 90, 99],
         );
-        assert!(
-            rel(d.objective) <= SOLVED_GAP * 2.0,
-            "{} vs {}",
-            d.objective,
-            want.objective
-        );
+        let mut adj = vec![vec![]; n];
+        for &(u, v) in &lp.pairs {
+            adj[u].push(v as u32);
+            adj[v].push(u as u32);
+        }
+        let all: Vec<u32> = (0..n as u32).collect();
+        let (order, (p1, p2)) = dissect(&all, &adj);
+        assert!(p1 > 0 && p2 > 0, "the grid is dissected");
+        assert_ne!(order, all, "and its inputs reordered");
+        solves_alone_to_clarabels_optimum(&lp);
     }
 
     /// `Dual::drop_above_min` on Clarabel's dual of the same grid LP: it drops rows (most
@@ -1394,8 +1698,6 @@ mod tests {
     /// (normalized weights, as the verifier) does not fall.
     #[test]
     fn dropping_rows_above_the_minimum_keeps_the_bound() {
-        use crate::exact::Q;
-        use crate::metric::{MetricKind, Space};
         let pts: Vec<Vec<Q>> = (0..20i64)
             .map(|i| vec![Q::from_signeds(i % 5, 1), Q::from_signeds(i / 5 + i % 3, 2)])
             .collect();
@@ -1452,9 +1754,10 @@ mod tests {
     #[test]
     fn inverse_spd_inverts_and_regularizes() {
         let inverse = |a: &[f64], m: usize, shift: f64| {
-            let mut w = Work::new(m, 0);
+            let mut w = Work::new(m, 0, 0);
             let mut out = vec![f64::NAN; m * m];
-            spd_inverse(a, m, shift, (&mut w.l, &mut w.mem), &mut out).then_some(out)
+            let work = (&mut w.l[..], &mut w.x[..], &mut w.mem);
+            spd_inverse(a, m, (0, 0), shift, work, &mut out).then_some(out)
         };
         let n = 5;
         let mut a = vec![0.0; n * n];

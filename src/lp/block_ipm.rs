@@ -388,9 +388,9 @@ fn dissect(comp: &[u32], adj: &[Vec<u32>]) -> (Vec<u32>, (usize, usize)) {
 }
 
 /// LU factorization with partial pivoting of a dense n×n matrix (row-major), computed
-/// once per iteration for the Schur complement and reused by every solve of that
-/// iteration (the predictor, the corrector and their refinement steps). faer's
-/// `PartialPivLu` was measured slower here (spec/crates.md).
+/// once per iteration for the max loss's bordered Schur complement ([`Schur`]) and reused
+/// by every solve of that iteration (the predictor, the corrector and their refinement
+/// steps). faer's `PartialPivLu` was measured slower on OPTMech's (spec/crates.md).
 struct Lu {
     n: usize,
     /// L (unit lower, below the diagonal) and U, in place.

@@ -76,18 +76,8 @@ impl Dual {
         if !(total > 0.0 && total.is_finite()) {
             return 0;
         }
-        let mut t: Vec<f64> = (0..n * k)
-            .map(|j| w[j / k] / total * lp.cost_dn[j])
-            .collect();
-        for &(u, v, kk, g) in &self.gamma {
-            let (u, v, kk) = (u as usize, v as usize, kk as usize);
-            t[u * k + kk] += g;
-            t[v * k + kk] -= lp.c_up[u * n + v] * g;
-        }
-        let alpha: Vec<f64> = t
-            .chunks(k)
-            .map(|r| r.iter().cloned().fold(f64::INFINITY, f64::min))
-            .collect();
+        let w: Vec<f64> = w.iter().map(|x| x / total).collect();
+        let (t, alpha) = self.terms(lp, &w, None);
         let mut room: Vec<f64> = (0..n * k).map(|j| 0.5 * (t[j] - alpha[j / k])).collect();
         if room.iter().any(|r| !r.is_finite()) {
             return 0;
@@ -100,6 +90,32 @@ impl Dual {
             }
             Some(fits)
         })
+    }
+
+    /// The `lp_dual` verifier's terms in floats (spec/lp.md §5), for the weights `w`:
+    /// T_(u,j) = w_u c(u, k_j) + Σ_{(u,v,j)} γ − Σ_{(v,u,j)} c_up(v,u) γ, n × ks row-major
+    /// over the outputs k_j = `keep`\[j\] (every output when `None`; γ's output indices are
+    /// the positions j), and their row minima α_u.
+    pub fn terms(&self, lp: &PrivacyLp, w: &[f64], keep: Option<&[usize]>) -> (Vec<f64>, Vec<f64>) {
+        let (n, kk) = (lp.n, lp.k());
+        let ks = keep.map_or(kk, <[usize]>::len);
+        let col = |j: usize| keep.map_or(j, |keep| keep[j]);
+        let mut t = vec![0.0; n * ks];
+        for u in 0..n {
+            for j in 0..ks {
+                t[u * ks + j] = w[u] * lp.cost_dn[u * kk + col(j)];
+            }
+        }
+        for &(u, v, j, g) in &self.gamma {
+            let (u, v, j) = (u as usize, v as usize, j as usize);
+            t[u * ks + j] += g;
+            t[v * ks + j] -= lp.c_up[u * n + v] * g;
+        }
+        let alpha = t
+            .chunks(ks.max(1))
+            .map(|r| r.iter().cloned().fold(f64::INFINITY, f64::min))
+            .collect();
+        (t, alpha)
     }
 
     /// Drop the smallest multipliers γ while their sum stays within `budget`, to shorten

@@ -84,7 +84,7 @@ pub struct Priced {
 /// A greedy cover (cheapest rows first) was measured to fail on 38 of 41 unused outputs
 /// of Rome road n = 100 that this LP prices. An output that cannot be priced enters.
 pub fn price(lp: &PrivacyLp, keep: &[usize], d: &Dual) -> Priced {
-    let (n, kk, ks) = (lp.n, lp.k(), keep.len());
+    let (n, kk) = (lp.n, lp.k());
     let w: Vec<f64> = match (&lp.objective, &d.beta) {
         (Objective::MaxLoss, Some(b)) => {
             let total: f64 = b.iter().sum();
@@ -92,21 +92,7 @@ pub fn price(lp: &PrivacyLp, keep: &[usize], d: &Dual) -> Priced {
         }
         _ => (0..n).map(|u| lp.prior_f64(u)).collect(),
     };
-    let mut term = vec![0.0; n * ks];
-    for u in 0..n {
-        for (j, &k) in keep.iter().enumerate() {
-            term[u * ks + j] = w[u] * lp.cost_dn[u * kk + k];
-        }
-    }
-    for &(a, b, j, g) in &d.gamma {
-        let (a, b, j) = (a as usize, b as usize, j as usize);
-        term[a * ks + j] += g;
-        term[b * ks + j] -= lp.c_up[a * n + b] * g;
-    }
-    let alpha: Vec<f64> = term
-        .chunks(ks.max(1))
-        .map(|t| t.iter().cloned().fold(f64::INFINITY, f64::min))
-        .collect();
+    let (_, alpha) = d.terms(lp, &w, Some(keep));
     let slack = PRICE_SLACK * alpha.iter().map(|a| a.abs()).sum::<f64>() / n as f64;
     // Rows the certificate may carry: the LP's pairs with constants within the cap.
     let mut allowed = vec![false; n * n];

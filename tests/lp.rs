@@ -458,6 +458,9 @@ fn extreme_constants_weak_ipm_dual_is_not_fatal() {
 /// bound (the priced multipliers of the unused outputs included) reaches the optimum.
 /// With `seeded`, the solve starts from a given support (as after the structured phase):
 /// every other output the whole solve uses, so the rest must enter by pricing.
+/// With `warm`, it starts instead where the structured phase hands over (its working set,
+/// support and iterate: every round is then the structured interior point's, started from
+/// that iterate, spec/lp.md §4.3).
 /// Returns the number of outputs left at exactly 0 (only the restricted path writes exact
 /// zeros).
 fn support_agrees(
@@ -465,8 +468,9 @@ fn support_agrees(
     eps: &Q,
     skip: usize,
     seeded: bool,
+    warm: bool,
 ) -> Result<usize, TestCaseError> {
-    use mdp::lp::{ipm, simplex, support};
+    use mdp::lp::{block_ipm, ipm, simplex, support};
     let lp = optimal::optimal_lp(space, eps, PREC);
     let (n, kk) = (lp.n, lp.k());
     let (pf, _) = ipm::solve(&lp, &Silent).unwrap();
@@ -483,7 +487,17 @@ fn support_agrees(
             .step_by(2)
             .collect::<Vec<_>>()
     });
-    let (p, d) = support::solve(&lp, start, used, 0.05, &Silent).unwrap();
+    let (start, used, warm) = if warm {
+        match block_ipm::solve(&lp, &Silent).unwrap() {
+            block_ipm::Outcome::WorkingSet(rows, used, w) => (rows, used, Some(w)),
+            block_ipm::Outcome::Solved(..) => {
+                return Err(TestCaseError::reject("converged before the hand-over"))
+            }
+        }
+    } else {
+        (start, used, None)
+    };
+    let (p, d) = support::solve(&lp, start, used, warm.as_deref(), 0.05, &Silent).unwrap();
     let tol = 1e-7 * (1.0 + pf.objective.abs());
     prop_assert!(
         (p.objective - pf.objective).abs() <= tol,
@@ -560,8 +574,8 @@ proptest! {
     /// LP-SUPPORT: the used-output solve with priced unused outputs (spec/lp.md §4.4)
     /// agrees with the whole LP, and its dual certifies the whole LP's optimum.
     #[test]
-    fn support_solve_agrees_with_the_whole_lp(space in arb_clustered(14), eps in arb_eps(), skip in 2usize..6, seeded: bool) {
-        support_agrees(&space, &eps, skip, seeded)?;
+    fn support_solve_agrees_with_the_whole_lp(space in arb_clustered(14), eps in arb_eps(), skip in 2usize..6, seeded: bool, warm: bool) {
+        support_agrees(&space, &eps, skip, seeded, warm)?;
     }
 }
 
@@ -577,11 +591,14 @@ fn support_solve_drops_and_prices_unused_outputs() {
         Some(rome.radius().clone()),
     )
     .unwrap();
-    let zero = support_agrees(&space, &q(14, 100), 10, false).unwrap();
+    let zero = support_agrees(&space, &q(14, 100), 10, false, false).unwrap();
     assert!(
         zero > 0,
         "no output left unused: the restricted path did not run"
     );
     // Seeded with half the support: the missing outputs enter by pricing, same optimum.
-    support_agrees(&space, &q(14, 100), 10, true).unwrap();
+    support_agrees(&space, &q(14, 100), 10, true, false).unwrap();
+    // From the structured phase's hand-over, every round solved by it from its iterate:
+    // the same optimum and a dual proving it.
+    support_agrees(&space, &q(14, 100), 10, false, true).unwrap();
 }

@@ -29,17 +29,19 @@ pub const FULL_ROWS: usize = 150_000;
 /// Initial neighbours of the lazy start.
 pub const LAZY_NEIGHBOURS: usize = 10;
 
-struct Solved {
-    m: Vec<f64>,
-    objective: f64,
-    beta: Option<Vec<f64>>,
-    gamma: Vec<f64>,
+/// One working-set solve: the mechanism (n×K row-major), its objective, the loss rows'
+/// duals β (max loss) and the privacy rows' γ (in the order of the rows solved).
+pub(crate) struct Solved {
+    pub m: Vec<f64>,
+    pub objective: f64,
+    pub beta: Option<Vec<f64>>,
+    pub gamma: Vec<f64>,
 }
 
 /// One fresh interior-point solve with the given privacy rows: the LP lowered to the one
 /// float model ([`PrivacyLp::to_sparse`], privacy rows scaled by 1/c_dn) and solved by its
 /// Clarabel adapter; the duals of the loss rows are β, of a privacy row c_dn·γ.
-fn solve_rows(lp: &PrivacyLp, rows: &[(u32, u32, u32)]) -> Result<Solved, SolveError> {
+pub(crate) fn solve_rows(lp: &PrivacyLp, rows: &[(u32, u32, u32)]) -> Result<Solved, SolveError> {
     let n = lp.n;
     let max_loss = lp.objective == Objective::MaxLoss;
     let sol = lp.to_sparse(rows, RowForm::Scaled).solve_ipm()?;
@@ -129,6 +131,23 @@ pub(crate) fn one_round(
     progress: &dyn Progress,
 ) -> Result<(Primal, Dual, Vec<Row>), SolveError> {
     let s = solve_rows(lp, rows)?;
+    Ok(finish_round(
+        lp, rows, present, margin, round, start, progress, s,
+    ))
+}
+
+/// [`one_round`] after its solve `s` (by Clarabel or another solver of the same rows).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn finish_round(
+    lp: &PrivacyLp,
+    rows: &[(u32, u32, u32)],
+    present: &HashSet<(u32, u32, u32)>,
+    margin: f64,
+    round: usize,
+    start: Instant,
+    progress: &dyn Progress,
+    s: Solved,
+) -> (Primal, Dual, Vec<Row>) {
     let mut new = separate_top(lp, &s.m, present, usize::MAX);
     if !new.is_empty() && margin > 0.0 {
         new = near_tight(lp, &s.m, present, margin);
@@ -150,7 +169,7 @@ pub(crate) fn one_round(
         .filter(|&(&(u, v, _), &g)| g > 0.0 && lp.c_up[u as usize * lp.n + v as usize] <= lp.cap)
         .map(|(&(u, v, k), &g)| (u, v, k, g))
         .collect();
-    Ok((
+    (
         Primal {
             m: s.m,
             objective: s.objective,
@@ -165,5 +184,5 @@ pub(crate) fn one_round(
             seconds: 0.0,
         },
         new,
-    ))
+    )
 }

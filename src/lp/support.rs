@@ -15,6 +15,7 @@
 //! Nothing here is trusted: the mechanism is repaired and checked exactly, the dual
 //! verified exactly, as for every solver.
 
+use super::block_ipm;
 use super::ipm::{self, Row};
 use super::model::{Objective, PrivacyLp};
 use super::simplex::{Dual, Primal, SolveError};
@@ -30,6 +31,12 @@ pub const SUPPORT_TOL: f64 = 1e-5;
 /// The shortfall pricing may leave on an input's term, relative to the mean |α_u|: the
 /// verifier's bound drops by at most this much per input and unused output.
 const PRICE_SLACK: f64 = 1e-11;
+
+/// A row the float primal violates by v = M\[u\]\[k\] − c·M\[v\]\[k\] > 0 costs the exact
+/// repair a uniform mix of ≈ 2vK/(c − 1) (`lp::repair`, step 3): below the separation
+/// tolerance for c near 1 that is far above the certified-gap target. Rows costing more
+/// than this join the working set ([`costly_violations`]).
+const MIX_TOL: f64 = 1e-9;
 
 /// Multipliers γ on privacy rows (u, v, k).
 type Gamma = Vec<(u32, u32, u32, f64)>;
@@ -126,13 +133,44 @@ pub fn price(lp: &PrivacyLp, keep: &[usize], d: &Dual) -> Priced {
 /// Lazy rows from `rows`, over the outputs the solution uses (`used`, or
 /// [`used_outputs`] after a first round over all), the others priced ([`price`]); the
 /// primal and dual of the whole LP. Without unused outputs this is [`ipm::solve_from`].
+/// Each round is solved by the structured interior point started from `warm` when given
+/// (the whole LP's iterate, [`block_ipm::solve_rows`]), else (or when that stops short)
+/// by Clarabel.
 pub fn solve(
     lp: &PrivacyLp,
     rows: Vec<Row>,
     used: Option<Vec<usize>>,
+    warm: Option<&block_ipm::Warm>,
     margin: f64,
     progress: &dyn Progress,
 ) -> Result<(Primal, Dual), SolveError> {
+    let one_round = |sub: &PrivacyLp,
+                     keep: &[usize],
+                     rows: &[Row],
+                     present: &HashSet<Row>,
+                     round: usize,
+                     start: Instant| {
+        let solved = match warm.map(|w| block_ipm::solve_rows(sub, rows, w, keep, progress)) {
+            Some(Ok(s)) => s,
+            Some(Err(e)) => {
+                progress.note(&format!("lp: {e}; Clarabel solves this round"));
+                ipm::solve_rows(sub, rows)?
+            }
+            None => ipm::solve_rows(sub, rows)?,
+        };
+        let (p, d, mut new) =
+            ipm::finish_round(sub, rows, present, margin, round, start, progress, solved);
+        if new.is_empty() && warm.is_some() {
+            new = costly_violations(sub, &p.m, present);
+            if !new.is_empty() {
+                progress.note(&format!(
+                    "lp: {} rows violated by less than the separation tolerance would cost the repair a mix above {MIX_TOL:.0e}: they join the working set",
+                    new.len()
+                ));
+            }
+        }
+        Ok::<_, SolveError>((p, d, new))
+    };
     let start = Instant::now();
     let kk = lp.k();
     // The outputs to solve over: `used` when given (a converged structured iterate's
@@ -141,14 +179,15 @@ pub fn solve(
         Some(keep) if !keep.is_empty() && keep.len() < kk => (rows, keep, 0),
         _ => {
             let present: HashSet<Row> = rows.iter().copied().collect();
-            let (p0, d0, new) = ipm::one_round(lp, &rows, &present, margin, 0, start, progress)?;
+            let all: Vec<usize> = (0..kk).collect();
+            let (p0, d0, new) = one_round(lp, &all, &rows, &present, 0, start)?;
             if new.is_empty() {
                 return Ok((p0, d0));
             }
             let mut all = rows;
             all.extend(new);
             let keep = used_outputs(&p0.m, kk);
-            if keep.len() == kk {
+            if keep.len() == kk && warm.is_none() {
                 return ipm::solve_rounds(lp, all, margin, 1, start, progress);
             }
             (all, keep, 1)
@@ -178,8 +217,7 @@ pub fn solve(
         // round broke, instead of after the restricted LP has converged (Rome n = 200:
         // 15 outputs entering after convergence cost 6 of 10 rounds).
         let entering = loop {
-            let (ps, ds, new) =
-                ipm::one_round(&sub, &sub_rows, &present, margin, round, start, progress)?;
+            let (ps, ds, new) = one_round(&sub, &keep, &sub_rows, &present, round, start)?;
             round += 1;
             let t = Instant::now();
             let priced = price(lp, &keep, &ds);
@@ -234,6 +272,28 @@ pub fn solve(
         keep.extend(entering);
         keep.sort_unstable();
     }
+}
+
+/// The rows not in `present` that `m` (n×K, row-major) violates at all, by v with
+/// 2vK > [`MIX_TOL`]·(c_dn − 1): those that would cost the repair a mix above it. The
+/// structured interior point's primals satisfy their own rows to ≈ 10⁻¹⁴, so the repair's
+/// mix comes from the rows left out (Rome n = 200: 4·10⁻⁷ without this).
+fn costly_violations(lp: &PrivacyLp, m: &[f64], present: &HashSet<Row>) -> Vec<Row> {
+    let (n, kk) = (lp.n, lp.k());
+    lp.pairs
+        .par_iter()
+        .flat_map_iter(|&(u, v)| {
+            let c = lp.c_dn[u * n + v];
+            (0..kk).filter_map(move |k| {
+                let viol = m[u * kk + k] - c * m[v * kk + k];
+                let row = (u as u32, v as u32, k as u32);
+                (viol > 0.0
+                    && 2.0 * viol * kk as f64 > MIX_TOL * (c - 1.0)
+                    && !present.contains(&row))
+                .then_some(row)
+            })
+        })
+        .collect()
 }
 
 /// [`price`] for one output: the transportation LP (variables γ_{u,b} ≥ 0 from each

@@ -37,8 +37,9 @@ pub enum Solver {
     Ipm,
     /// microlp's simplex (vertex solutions; the dual is a second LP solve).
     Simplex,
-    /// The structured interior point of [`crate::lp::block_ipm`] finds the working set,
-    /// Clarabel's lazy rows finish on it (spec/lp.md §4.3).
+    /// The structured interior point of [`crate::lp::block_ipm`] on every row, then on the
+    /// lazy rounds' working sets from its hand-over iterate (Clarabel where one of those
+    /// stops short; spec/lp.md §4.3).
     Block,
     /// [`Solver::Block`] for OPTMech and PMO when its every-row iterate fits the memory
     /// budget (resolved by [`crate::produce`]), else [`Solver::Ipm`]; `Ipm` for the other
@@ -57,17 +58,18 @@ fn solve_float(
         Solver::Ipm | Solver::Auto => ipm::solve(lp, progress).map(|(p, d)| (p, dual.then_some(d))),
         Solver::Block => {
             // The structured interior point on every row; if it stops short, its working
-            // set seeds Clarabel's lazy rows (spec/lp.md §4.3). Either way the result is
+            // set, support and iterate start the lazy rounds, which it solves (spec/lp.md
+            // §4.3). Either way the result is
             // repaired and verified exactly; if it fails, the lazy rows start as
             // `--solver ipm`'s do.
             let start = std::time::Instant::now();
-            let mut used = None;
+            let (mut used, mut warm) = (None, None);
             let rows = match crate::lp::block_ipm::solve(lp, progress) {
                 Ok(crate::lp::block_ipm::Outcome::Solved(p, d)) => {
                     return Ok((p, dual.then_some(d)));
                 }
-                Ok(crate::lp::block_ipm::Outcome::WorkingSet(mut rows, u)) => {
-                    used = u;
+                Ok(crate::lp::block_ipm::Outcome::WorkingSet(mut rows, u, w)) => {
+                    (used, warm) = (u, Some(w));
                     let mut seen: std::collections::HashSet<_> = rows.iter().copied().collect();
                     rows.extend(
                         simplex::initial_rows(lp, 2)
@@ -84,12 +86,14 @@ fn solve_float(
                     ipm::start_rows(lp)
                 }
             };
-            crate::lp::support::solve(lp, rows, used, crate::lp::block_ipm::NEAR_TIGHT, progress)
-                .map(|(mut p, d)| {
+            let margin = crate::lp::block_ipm::NEAR_TIGHT;
+            crate::lp::support::solve(lp, rows, used, warm.as_deref(), margin, progress).map(
+                |(mut p, d)| {
                     // The primal's seconds include the structured phase.
                     p.seconds = start.elapsed().as_secs_f64();
                     (p, dual.then_some(d))
-                })
+                },
+            )
         }
         Solver::Simplex => {
             let p = simplex::solve_primal(lp, INITIAL_NEIGHBOURS, progress)?;

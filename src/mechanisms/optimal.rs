@@ -69,7 +69,12 @@ fn solve_float(
                     return Ok((p, dual.then_some(d)));
                 }
                 Ok(crate::lp::block_ipm::Outcome::WorkingSet(mut rows, u, w)) => {
-                    (used, warm) = (u, Some(w));
+                    // The structured rounds serve the max loss (OPTMech); on PMO (Rome500
+                    // at ε = 2) they took > 300 s against Clarabel's 106 s (spec/lp.md §4.3).
+                    used = u;
+                    if lp.objective == Objective::MaxLoss {
+                        warm = Some(w);
+                    }
                     let mut seen: std::collections::HashSet<_> = rows.iter().copied().collect();
                     rows.extend(
                         simplex::initial_rows(lp, 2)

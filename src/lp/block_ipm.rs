@@ -499,11 +499,14 @@ struct Structure {
     /// (`offs\[c + 1\] − offs\[c\] = m_c²`; the last entry is Σ_c m_c²).
     offs: Vec<usize>,
     inv_c: Vec<f64>,
-    /// The privacy rows present, output by output: output k's are the pairs
-    /// `sel[row_off[k]..row_off[k + 1]]` (indices into `pairs`), their slacks and duals
-    /// at the same positions of s and z. Every pair for every output, or a working set
-    /// ([`solve_rows`]).
-    sel: Vec<u32>,
+    /// The privacy rows present, output by output: on a working set ([`solve_rows`]),
+    /// output k's are the pairs `sel[row_off[k]..row_off[k + 1]]` (indices into `pairs`);
+    /// on the whole LP (`sel` None) every pair, `every` = 0..P, for every output. Their
+    /// slacks and duals are at positions `row_off[k]..` of s and z. The whole LP's rows
+    /// are not listed one by one: that would be 4 bytes per row more than
+    /// [`BYTES_PER_ROW`] counts.
+    sel: Option<Vec<u32>>,
+    every: Vec<u32>,
     row_off: Vec<usize>,
     /// cost(u, k), u-major.
     cost: Vec<f64>,
@@ -516,7 +519,7 @@ impl Structure {
         self.n * self.kk + usize::from(self.max_loss)
     }
     fn np(&self) -> usize {
-        self.sel.len()
+        self.row_off[self.kk]
     }
     /// Where output k's privacy rows are in the row-length arrays.
     fn rows(&self, k: usize) -> std::ops::Range<usize> {
@@ -524,7 +527,10 @@ impl Structure {
     }
     /// Output k's privacy rows, as pair indices.
     fn out_rows(&self, k: usize) -> &[u32] {
-        &self.sel[self.rows(k)]
+        match &self.sel {
+            Some(sel) => &sel[self.rows(k)],
+            None => &self.every,
+        }
     }
     /// A row-length array cut into its outputs' parts.
     fn by_output<'a, T>(&self, mut v: &'a mut [T]) -> Vec<&'a mut [T]> {
@@ -1003,11 +1009,11 @@ fn run(
         .collect();
     let np1 = pairs.len();
     let (sel, row_off) = match rows {
-        None => (
-            (0..kk).flat_map(|_| 0..np1 as u32).collect(),
-            (0..=kk).map(|k| k * np1).collect(),
-        ),
-        Some((rows, _, _)) => select(rows, kk, n, &pair_index(&pairs, n)),
+        None => (None, (0..=kk).map(|k| k * np1).collect()),
+        Some((rows, _, _)) => {
+            let (sel, row_off) = select(rows, kk, n, &pair_index(&pairs, n));
+            (Some(sel), row_off)
+        }
     };
     let st = Structure {
         n,
@@ -1020,6 +1026,7 @@ fn run(
         offs,
         inv_c,
         sel,
+        every: (0..np1 as u32).collect(),
         row_off,
         cost: lp.cost_dn.clone(),
         c_m,

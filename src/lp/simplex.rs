@@ -251,16 +251,29 @@ pub fn near_tight(
     present: &std::collections::HashSet<(u32, u32, u32)>,
     margin: f64,
 ) -> Vec<(u32, u32, u32)> {
+    rows_where(lp, m, present, |mu, c, mv| {
+        let (violated, near) = row_state(mu, c, mv, margin);
+        violated || near
+    })
+}
+
+/// The privacy rows (u, v, k) of `lp`'s pairs, not in `present`, for which
+/// `keep(m[u][k], c_dn(u, v), m[v][k])` holds (`m` n×K, row-major).
+pub fn rows_where(
+    lp: &PrivacyLp,
+    m: &[f64],
+    present: &std::collections::HashSet<(u32, u32, u32)>,
+    keep: impl Fn(f64, f64, f64) -> bool + Sync,
+) -> Vec<(u32, u32, u32)> {
     let (n, kk) = (lp.n, lp.k());
+    let keep = &keep;
     lp.pairs
         .par_iter()
         .flat_map_iter(|&(u, v)| {
             let c = lp.c_dn[u * n + v];
             (0..kk).filter_map(move |k| {
-                let (mu, mv) = (m[u * kk + k], m[v * kk + k]);
                 let row = (u as u32, v as u32, k as u32);
-                let (violated, near) = row_state(mu, c, mv, margin);
-                ((violated || near) && !present.contains(&row)).then_some(row)
+                (keep(m[u * kk + k], c, m[v * kk + k]) && !present.contains(&row)).then_some(row)
             })
         })
         .collect()

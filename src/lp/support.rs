@@ -279,21 +279,11 @@ pub fn solve(
 /// structured interior point's primals satisfy their own rows to ≈ 10⁻¹⁴, so the repair's
 /// mix comes from the rows left out (Rome n = 200: 4·10⁻⁷ without this).
 fn costly_violations(lp: &PrivacyLp, m: &[f64], present: &HashSet<Row>) -> Vec<Row> {
-    let (n, kk) = (lp.n, lp.k());
-    lp.pairs
-        .par_iter()
-        .flat_map_iter(|&(u, v)| {
-            let c = lp.c_dn[u * n + v];
-            (0..kk).filter_map(move |k| {
-                let viol = m[u * kk + k] - c * m[v * kk + k];
-                let row = (u as u32, v as u32, k as u32);
-                (viol > 0.0
-                    && 2.0 * viol * kk as f64 > MIX_TOL * (c - 1.0)
-                    && !present.contains(&row))
-                .then_some(row)
-            })
-        })
-        .collect()
+    let kk = lp.k() as f64;
+    super::simplex::rows_where(lp, m, present, |mu, c, mv| {
+        let viol = mu - c * mv;
+        viol > 0.0 && 2.0 * viol * kk > MIX_TOL * (c - 1.0)
+    })
 }
 
 /// [`price`] for one output: the transportation LP (variables γ_{u,b} ≥ 0 from each

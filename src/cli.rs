@@ -383,6 +383,10 @@ pub(crate) enum Mechanism {
         /// Candidate λ > 0 (repeat or comma-separate); default the paper's {0.001, 0.1, 1}.
         #[arg(long, value_delimiter = ',', default_values = ["0.001", "0.1", "1"])]
         lambda: Vec<f64>,
+        /// Float LP solver (default `auto`: the block-angular interior point, Clarabel if
+        /// it fails; `block`: that method alone; `ipm`: Clarabel; `simplex`: microlp).
+        #[arg(long, value_enum, default_value = "auto")]
+        solver: SolverArg,
         /// Output file (`-` for standard output).
         #[arg(short, long, default_value = "-")]
         output: String,

@@ -51,6 +51,7 @@ impl Family {
         Family::Built(produce::Family::Constopt {
             replacement: produce::ReplacementSpec::NearestNeighbours { r },
             lambdas,
+            solver: crate::mechanisms::optimal::Solver::Auto,
         })
     }
 }

@@ -378,12 +378,14 @@ fn run(cli: Cli) -> Result<i32, String> {
                 base,
                 repl,
                 lambda,
+                solver,
                 output,
                 quiet,
             } => {
                 let family = Family::Constopt {
                     replacement: replacement_arg(&repl)?,
                     lambdas: lambda,
+                    solver: solver.into(),
                 };
                 build(&base, family, &output, quiet)
             }
@@ -511,7 +513,13 @@ fn lp_export(problem: LpProblem) -> Result<i32, String> {
             if !(lambda > 0.0 && lambda.is_finite()) {
                 return Err("--lambda: must be a finite number > 0".into());
             }
-            let red = constopt::reduced_lp(&space, &(eps / Q::from(2u32)), &repl, lambda);
+            let red = constopt::reduced_lp(
+                &space,
+                &(eps / Q::from(2u32)),
+                &repl,
+                lambda,
+                constopt::Form::Paper,
+            );
             write_output(&output, |out| red.lp.write_mps("mdp_constopt", out))?;
             eprintln!(
                 "lp export: {} variables, {} rows, {} non-zeros",

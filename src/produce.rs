@@ -234,6 +234,7 @@ pub enum Family {
     /// let family = Family::Constopt {
     ///     replacement: ReplacementSpec::NearestNeighbours { r: 2 },
     ///     lambdas: vec![0.1, 1.0],
+    ///     solver: Solver::Auto,
     /// };
     /// let out = produce(&req, &family, &Silent).unwrap();
     /// assert_eq!(out.certified.report().verdict, mdp::audit::Verdict::Pass);
@@ -241,6 +242,8 @@ pub enum Family {
     Constopt {
         replacement: ReplacementSpec,
         lambdas: Vec<f64>,
+        /// `Auto`: the block-angular interior point, Clarabel if it fails (spec/lp.md §4.5).
+        solver: Solver,
     },
     /// TEM: the exponential mechanism on min(d, γ).
     ///
@@ -273,6 +276,7 @@ impl Family {
             Family::Constopt {
                 replacement: ReplacementSpec::NearestNeighbours { r },
                 lambdas,
+                ..
             } if lambdas.len() == 1 => format!("ConstOPTMech(r={r},λ={})", lambdas[0]),
             Family::Constopt {
                 replacement: ReplacementSpec::NearestNeighbours { r },
@@ -744,6 +748,7 @@ pub fn build(
         Family::Constopt {
             replacement: spec,
             lambdas,
+            solver,
         } => {
             let repl = replacement(space, spec)?;
             let params = constopt::Params {
@@ -751,12 +756,19 @@ pub fn build(
                 replacement: &repl,
                 lambdas,
                 max_prec: MAX_PREC,
+                solver: *solver,
             };
             let built = constopt::constopt(space, &params)?;
             for t in &built.trials {
+                if let Some(why) = &t.fallback {
+                    progress.note(&format!(
+                        "constopt: λ = {}: {why}; solved by Clarabel",
+                        t.lambda
+                    ));
+                }
                 progress.note(&format!(
-                    "constopt: λ = {:<8} LP objective {:.9}, loss {:.9}, {:.2} s",
-                    t.lambda, t.lp_objective, t.loss, t.seconds
+                    "constopt: λ = {:<8} LP objective {:.9}, loss {:.9}, {:.2} s ({})",
+                    t.lambda, t.lp_objective, t.loss, t.seconds, t.solver
                 ));
             }
             let (certificate, lower_bound) = packing_certificate(space, eps).unzip();

@@ -398,6 +398,7 @@ fn family(f: FamilyArg, p: &FamilyParams, n: usize) -> Result<Family, String> {
             F::Constopt {
                 replacement: ReplacementSpec::NearestNeighbours { r: p.r },
                 lambdas: p.lambda.clone(),
+                solver,
             }
         }
         FamilyArg::Spanner => {

@@ -41,7 +41,7 @@ proptest! {
     ) {
         let n = space.n();
         let eps_lp = &eps / Q::from(2u32);
-        let red = constopt::reduced_lp(&space, &eps_lp, &repl, lam);
+        let red = constopt::reduced_lp(&space, &eps_lp, &repl, lam, constopt::Form::Paper);
         let c = constopt::reduced_counts(n, &repl);
         prop_assert_eq!(red.lp.n_vars(), c.variables);
         prop_assert_eq!(red.lp.rows.len() + repl.s1(), c.rows);
@@ -57,6 +57,32 @@ proptest! {
         let tol = 1e-6 * (1.0 + full.objective.abs());
         prop_assert!((r.objective - full.objective).abs() <= tol,
             "reduced {} vs full {}", r.objective, full.objective);
+        // The slab form (spec/lp.md §4.5) is the same LP: Clarabel and the block-angular
+        // interior point reach the paper form's optimum on it, and the latter's M is
+        // feasible for the paper form's rows (the variables are laid out alike).
+        let slab = constopt::reduced_lp(&space, &eps_lp, &repl, lam, constopt::Form::Slab);
+        let rs = slab.lp.solve_ipm().expect("feasible");
+        prop_assert!((rs.objective - r.objective).abs() <= tol,
+            "slab form {} vs paper form {}", rs.objective, r.objective);
+        let rb = mdp::lp::block_angular::solve(&slab.lp, &slab.blocks()).expect("converges");
+        prop_assert!((rb.objective - r.objective).abs() <= tol,
+            "block-angular {} vs Clarabel {}", rb.objective, r.objective);
+        let m = constopt::expand(&slab, &rb.x);
+        let mut x = rb.x.clone();
+        for (v, set) in red.free.iter().enumerate() {
+            for &(u, j) in set {
+                x[j] = m[u * n + v];
+            }
+        }
+        for row in &red.lp.rows {
+            let lhs: f64 = row.coefs.iter().map(|&(j, a)| a * x[j]).sum();
+            let slack = match row.sense {
+                mdp::lp::sparse::Sense::Le => row.rhs - lhs,
+                mdp::lp::sparse::Sense::Ge => lhs - row.rhs,
+                mdp::lp::sparse::Sense::Eq => -(lhs - row.rhs).abs(),
+            };
+            prop_assert!(slack >= -1e-7 * (1.0 + row.rhs.abs()), "row {:?} broken by {}", row, -slack);
+        }
         // The simplex agrees too (an independent solver on the same reduced LP).
         let s = red.lp.solve_simplex().expect("feasible");
         prop_assert!((s.objective - r.objective).abs() <= tol);
@@ -123,8 +149,17 @@ fn imo_t2_constopt_passes_and_is_above_optimal() {
                 replacement: &repl,
                 lambdas: &[0.001, 0.1, 1.0],
                 max_prec: PREC,
+                solver: Solver::Auto,
             };
             let b = constopt::constopt(&space, &p).unwrap();
+            // The block-angular interior point solved every λ (no fallback to Clarabel),
+            // except where Auto leaves the LP to Clarabel (blocks too large).
+            let big = repl
+                .sets
+                .iter()
+                .any(|s| s.len() >= constopt::AUTO_BLOCK_MAX);
+            let want = if big { "ipm" } else { "block-angular" };
+            assert!(b.trials.iter().all(|t| t.solver == want), "{:?}", b.trials);
             assert!(b.t <= 1e-6, "repair mix {}", b.t);
             let rep = audit_matrix(&space, &eps, &b.matrix, json!({}));
             assert_eq!(rep.verdict, Verdict::Pass);
@@ -148,7 +183,7 @@ fn imo_t1_row_count_22_resolved() {
     let space = mdp::builtin::space("cities40").unwrap().unwrap().0;
     let n = space.n();
     let repl = Replacement::nearest_neighbours(&space, n - 1);
-    let red = constopt::reduced_lp(&space, &q(1, 1), &repl, 0.1);
+    let red = constopt::reduced_lp(&space, &q(1, 1), &repl, 0.1, constopt::Form::Paper);
     let privacy_rows = red.lp.rows.len() - 2 * n;
     assert_eq!(privacy_rows, n * (n - 1) * n);
     let sq: usize = repl.sets.iter().map(|s| s.len() * s.len()).sum();

@@ -4,6 +4,7 @@
 //! MPS export ([`mps`]). Floats find answers; exact rationals prove them
 //! (`spec/lp.md`).
 
+pub mod block_angular;
 pub mod block_ipm;
 pub mod certificate;
 pub mod ipm;

@@ -26,11 +26,12 @@
 //! variables 1 + n + S₁; rows (18) n, (20) n, (19) S₁ (bounds), (22) S₂, (25) S₁',
 //! (26) S₁' (S₁' = S₁ without the sets I(w) = W); non-zeros n(n+1) + n² + S₁ + 4S₁' + 2S₂.
 
-use super::optimal::{invalid, BuildError};
+use super::optimal::{invalid, BuildError, Solver};
 use crate::exact::Q;
+use crate::lp::block_angular;
 use crate::lp::model::zero_pairs;
 use crate::lp::repair;
-use crate::lp::sparse::{Sense, SparseLp};
+use crate::lp::sparse::{Sense, Solution, SparseLp};
 use crate::mechanism::Matrix;
 use crate::metric::Space;
 
@@ -146,6 +147,8 @@ pub struct ReducedLp {
     pub y: Vec<usize>,
     /// `free\[v\]` = [(u, index of M_uv)] for u ∈ I(v).
     pub free: Vec<Vec<(usize, usize)>>,
+    /// `affine\[v\]\[i\]` = (β, γ): M_uv = β·Y_v + γ·x_j for free\[v\]\[i\] = (u, j).
+    pub affine: Vec<Vec<(f64, f64)>>,
     /// e^{−ε' d(u,v)} (n×n, float, nearest).
     pub decay: Vec<f64>,
     /// d(u, v) (n×n, float).
@@ -200,8 +203,42 @@ impl Table {
     }
 }
 
-/// Build P_CONSTOPTMECH,red(ε') for `repl` and λ (module doc, (18)–(26)).
-pub fn reduced_lp(space: &Space, eps_lp: &Q, repl: &Replacement, lambda: f64) -> ReducedLp {
+/// How the free entries of [`reduced_lp`] are written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Form {
+    /// As the paper: variables M_uw, rows (25) M_uw ≤ a·Y_w and (26) b·Y_w ≤ M_uw.
+    Paper,
+    /// The same LP with M_uw = b·Y_w + (a − b)·p_uw where I(w) ≠ W: (25) and (26) become
+    /// 0 ≤ p_uw ≤ Y_w. By the triangle inequality a ≥ b, and on road nodes 390 of the
+    /// 4 000 slabs at n = 400 (r = 10) have a/b − 1 < 10⁻⁶: near-equalities whose duals
+    /// grow without bound and stall an interior point at a gap of 10⁻⁷ (spec/lp.md
+    /// §4.5). In p the slab has width Y_w. (Where rounding gave a < b the slab is
+    /// [a, b]·Y_w instead of empty; the repair and exact check decide privacy either way.)
+    Slab,
+}
+
+/// The bounds a and b of (25) and (26) for the free entries of column w (`outside`: the
+/// inputs not in I(w), not empty).
+fn slab(c: &[f64], decay: &[f64], n: usize, u: usize, w: usize, outside: &[usize]) -> (f64, f64) {
+    let a = outside
+        .iter()
+        .map(|&v| c[u * n + v] * decay[v * n + w])
+        .fold(f64::INFINITY, f64::min);
+    let b = outside
+        .iter()
+        .map(|&x| decay[x * n + w] / c[x * n + u])
+        .fold(0.0, f64::max);
+    (a, b)
+}
+
+/// Build P_CONSTOPTMECH,red(ε') for `repl` and λ (module doc, (18)–(26)), in `form`.
+pub fn reduced_lp(
+    space: &Space,
+    eps_lp: &Q,
+    repl: &Replacement,
+    lambda: f64,
+    form: Form,
+) -> ReducedLp {
     let n = space.n();
     let t = Table::new(space, eps_lp);
     let (d, c, decay) = (t.d, t.c, t.decay);
@@ -213,76 +250,136 @@ pub fn reduced_lp(space: &Space, eps_lp: &Q, repl: &Replacement, lambda: f64) ->
         .iter()
         .map(|s| s.iter().map(|&u| (u, lp.var(0.0))).collect())
         .collect();
-    // entry(u, v): Some(index of M_uv) if u ∈ I(v).
+    // entry(u, v): Some((index of the variable, its place in free[v])) if u ∈ I(v).
     let mut entry = vec![None; n * n];
     for (v, s) in free.iter().enumerate() {
-        for &(u, j) in s {
-            entry[u * n + v] = Some(j);
+        for (i, &(u, j)) in s.iter().enumerate() {
+            entry[u * n + v] = Some((j, i));
         }
     }
+    let outside: Vec<Vec<usize>> = (0..n)
+        .map(|w| (0..n).filter(|&x| entry[x * n + w].is_none()).collect())
+        .collect();
+    let affine: Vec<Vec<(f64, f64)>> = free
+        .iter()
+        .enumerate()
+        .map(|(w, set)| {
+            set.iter()
+                .map(|&(u, _)| match form {
+                    Form::Slab if !outside[w].is_empty() => {
+                        let (a, b) = slab(&c, &decay, n, u, w, &outside[w]);
+                        // a − b at the rounding level of a and b is an exact equality
+                        // (collinear points): M_uw = b·Y_w.
+                        let g = a - b;
+                        (b, if g > CANCELLED * a.max(b) { g } else { 0.0 })
+                    }
+                    _ => (0.0, 1.0),
+                })
+                .collect()
+        })
+        .collect();
+    // scale·M_uv (u ∈ I(v)) in the LP's variables.
+    let m_uv = |u: usize, v: usize, scale: f64, out: &mut Vec<(usize, f64)>| {
+        let (j, i) = entry[u * n + v].expect("free entry");
+        let (beta, gamma) = affine[v][i];
+        if gamma != 0.0 {
+            out.push((j, scale * gamma));
+        }
+        if beta != 0.0 {
+            out.push((y[v], scale * beta));
+        }
+    };
     // (18) and (20).
     for w in 0..n {
         let mut loss = vec![(k, -1.0)];
         let mut mass = vec![];
         for v in 0..n {
             let dl = d[w * n + v] + lambda;
-            match entry[w * n + v] {
-                Some(j) => {
-                    loss.push((j, dl));
-                    mass.push((j, 1.0));
-                }
-                None => {
-                    let e = decay[w * n + v];
-                    loss.push((y[v], e * dl));
-                    mass.push((y[v], e));
-                }
+            if entry[w * n + v].is_some() {
+                m_uv(w, v, dl, &mut loss);
+                m_uv(w, v, 1.0, &mut mass);
+            } else {
+                let e = decay[w * n + v];
+                loss.push((y[v], e * dl));
+                mass.push((y[v], e));
             }
         }
-        lp.row(loss, Sense::Le, 0.0);
-        lp.row(mass, Sense::Ge, 1.0);
+        lp.row(merge(loss), Sense::Le, 0.0);
+        lp.row(merge(mass), Sense::Ge, 1.0);
     }
     for (w, set) in free.iter().enumerate() {
-        let outside: Vec<usize> = (0..n).filter(|&x| entry[x * n + w].is_none()).collect();
         // (22), scaled by 1/c: M_uw/c − M_vw ≤ 0.
-        for &(u, ju) in set {
-            for &(v, jv) in set {
+        for &(u, _) in set {
+            for &(v, _) in set {
                 if u != v {
-                    lp.row(vec![(ju, 1.0 / c[u * n + v]), (jv, -1.0)], Sense::Le, 0.0);
+                    let mut r = vec![];
+                    m_uv(u, w, 1.0 / c[u * n + v], &mut r);
+                    m_uv(v, w, -1.0, &mut r);
+                    let r = merge(r);
+                    // In the slab form a (22) row between collinear points is 0 ≤ 0.
+                    if !r.is_empty() {
+                        lp.row(r, Sense::Le, 0.0);
+                    }
                 }
             }
         }
-        if outside.is_empty() {
+        if outside[w].is_empty() {
             continue; // I(w) = W: the min in (25) and the max in (26) run over nothing.
         }
-        // (25): M_uw ≤ a Y_w, a = min_{v∉I(w)} e^{ε'd(u,v)} e^{−ε'd(v,w)}; scaled by 1/max(a, 1).
-        for &(u, ju) in set {
-            let a = outside
-                .iter()
-                .map(|&v| c[u * n + v] * decay[v * n + w])
-                .fold(f64::INFINITY, f64::min);
-            let s = a.max(1.0);
-            lp.row(vec![(ju, 1.0 / s), (y[w], -a / s)], Sense::Le, 0.0);
-        }
-        // (26): b Y_w ≤ M_vw, b = max_{u∉I(w)} e^{−ε'd(u,w)} / e^{ε'd(u,v)} ≤ 1.
-        for &(v, jv) in set {
-            let b = outside
-                .iter()
-                .map(|&u| decay[u * n + w] / c[u * n + v])
-                .fold(0.0, f64::max);
-            lp.row(vec![(y[w], b), (jv, -1.0)], Sense::Le, 0.0);
+        let ab: Vec<(f64, f64)> = set
+            .iter()
+            .map(|&(u, _)| slab(&c, &decay, n, u, w, &outside[w]))
+            .collect();
+        match form {
+            Form::Paper => {
+                // (25): M_uw ≤ a Y_w, a = min_{v∉I(w)} e^{ε'd(u,v)} e^{−ε'd(v,w)}; scaled by
+                // 1/max(a, 1).
+                for (&(_, ju), &(a, _)) in set.iter().zip(&ab) {
+                    let s = a.max(1.0);
+                    lp.row(vec![(ju, 1.0 / s), (y[w], -a / s)], Sense::Le, 0.0);
+                }
+                // (26): b Y_w ≤ M_vw, b = max_{u∉I(w)} e^{−ε'd(u,w)} / e^{ε'd(u,v)} ≤ 1.
+                for (&(_, jv), &(_, b)) in set.iter().zip(&ab) {
+                    lp.row(vec![(y[w], b), (jv, -1.0)], Sense::Le, 0.0);
+                }
+            }
+            // p_uw ≤ Y_w (p_uw ≥ 0 is its bound).
+            Form::Slab => {
+                for &(_, ju) in set {
+                    lp.row(vec![(ju, 1.0), (y[w], -1.0)], Sense::Le, 0.0);
+                }
+            }
         }
     }
     let counts = reduced_counts(n, repl);
-    debug_assert_eq!(counts.variables, lp.n_vars());
-    debug_assert_eq!(counts.rows, lp.rows.len() + repl.s1());
-    debug_assert_eq!(counts.nonzeros, lp.nnz() + repl.s1());
+    if form == Form::Paper {
+        debug_assert_eq!(counts.variables, lp.n_vars());
+        debug_assert_eq!(counts.rows, lp.rows.len() + repl.s1());
+        debug_assert_eq!(counts.nonzeros, lp.nnz() + repl.s1());
+    }
     ReducedLp {
         lp,
         y,
         free,
+        affine,
         decay,
         d,
         counts,
+    }
+}
+
+impl ReducedLp {
+    /// The block of each variable for [`crate::lp::block_angular`]: output column w's
+    /// weight Y_w and free entries M_uw form block w; k is the border.
+    pub fn blocks(&self) -> Vec<Option<u32>> {
+        let mut b = vec![None; self.lp.n_vars()];
+        for (w, (&y, free)) in self.y.iter().zip(&self.free).enumerate() {
+            b[y] = Some(w as u32);
+            for &(_, j) in free {
+                b[j] = Some(w as u32);
+            }
+        }
+        b
     }
 }
 
@@ -336,11 +433,38 @@ pub fn expand(red: &ReducedLp, x: &[f64]) -> Vec<f64> {
     let n = red.y.len();
     let mut m: Vec<f64> = (0..n * n).map(|i| x[red.y[i % n]] * red.decay[i]).collect();
     for (v, set) in red.free.iter().enumerate() {
-        for &(u, j) in set {
-            m[u * n + v] = x[j].max(0.0);
+        for (&(u, j), &(beta, gamma)) in set.iter().zip(&red.affine[v]) {
+            m[u * n + v] = (beta * x[red.y[v]] + gamma * x[j]).max(0.0);
         }
     }
     m
+}
+
+/// A difference or sum of floats that is at most this fraction of its terms is taken as
+/// zero: rounding noise of an exact cancellation ([`Form::Slab`]).
+const CANCELLED: f64 = 1e-12;
+
+/// Sum the coefficients of repeated variables, dropping the sums that cancel (below
+/// [`CANCELLED`] times their largest term; only in the [`Form::Slab`] rows, where
+/// b_u/c − b_v multiplies Y_w).
+fn merge(mut r: Vec<(usize, f64)>) -> Vec<(usize, f64)> {
+    r.sort_by_key(|e| e.0);
+    // (variable, sum, largest |term|, terms)
+    let mut out: Vec<(usize, f64, f64, usize)> = Vec::with_capacity(r.len());
+    for (j, a) in r {
+        match out.last_mut() {
+            Some(l) if l.0 == j => {
+                l.1 += a;
+                l.2 = l.2.max(a.abs());
+                l.3 += 1;
+            }
+            _ => out.push((j, a, a.abs(), 1)),
+        }
+    }
+    out.into_iter()
+        .filter(|&(_, a, big, terms)| terms == 1 || a.abs() > CANCELLED * big)
+        .map(|(j, a, _, _)| (j, a))
+        .collect()
 }
 
 /// Worst-case loss max_w Σ_v H_wv d(w, v) of the row-normalized `m` with distances `d`
@@ -368,6 +492,10 @@ pub struct Params<'a> {
     /// Candidate λ > 0; the one whose normalized mechanism has the least loss is kept.
     pub lambdas: &'a [f64],
     pub max_prec: u64,
+    /// `Auto` and `Block`: the block-angular interior point on the [`Form::Slab`] LP
+    /// (`Auto` falls back to Clarabel on the paper's form if it fails); `Ipm`: Clarabel,
+    /// `Simplex`: microlp, both on the paper's form (spec/lp.md §4.5).
+    pub solver: Solver,
 }
 
 /// One λ of the sweep.
@@ -378,6 +506,57 @@ pub struct Trial {
     /// The float worst-case loss of the normalized matrix.
     pub loss: f64,
     pub seconds: f64,
+    /// The solver that found it: `block-angular`, `ipm` or `simplex`.
+    pub solver: &'static str,
+    /// Why the block-angular interior point gave way to Clarabel (`Solver::Auto`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fallback: Option<String>,
+}
+
+/// `Solver::Auto` uses Clarabel where some I(w) has this many entries or more: the
+/// block-angular method is built for small blocks (I_NN,r with r ≈ 10), and on
+/// cities40 with r = n − 1 (blocks of 39 entries and 1 482 rows (22)) it did not
+/// converge in 200 iterations.
+pub const AUTO_BLOCK_MAX: usize = 32;
+
+/// One λ's reduced LP solved with `solver`: the solution, the LP it solves, the solver's
+/// name, and why the block-angular method gave way if it did.
+fn solve_reduced(
+    space: &Space,
+    eps_lp: &Q,
+    repl: &Replacement,
+    lambda: f64,
+    solver: Solver,
+) -> Result<(Solution, ReducedLp, &'static str, Option<String>), BuildError> {
+    let err = |e: crate::lp::simplex::SolveError| BuildError::Solver(e.to_string());
+    let paper = || reduced_lp(space, eps_lp, repl, lambda, Form::Paper);
+    match solver {
+        Solver::Ipm => {
+            let red = paper();
+            Ok((red.lp.solve_ipm_unrefined().map_err(err)?, red, "ipm", None))
+        }
+        Solver::Simplex => {
+            let red = paper();
+            Ok((red.lp.solve_simplex().map_err(err)?, red, "simplex", None))
+        }
+        Solver::Auto if repl.sets.iter().any(|s| s.len() >= AUTO_BLOCK_MAX) => {
+            let red = paper();
+            Ok((red.lp.solve_ipm_unrefined().map_err(err)?, red, "ipm", None))
+        }
+        Solver::Block | Solver::Auto => {
+            let red = reduced_lp(space, eps_lp, repl, lambda, Form::Slab);
+            match block_angular::solve(&red.lp, &red.blocks()) {
+                Ok(sol) => Ok((sol, red, "block-angular", None)),
+                Err(e) if solver == Solver::Auto => {
+                    drop(red);
+                    let red = paper();
+                    let sol = red.lp.solve_ipm_unrefined().map_err(err)?;
+                    Ok((sol, red, "ipm", Some(e.to_string())))
+                }
+                Err(e) => Err(err(e)),
+            }
+        }
+    }
 }
 
 /// The certified ConstOPTMech and how it was found.
@@ -417,11 +596,8 @@ pub fn constopt(space: &Space, p: &Params) -> Result<Built, BuildError> {
         .par_iter()
         .map(|&lambda| {
             let t0 = std::time::Instant::now();
-            let red = reduced_lp(space, &eps_lp, p.replacement, lambda);
-            let sol = red
-                .lp
-                .solve_ipm_unrefined()
-                .map_err(|e| BuildError::Solver(e.to_string()))?;
+            let (sol, red, solver, fallback) =
+                solve_reduced(space, &eps_lp, p.replacement, lambda, p.solver)?;
             let m = expand(&red, &sol.x);
             let loss = float_max_loss(&red.d, &m);
             let trial = Trial {
@@ -429,6 +605,8 @@ pub fn constopt(space: &Space, p: &Params) -> Result<Built, BuildError> {
                 lp_objective: sol.objective,
                 loss,
                 seconds: t0.elapsed().as_secs_f64(),
+                solver,
+                fallback,
             };
             Ok((trial, m, red.counts))
         })

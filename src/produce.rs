@@ -751,6 +751,20 @@ pub fn build(
             solver,
         } => {
             let repl = replacement(space, spec)?;
+            let need =
+                constopt::memory_estimate(n, &constopt::reduced_counts(n, &repl), lambdas.len());
+            if need > req.max_memory {
+                let mib = |b: u64| format!("{:.0} MiB", b as f64 / (1u64 << 20) as f64);
+                return Err(invalid(
+                    "max-memory",
+                    format!(
+                        "ConstOPTMech over {n} inputs needs about {} for {} λ (estimate), over the budget of {}; use fewer points or λ, or raise --max-memory",
+                        mib(need),
+                        lambdas.len(),
+                        mib(req.max_memory)
+                    ),
+                ));
+            }
             let params = constopt::Params {
                 eps,
                 replacement: &repl,

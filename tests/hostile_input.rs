@@ -221,6 +221,22 @@ fn extreme_command_line_values_are_input_errors() {
         ],
         "--max-memory",
     );
+    // ConstOPTMech counts its dense factorizations against the budget too (rome100, three
+    // λ: about 20 MiB).
+    refused(
+        "mdp",
+        &[
+            "build",
+            "constopt",
+            "--epsilon",
+            "1",
+            "--max-memory",
+            "1M",
+            "-o",
+            "/dev/null",
+        ],
+        "--max-memory",
+    );
     // A limit at u64::MAX does not wrap.
     let f = write(
         "ok.json",

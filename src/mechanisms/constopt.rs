@@ -513,6 +513,21 @@ pub struct Trial {
     pub fallback: Option<String>,
 }
 
+/// Peak memory of the λ sweep, in bytes (an estimate, for `--max-memory`): per λ in flight
+/// (at most one per core) the three n×n float tables, the block-angular method's dense
+/// S₀ (2n)², W (2n × (n+1)) and T, each held twice while faer factorizes (96 n² bytes), the
+/// fill of Clarabel's LDLᵀ should it take over (≈ (3n)² entries), and 64 bytes per LP
+/// non-zero (the rows, their CSR and CSC copies).
+pub fn memory_estimate(n: usize, counts: &Counts, lambdas: usize) -> u64 {
+    let (n, nnz) = (n as u64, counts.nonzeros as u64);
+    let in_flight = (lambdas.min(rayon::current_num_threads()).max(1)) as u64;
+    let per = n
+        .saturating_mul(n)
+        .saturating_mul(24 + 96 + 72)
+        .saturating_add(nnz.saturating_mul(64));
+    per.saturating_mul(in_flight)
+}
+
 /// `Solver::Auto` uses Clarabel where some I(w) has this many entries or more: the
 /// block-angular method is built for small blocks (I_NN,r with r ≈ 10), and on
 /// cities40 with r = n − 1 (blocks of 39 entries and 1 482 rows (22)) it did not

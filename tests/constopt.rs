@@ -144,20 +144,20 @@ fn imo_t2_constopt_passes_and_is_above_optimal() {
         let n = space.n();
         for r in [1, 3, n - 1] {
             let repl = Replacement::nearest_neighbours(&space, r);
+            let big = repl
+                .sets
+                .iter()
+                .any(|s| s.len() >= constopt::AUTO_BLOCK_MAX);
             let p = constopt::Params {
                 eps: &eps,
                 replacement: &repl,
                 lambdas: &[0.001, 0.1, 1.0],
                 max_prec: PREC,
-                solver: Solver::Auto,
+                // The block-angular method where its blocks are small; Auto (Clarabel on
+                // these small spaces) where they are not.
+                solver: if big { Solver::Auto } else { Solver::Block },
             };
             let b = constopt::constopt(&space, &p).unwrap();
-            // The block-angular interior point solved every λ (no fallback to Clarabel),
-            // except where Auto leaves the LP to Clarabel (blocks too large).
-            let big = repl
-                .sets
-                .iter()
-                .any(|s| s.len() >= constopt::AUTO_BLOCK_MAX);
             let want = if big { "ipm" } else { "block-angular" };
             assert!(b.trials.iter().all(|t| t.solver == want), "{:?}", b.trials);
             assert!(b.t <= 1e-6, "repair mix {}", b.t);

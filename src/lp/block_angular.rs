@@ -46,8 +46,8 @@ pub const TOL: f64 = super::sparse::TOL;
 /// 3·10⁻⁸ while the gap is 3·10⁻⁹ and the primal residual 3·10⁻¹⁶); an error otherwise.
 pub const ACCEPT: f64 = 1e-7;
 const STALL: usize = 10;
-/// A variable whose column has more than this many coupling non-zeros is *dense*: it
-/// is eliminated last in its block, and its column of V_b is held in full.
+/// A variable whose column has more than this many coupling non-zeros is *dense*: it is
+/// bordered (module doc), not eliminated.
 const DENSE_COLUMN: usize = 16;
 /// Fraction of the step to the boundary taken.
 const STEP: f64 = 0.995;
@@ -91,8 +91,8 @@ pub struct BlockAngular {
     cpos: Vec<Option<u32>>,
     blocks: Vec<Block>,
     border: Vec<usize>,
-    /// Each variable's (block, index in it); `None` for the border.
-    place: Vec<Option<(u32, u32)>>,
+    /// Each variable's index in its block (unused for the border).
+    place: Vec<u32>,
     /// Each block's first dense variable among the bordered unknowns (the border
     /// first); the last entry is their number.
     goff: Vec<usize>,
@@ -171,7 +171,7 @@ impl BlockAngular {
                 None => border.push(j),
             }
         }
-        let mut place = vec![None; nv];
+        let mut place = vec![0u32; nv];
         let mut rows_of: Vec<Vec<usize>> = vec![vec![]; nb];
         for (i, l) in local_of.iter().enumerate() {
             if let Some(l) = l {
@@ -179,7 +179,7 @@ impl BlockAngular {
             }
         }
         let mut blocks = Vec::with_capacity(nb);
-        for (bl, (mut vars, rows)) in members.into_iter().zip(rows_of).enumerate() {
+        for (mut vars, rows) in members.into_iter().zip(rows_of) {
             vars.sort_by_key(|&j| (ccount(j) > DENSE_COLUMN, j));
             let dense = vars
                 .iter()
@@ -193,7 +193,7 @@ impl BlockAngular {
             touched.sort_unstable();
             touched.dedup();
             for (t, &j) in vars.iter().enumerate() {
-                place[j] = Some((bl as u32, t as u32));
+                place[j] = t as u32;
             }
             blocks.push(Block {
                 vars,
@@ -367,9 +367,9 @@ impl BlockAngular {
         for &i in &bk.rows {
             let row = &self.rc[self.rp[i]..self.rp[i + 1]];
             for &(ja, a) in row {
-                let pa = self.place[ja as usize].expect("local row").1 as usize;
+                let pa = self.place[ja as usize] as usize;
                 for &(jb, bb) in row {
-                    let pb = self.place[jb as usize].expect("local row").1 as usize;
+                    let pb = self.place[jb as usize] as usize;
                     h[pb * m + pa] += theta[i] * a * bb;
                 }
             }

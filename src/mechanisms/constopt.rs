@@ -533,6 +533,12 @@ pub fn memory_estimate(n: usize, counts: &Counts, lambdas: usize) -> u64 {
 /// cities40 with r = n − 1 (blocks of 39 entries and 1 482 rows (22)) it did not
 /// converge in 200 iterations.
 pub const AUTO_BLOCK_MAX: usize = 32;
+/// ... and for fewer inputs than this, where Clarabel is faster: one λ, r = 10, LP seconds
+/// block-angular against Clarabel (`benches/reports/constopt_{road,text}.md`, 2026-11-25 and
+/// -23): Rome n = 100 1.11 / 0.31, 200 3.57 / 1.46, 300 4.58 / 5.60, 400 5.47 / 11.8;
+/// MiniLM n = 100 1.37 / 0.21, 200 1.22 / 1.71 (text n = 300 and 400 have some
+/// |I(w)| ≥ 32 and stay with Clarabel).
+pub const AUTO_MIN_N: usize = 300;
 
 /// One λ's reduced LP solved with `solver`: the solution, the LP it solves, the solver's
 /// name, and why the block-angular method gave way if it did.
@@ -554,7 +560,9 @@ fn solve_reduced(
             let red = paper();
             Ok((red.lp.solve_simplex().map_err(err)?, red, "simplex", None))
         }
-        Solver::Auto if repl.sets.iter().any(|s| s.len() >= AUTO_BLOCK_MAX) => {
+        Solver::Auto
+            if space.n() < AUTO_MIN_N || repl.sets.iter().any(|s| s.len() >= AUTO_BLOCK_MAX) =>
+        {
             let red = paper();
             Ok((red.lp.solve_ipm_unrefined().map_err(err)?, red, "ipm", None))
         }

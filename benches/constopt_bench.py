@@ -109,7 +109,7 @@ def main() -> None:
         f.write(f"Generated {time.strftime('%Y-%m-%dT%H:%M:%S')} by `benches/constopt_bench.py "
                 f"{' '.join(sys.argv[1:])}` on {os.cpu_count()} × "
                 f"{platform.processor() or platform.machine()}.\n\n")
-        f.write("ours_lp_seconds: Clarabel on the reduced LP inside `mdp build constopt` (one λ); "
+        f.write("ours_lp_seconds: the reduced LP's solve inside `mdp build constopt` (one λ; its default --solver auto, spec/lp.md §4.5); "
                 "ours_total_seconds: the whole command (LP, exact repair, packing certificate, "
                 "writing); HiGHS: solve time (`run()`, file reading excluded) on the MPS export of "
                 "the same LP. highs_best_over_ours_lp = the faster HiGHS solver's time / ours.\n\n")

@@ -615,7 +615,7 @@ impl BlockAngular {
                     hk[i] = t;
                 }
                 let den = (hk[k] * hk[k] + hk[k + 1] * hk[k + 1]).sqrt();
-                if !(den > 0.0) || !den.is_finite() {
+                if !den.is_finite() || den <= 0.0 {
                     return None;
                 }
                 cs.push(hk[k] / den);
@@ -672,7 +672,7 @@ fn cholesky(mut a: Vec<f64>, m: usize) -> Option<Vec<f64>> {
         for k in 0..j {
             djj -= a[k * m + j] * a[k * m + j];
         }
-        if !(djj > 0.0) || !djj.is_finite() {
+        if !djj.is_finite() || djj <= 0.0 {
             return None;
         }
         let ljj = djj.sqrt();

@@ -212,8 +212,9 @@ pub enum Form {
     /// 0 ≤ p_uw ≤ Y_w. By the triangle inequality a ≥ b, and on road nodes 390 of the
     /// 4 000 slabs at n = 400 (r = 10) have a/b − 1 < 10⁻⁶: near-equalities whose duals
     /// grow without bound and stall an interior point at a gap of 10⁻⁷ (spec/lp.md
-    /// §4.5). In p the slab has width Y_w. (Where rounding gave a < b the slab is
-    /// [a, b]·Y_w instead of empty; the repair and exact check decide privacy either way.)
+    /// §4.5). In p the slab has width Y_w. Where a − b is at the rounding level of a and
+    /// b (collinear points, or a < b by rounding) the slab is the equality M_uw = b·Y_w;
+    /// the repair and the exact check decide privacy either way.
     Slab,
 }
 

@@ -86,9 +86,11 @@ pub struct BlockAngular {
     rc: Vec<(u32, f64)>,
     cp: Vec<usize>,
     cr: Vec<(u32, f64)>,
-    /// The coupling rows, and each row's position among them.
+    /// The coupling rows.
     coupling: Vec<usize>,
-    cpos: Vec<Option<u32>>,
+    /// The coupling part of A's columns (CSC over the coupling rows' positions).
+    ccp: Vec<usize>,
+    ccr: Vec<(u32, f64)>,
     blocks: Vec<Block>,
     border: Vec<usize>,
     /// Each variable's index in its block (unused for the border).
@@ -157,12 +159,17 @@ impl BlockAngular {
         for (p, &i) in coupling.iter().enumerate() {
             cpos[i] = Some(p as u32);
         }
-        let ccount = |j: usize| {
-            cr[cp[j]..cp[j + 1]]
-                .iter()
-                .filter(|&&(i, _)| cpos[i as usize].is_some())
-                .count()
-        };
+        let mut ccp = vec![0usize];
+        let mut ccr = vec![];
+        for j in 0..nv {
+            ccr.extend(
+                cr[cp[j]..cp[j + 1]]
+                    .iter()
+                    .filter_map(|&(i, a)| cpos[i as usize].map(|p| (p, a))),
+            );
+            ccp.push(ccr.len());
+        }
+        let ccount = |j: usize| ccp[j + 1] - ccp[j];
         let mut members: Vec<Vec<usize>> = vec![vec![]; nb];
         let mut border = vec![];
         for (j, &bl) in block_of.iter().enumerate() {
@@ -217,7 +224,8 @@ impl BlockAngular {
             cp,
             cr,
             coupling,
-            cpos,
+            ccp,
+            ccr,
             blocks,
             border,
             place,
@@ -257,9 +265,9 @@ impl BlockAngular {
 
     /// The coupling part of variable j's column: (position among the coupling rows, a).
     fn ccol(&self, j: usize) -> impl Iterator<Item = (usize, f64)> + '_ {
-        self.cr[self.cp[j]..self.cp[j + 1]]
+        self.ccr[self.ccp[j]..self.ccp[j + 1]]
             .iter()
-            .filter_map(|&(i, a)| self.cpos[i as usize].map(|p| (p as usize, a)))
+            .map(|&(p, a)| (p as usize, a))
     }
 
     /// Factorize the normal matrix for D = w/x and θ = z/s (module doc).
@@ -534,7 +542,7 @@ impl BlockAngular {
         theta: &[f64],
         f1: &[f64],
         f2: &[f64],
-    ) -> (Vec<f64>, Vec<f64>) {
+    ) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
         let tf: Vec<f64> = theta.iter().zip(f2).map(|(t, v)| t * v).collect();
         let r: Vec<f64> = self.atz(&tf).iter().zip(f1).map(|(a, b)| a + b).collect();
         let dx = self.apply_inverse(f, &r);
@@ -542,14 +550,21 @@ impl BlockAngular {
         let dz = (0..adx.len())
             .map(|i| theta[i] * (adx[i] - f2[i]))
             .collect();
-        (dx, dz)
+        (dx, dz, adx)
     }
 
-    /// K v for the augmented matrix K = [[D, Aᵀ], [A, −Θ⁻¹]] (v = (v_x, v_z) stacked).
-    fn apply_augmented(&self, d: &[f64], theta: &[f64], v: &[f64]) -> Vec<f64> {
+    /// K v for the augmented matrix K = [[D, Aᵀ], [A, −Θ⁻¹]] (v = (v_x, v_z) stacked),
+    /// with A v_x given when it is already known.
+    fn apply_augmented(
+        &self,
+        d: &[f64],
+        theta: &[f64],
+        v: &[f64],
+        ax: Option<Vec<f64>>,
+    ) -> Vec<f64> {
         let (vx, vz) = v.split_at(self.nv);
         let atz = self.atz(vz);
-        let ax = self.ax(vx);
+        let ax = ax.unwrap_or_else(|| self.ax(vx));
         let mut out: Vec<f64> = (0..self.nv).map(|j| d[j] * vx[j] + atz[j]).collect();
         out.extend((0..vz.len()).map(|i| ax[i] - vz[i] / theta[i]));
         out
@@ -569,20 +584,22 @@ impl BlockAngular {
         f2: &[f64],
     ) -> Option<(Vec<f64>, Vec<f64>)> {
         let nv = self.nv;
-        let prec = |r: &[f64]| -> Vec<f64> {
+        // The preconditioner's solution and A times its x part (which K then reuses).
+        let prec = |r: &[f64]| -> (Vec<f64>, Vec<f64>) {
             let (r1, r2) = r.split_at(nv);
-            let (mut x, z) = self.solve_augmented_once(f, treg, r1, r2);
+            let (mut x, z, ax) = self.solve_augmented_once(f, treg, r1, r2);
             x.extend(z);
-            x
+            (x, ax)
         };
-        let op = |v: &[f64]| self.apply_augmented(d, theta, v);
+        let op = |v: &[f64], ax: Option<Vec<f64>>| self.apply_augmented(d, theta, v, ax);
         let nrm = |v: &[f64]| v.iter().map(|x| x * x).sum::<f64>().sqrt();
         let b: Vec<f64> = f1.iter().chain(f2).copied().collect();
         let bn = nrm(&b).max(f64::MIN_POSITIVE);
-        let mut x = prec(&b);
+        let (mut x, ax0) = prec(&b);
+        let mut ax0 = Some(ax0);
         let (krylov, tol) = (KRYLOV, GMRES_TOL);
         for _ in 0..RESTARTS {
-            let kx = op(&x);
+            let kx = op(&x, ax0.take());
             let r: Vec<f64> = b.iter().zip(&kx).map(|(a, c)| a - c).collect();
             let beta = nrm(&r);
             if !beta.is_finite() {
@@ -598,8 +615,8 @@ impl BlockAngular {
             let mut gvec = vec![beta];
             let mut zs: Vec<Vec<f64>> = vec![];
             for k in 0..krylov {
-                let z = prec(&v[k]);
-                let mut w = op(&z);
+                let (z, az) = prec(&v[k]);
+                let mut w = op(&z, Some(az));
                 zs.push(z);
                 let mut hk = vec![0.0; k + 2];
                 for (i, vi) in v.iter().enumerate() {

@@ -194,8 +194,7 @@ impl BlockAngular {
                 .unwrap_or(vars.len());
             let mut touched: Vec<u32> = vars[..dense]
                 .iter()
-                .flat_map(|&j| cr[cp[j]..cp[j + 1]].iter())
-                .filter_map(|&(i, _)| cpos[i as usize])
+                .flat_map(|&j| ccr[ccp[j]..ccp[j + 1]].iter().map(|&(p, _)| p))
                 .collect();
             touched.sort_unstable();
             touched.dedup();

@@ -108,7 +108,8 @@ pub(crate) fn solve_rounds(
     let mut present: HashSet<(u32, u32, u32)> = rows.iter().copied().collect();
     let mut round = first;
     loop {
-        let (p, d, new) = one_round(lp, &rows, &present, margin, round, start, progress)?;
+        let s = solve_rows(lp, &rows)?;
+        let (p, d, new) = finish_round(lp, &rows, &present, margin, round, start, progress, s);
         if new.is_empty() {
             return Ok((p, d));
         }
@@ -118,25 +119,9 @@ pub(crate) fn solve_rounds(
     }
 }
 
-/// One round: a fresh solve on `rows` (all in `present`), its primal and dual, and the
-/// rows the next round would add (violated ones, widened by `margin` as in
-/// [`solve_from`]); none means the solution is optimal for the whole LP.
-pub(crate) fn one_round(
-    lp: &PrivacyLp,
-    rows: &[(u32, u32, u32)],
-    present: &HashSet<(u32, u32, u32)>,
-    margin: f64,
-    round: usize,
-    start: Instant,
-    progress: &dyn Progress,
-) -> Result<(Primal, Dual, Vec<Row>), SolveError> {
-    let s = solve_rows(lp, rows)?;
-    Ok(finish_round(
-        lp, rows, present, margin, round, start, progress, s,
-    ))
-}
-
-/// [`one_round`] after its solve `s` (by Clarabel or another solver of the same rows).
+/// One round after its solve `s` (by Clarabel or another solver of the same rows): its
+/// primal and dual, and the rows the next round would add (violated ones, widened by
+/// `margin` as in [`solve_from`]); none means the solution is optimal for the whole LP.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn finish_round(
     lp: &PrivacyLp,

@@ -327,12 +327,12 @@ pub fn reduced_lp(
         if outside[w].is_empty() {
             continue; // I(w) = W: the min in (25) and the max in (26) run over nothing.
         }
-        let ab: Vec<(f64, f64)> = set
-            .iter()
-            .map(|&(u, _)| slab(&c, &decay, n, u, w, &outside[w]))
-            .collect();
         match form {
             Form::Paper => {
+                let ab: Vec<(f64, f64)> = set
+                    .iter()
+                    .map(|&(u, _)| slab(&c, &decay, n, u, w, &outside[w]))
+                    .collect();
                 // (25): M_uw ≤ a Y_w, a = min_{v∉I(w)} e^{ε'd(u,v)} e^{−ε'd(v,w)}; scaled by
                 // 1/max(a, 1).
                 for (&(_, ju), &(a, _)) in set.iter().zip(&ab) {

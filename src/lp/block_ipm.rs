@@ -86,9 +86,19 @@ const START_DUAL: f64 = 1.0;
 pub const NEAR_TIGHT: f64 = 0.05;
 /// Most refinement steps per direction.
 const REFINE: usize = 10;
-/// Refinement stops once the reduced system's relative residual is below this (or stops
-/// halving).
+/// Refinement stops once the reduced system's relative residual is below
+/// [`refine_tol`] (or stops halving), which is this near the optimum ...
 const REFINE_TOL: f64 = 1e-12;
+/// ... and at most this far from it.
+const REFINE_TOL_FAR: f64 = 1e-8;
+
+/// The relative residual a direction needs at relative gap `gap`: 10⁻³ of the gap, within
+/// [[`REFINE_TOL`], [`REFINE_TOL_FAR`]]. Far from the optimum the first solve (≈ 10⁻¹⁰)
+/// is already accurate enough, and the refinement step's two products with the block
+/// inverses and its row pass are saved (spec/lp.md §4.3).
+fn refine_tol(gap: f64) -> f64 {
+    (1e-3 * gap).clamp(REFINE_TOL, REFINE_TOL_FAR)
+}
 /// The iteration stops when refinement leaves a relative residual above this ...
 const ACCURACY: f64 = 1e-6;
 /// ... or above this on a working set ([`solve_rows`]): on Rome n = 200 its last
@@ -1200,7 +1210,8 @@ fn run(
         let rsz_l: Vec<f64> = s_l.iter().zip(z_l).map(|(s, z)| s * z).collect();
         let rxw_aff: Vec<f64> = it.x.iter().zip(&it.w).map(|(x, w)| x * w).collect();
         let ta = Target::Affine;
-        let aff = direction(&st, &it, &f, &theta, &rd, &rpe, &rp_l, &rsz_l, ta, &rxw_aff)?;
+        let tol = refine_tol(gap);
+        let aff = direction(&st, &it, &f, &theta, &rd, &rpe, &rp_l, &rsz_l, ta, &rxw_aff, tol)?;
         if aff.accuracy > accuracy {
             break;
         }
@@ -1231,7 +1242,7 @@ fn run(
             dx: &aff.dx,
             sigma_mu,
         };
-        let d = direction(&st, &it, &f, &theta, &rd, &rpe, &rp_l, &rsz_l, tc, &rxw)?;
+        let d = direction(&st, &it, &f, &theta, &rd, &rpe, &rp_l, &rsz_l, tc, &rxw, tol)?;
         if d.accuracy > accuracy {
             break;
         }
@@ -1667,8 +1678,8 @@ fn apply_reduced(
 }
 
 /// The Newton direction for complementarity targets `t` (privacy rows), `rsz_l` (loss
-/// rows) and r_xw, with iterative refinement on the reduced system. `rp_l`: the loss rows'
-/// primal residual A_I x + s.
+/// rows) and r_xw, with iterative refinement on the reduced system to the relative
+/// residual `tol`. `rp_l`: the loss rows' primal residual A_I x + s.
 #[allow(clippy::too_many_arguments)]
 fn direction(
     st: &Structure,
@@ -1681,6 +1692,7 @@ fn direction(
     rsz_l: &[f64],
     t: Target,
     rxw: &[f64],
+    tol: f64,
 ) -> Result<Direction, SolveError> {
     let (n, kk, np) = (st.n, st.kk, st.np());
     // q = S⁻¹(−r_sz + Z r_p) on the inequality rows, applied as A_Iᵀ q without storing
@@ -1732,7 +1744,7 @@ fn direction(
             }
         }
         best = Some((res, dx.clone(), dy.clone()));
-        if res <= REFINE_TOL * scale {
+        if res <= tol * scale {
             break;
         }
         let (ex, ey) = reduced_solve(st, f, &c1, &c2)?;

@@ -210,12 +210,20 @@ fn chol_inverse(
 /// elimination: X_i = A_i⁻¹C_i, the Schur complement Σ = D − Σ_i C_iᵀX_i (positive definite
 /// as B is), Y_i = X_iΣ⁻¹, and B⁻¹ = [A1⁻¹ + Y1X1ᵀ, Y1X2ᵀ, −Y1; ·, A2⁻¹ + Y2X2ᵀ, −Y2;
 /// ·, ·, Σ⁻¹] (symmetric). About p1³ + p2³ + m²s flops (s = |S|) instead of m³.
+///
+/// With `full` false a dissected block's inverse is left in its *compact* form instead:
+/// A1⁻¹ and A2⁻¹ in their diagonal blocks, X = [X1; X2] in the (P, S) block and Σ⁻¹ in
+/// the (S, S) block of `out` (the other blocks are not written), with Y in the work
+/// buffer for [`add_inverse`]. [`mul_vec_on`] applies it as y_S = Σ⁻¹(r_S − Xᵀr_P),
+/// y_P = A⁻¹r_P − X·y_S, reading p1² + p2² + 2(p1 + p2)s + s² entries instead of m²
+/// (Rome500's 411-input component: 1.7× fewer; these products are memory-bound).
 fn spd_inverse(
     b: &[f64],
     m: usize,
     (p1, p2): (usize, usize),
     shift: f64,
     work: (&mut [f64], &mut [f64], &mut faer::dyn_stack::MemBuffer),
+    full: bool,
     out: &mut [f64],
 ) -> bool {
     use faer::linalg::matmul::matmul;
@@ -283,6 +291,17 @@ fn spd_inverse(
             1.0,
             Par::Seq,
         );
+        if !full {
+            om.as_mut().submatrix_mut(0, rs, rs, s).copy_from(xm.as_ref());
+            let finite = |a: MatRef<f64>| {
+                (0..a.ncols()).all(|j| (0..a.nrows()).all(|i| a[(i, j)].is_finite()))
+            };
+            let o = om.as_ref();
+            return finite(o.submatrix(0, 0, p1, p1))
+                && finite(o.submatrix(p1, p1, p2, p2))
+                && finite(o.submatrix(0, rs, rs, m - rs))
+                && finite(ym.as_ref());
+        }
         // The (P, P) blocks: A⁻¹ on the diagonal blocks (already there), + Y Xᵀ everywhere.
         let (xr, yr) = (xm.as_ref(), ym.as_ref());
         matmul(
@@ -329,24 +348,89 @@ fn spd_inverse(
     false
 }
 
-/// y\[idx\[i\]\] = Σ_j a\[i\]\[j\]·x\[idx\[j\]\]: the symmetric m×m `a` applied on the entries
-/// `idx` of x and y (a component's inputs, m = idx.len()), by faer's matrix product (SIMD
-/// chosen at run time: a plain `zip().sum()` dot product is one serial chain of additions,
-/// and these products, a few per refinement step, were 40 % of the time on Rome500).
-fn mul_vec_on(a: &[f64], idx: &[u32], x: &[f64], y: &mut [f64]) {
+/// y\[idx\[i\]\] = Σ_j a\[i\]\[j\]·x\[idx\[j\]\]: the symmetric m×m inverse `a` applied on
+/// the entries `idx` of x and y (a component's inputs, m = idx.len()), by faer's matrix
+/// products (SIMD chosen at run time: a plain `zip().sum()` dot product is one serial
+/// chain of additions, and these products, a few per refinement step, were 40 % of the
+/// time on Rome500). A dissected `a` with `compact` is in [`spd_inverse`]'s compact form.
+fn mul_vec_on(
+    a: &[f64],
+    (p1, p2): (usize, usize),
+    compact: bool,
+    idx: &[u32],
+    x: &[f64],
+    y: &mut [f64],
+) {
+    fn col(v: &[f64]) -> faer::MatRef<'_, f64> {
+        faer::MatRef::from_column_major_slice(v, v.len(), 1)
+    }
+    use faer::linalg::matmul::matmul;
+    use faer::{Accum, MatMut, MatRef, Par};
     let m = idx.len();
     let xs: Vec<f64> = idx.iter().map(|&j| x[j as usize]).collect();
     let mut ys = vec![0.0; m];
-    faer::linalg::matmul::matmul(
-        faer::MatMut::from_column_major_slice_mut(&mut ys, m, 1),
-        faer::Accum::Replace,
-        faer::MatRef::from_column_major_slice(a, m, m),
-        faer::MatRef::from_column_major_slice(&xs, m, 1),
-        1.0,
-        faer::Par::Seq,
-    );
+    let am = MatRef::from_column_major_slice(a, m, m);
+    if compact && p1 > 0 && p2 > 0 {
+        let rs = p1 + p2;
+        let s = m - rs;
+        let (xp, xsep) = xs.split_at(rs);
+        let (yp, ysep) = ys.split_at_mut(rs);
+        // t = r_S − Xᵀ r_P, y_S = Σ⁻¹ t.
+        let mut t = xsep.to_vec();
+        let xmat = am.submatrix(0, rs, rs, s);
+        matmul(MatMut::from_column_major_slice_mut(&mut t, s, 1), Accum::Add, xmat.transpose(), col(xp), -1.0, Par::Seq);
+        matmul(MatMut::from_column_major_slice_mut(ysep, s, 1), Accum::Replace, am.submatrix(rs, rs, s, s), col(&t), 1.0, Par::Seq);
+        // y_P = A⁻¹ r_P − X y_S.
+        let (y1, y2) = yp.split_at_mut(p1);
+        matmul(MatMut::from_column_major_slice_mut(y1, p1, 1), Accum::Replace, am.submatrix(0, 0, p1, p1), col(&xp[..p1]), 1.0, Par::Seq);
+        matmul(MatMut::from_column_major_slice_mut(y2, p2, 1), Accum::Replace, am.submatrix(p1, p1, p2, p2), col(&xp[p1..]), 1.0, Par::Seq);
+        matmul(MatMut::from_column_major_slice_mut(yp, rs, 1), Accum::Add, xmat, col(ysep), -1.0, Par::Seq);
+    } else {
+        matmul(MatMut::from_column_major_slice_mut(&mut ys, m, 1), Accum::Replace, am, col(&xs), 1.0, Par::Seq);
+    }
     for (&i, v) in idx.iter().zip(ys) {
         y[i as usize] = v;
+    }
+}
+
+/// acc += the m×m inverse in `a` (full, or [`spd_inverse`]'s compact form when `compact`
+/// and dissected, with its Y = XΣ⁻¹ in `y`): B⁻¹ = [A⁻¹ + YXᵀ, −Y; −Yᵀ, Σ⁻¹]. Only the
+/// lower triangle of acc is meaningful.
+fn add_inverse(
+    a: &[f64],
+    m: usize,
+    (p1, p2): (usize, usize),
+    compact: bool,
+    y: &[f64],
+    acc: &mut [f64],
+) {
+    use faer::linalg::matmul::matmul;
+    use faer::{Accum, MatMut, MatRef, Par};
+    if !(compact && p1 > 0 && p2 > 0) {
+        acc.iter_mut().zip(a).for_each(|(s, v)| *s += v);
+        return;
+    }
+    let (rs, am) = (p1 + p2, MatRef::from_column_major_slice(a, m, m));
+    let s = m - rs;
+    let ym = MatRef::from_column_major_slice(&y[..rs * s], rs, s);
+    let mut sm = MatMut::from_column_major_slice_mut(acc, m, m);
+    for (r, p) in [(0, p1), (p1, p2)] {
+        let mut d = sm.as_mut().submatrix_mut(r, r, p, p);
+        let ai = am.submatrix(r, r, p, p);
+        for j in 0..p {
+            for i in j..p {
+                d[(i, j)] += ai[(i, j)];
+            }
+        }
+    }
+    matmul(sm.as_mut().submatrix_mut(0, 0, rs, rs), Accum::Add, ym, am.submatrix(0, rs, rs, s).transpose(), 1.0, Par::Seq);
+    for j in 0..s {
+        for i in 0..rs {
+            sm[(rs + j, i)] -= ym[(i, j)];
+        }
+        for i in j..s {
+            sm[(rs + i, rs + j)] += am[(rs + i, rs + j)];
+        }
     }
 }
 
@@ -605,6 +689,8 @@ struct Iterate {
 struct Factor {
     /// inv\[k\]: the inverses of output k's blocks, component c's at `offs\[c\]..offs\[c + 1\]`.
     inv: Vec<Vec<f64>>,
+    /// Whether the dissected blocks' inverses are in [`spd_inverse`]'s compact form.
+    compact: bool,
     /// The (2n+1)×(2n+1) (max loss) or n×n Schur complement, factorized.
     schur: Schur,
 }
@@ -1443,83 +1529,87 @@ fn factor(
         .max()
         .unwrap_or(0);
     let mut inv = spare.unwrap_or_else(|| vec![vec![0.0; total]; kk]);
-    inv.par_iter_mut().enumerate().try_for_each_init(
-        || Work::new(mmax, total, xlen),
-        |Work { b, l, x, mem }, (k, out)| {
-            b.fill(0.0);
-            let th = &theta[st.rows(k)];
-            for (i, &p) in st.out_rows(k).iter().enumerate() {
-                let (u, v) = st.pairs[p as usize];
-                let ((c, u), (_, v)) = (st.place[u as usize], st.place[v as usize]);
-                let (o, m) = (st.offs[c as usize], st.comps[c as usize].len());
-                let (u, v) = (u as usize, v as usize);
-                let (t, a) = (th[i], st.inv_c[p as usize]);
-                b[o + u * m + u] += t * a * a;
-                b[o + v * m + v] += t;
-                b[o + u * m + v] -= t * a;
-                b[o + v * m + u] -= t * a;
-            }
-            let mut dmax = vec![0.0f64; st.comps.len()];
-            for u in 0..n {
-                let j = k * n + u;
-                let (c, l) = st.place[u];
-                let (o, m) = (st.offs[c as usize], st.comps[c as usize].len());
-                let d = &mut b[o + l as usize * (m + 1)];
-                *d += it.w[j] / it.x[j];
-                dmax[c as usize] = dmax[c as usize].max(*d);
-            }
-            for (c, comp) in st.comps.iter().enumerate() {
-                let (o, m) = (st.offs[c], comp.len());
-                let (bc, oc) = (&b[o..o + m * m], &mut out[o..o + m * m]);
-                let shift = dmax[c] * 1e-14 + 1e-300;
-                let ok = spd_inverse(bc, m, st.split[c], shift, (l, x, mem), oc);
-                if !ok {
-                    return Err(SolveError(format!(
-                        "block interior point: output {k}'s block is not positive definite"
-                    )));
-                }
-            }
-            Ok(())
-        },
-    )?;
-    // Schur complement blocks: R = Σ B⁻¹, Q = Σ D B⁻¹, P = Σ D B⁻¹ D + Θ_loss⁻¹, and
-    // for max loss the border of ΔL (module doc: L is kept, not eliminated). B⁻¹ is 0
-    // between components.
-    let ns = if st.max_loss { 2 * n + 1 } else { n };
-    let sums = inv
-        .par_iter()
+    // Without loss rows the Schur complement is Σ_k B_k⁻¹, summed per component as the
+    // blocks are inverted (each thread its own sum), and the dissected inverses stay
+    // compact ([`spd_inverse`]); with them it needs the cost-weighted blocks below.
+    let compact = !st.max_loss;
+    let acc_len = if compact { total } else { 0 };
+    let acc = inv
+        .par_iter_mut()
         .enumerate()
-        .fold(
-            || vec![0.0; ns * ns],
-            |mut acc, (k, bks)| {
+        .try_fold(
+            || (Work::new(mmax, total, xlen), vec![0.0; acc_len]),
+            |(mut work, mut acc), (k, out)| {
+                let Work { b, l, x, mem } = &mut work;
+                b.fill(0.0);
+                let th = &theta[st.rows(k)];
+                for (i, &p) in st.out_rows(k).iter().enumerate() {
+                    let (u, v) = st.pairs[p as usize];
+                    let ((c, u), (_, v)) = (st.place[u as usize], st.place[v as usize]);
+                    let (o, m) = (st.offs[c as usize], st.comps[c as usize].len());
+                    let (u, v) = (u as usize, v as usize);
+                    let (t, a) = (th[i], st.inv_c[p as usize]);
+                    b[o + u * m + u] += t * a * a;
+                    b[o + v * m + v] += t;
+                    b[o + u * m + v] -= t * a;
+                    b[o + v * m + u] -= t * a;
+                }
+                let mut dmax = vec![0.0f64; st.comps.len()];
+                for u in 0..n {
+                    let j = k * n + u;
+                    let (c, l) = st.place[u];
+                    let (o, m) = (st.offs[c as usize], st.comps[c as usize].len());
+                    let d = &mut b[o + l as usize * (m + 1)];
+                    *d += it.w[j] / it.x[j];
+                    dmax[c as usize] = dmax[c as usize].max(*d);
+                }
                 for (c, comp) in st.comps.iter().enumerate() {
-                    let (bi, m) = (&bks[st.offs[c]..st.offs[c + 1]], comp.len());
-                    for (a, &i) in comp.iter().enumerate() {
-                        let i = i as usize;
-                        for (b, &j) in comp.iter().enumerate() {
-                            let (j, v) = (j as usize, bi[a * m + b]);
-                            if st.max_loss {
-                                let (di, dj) = (st.cost[i * kk + k], st.cost[j * kk + k]);
-                                acc[i * ns + j] += di * v * dj; // P
-                                acc[i * ns + n + j] -= di * v; // −Q
-                                acc[(n + i) * ns + j] -= v * dj; // −Qᵀ
-                                acc[(n + i) * ns + n + j] += v; // R
-                            } else {
-                                acc[i * ns + j] += v;
-                            }
-                        }
+                    let (o, m) = (st.offs[c], comp.len());
+                    let (bc, oc) = (&b[o..o + m * m], &mut out[o..o + m * m]);
+                    let shift = dmax[c] * 1e-14 + 1e-300;
+                    let ok = spd_inverse(bc, m, st.split[c], shift, (l, x, mem), !compact, oc);
+                    if !ok {
+                        return Err(SolveError(format!(
+                            "block interior point: output {k}'s block is not positive definite"
+                        )));
+                    }
+                    if compact {
+                        // Y follows X in the work buffer ([`spd_inverse`]).
+                        let (p1, p2) = st.split[c];
+                        let y = &x[(p1 + p2) * (m - p1 - p2)..];
+                        add_inverse(oc, m, st.split[c], true, y, &mut acc[o..o + m * m]);
                     }
                 }
-                acc
+                Ok((work, acc))
             },
         )
-        .reduce(
-            || vec![0.0; ns * ns],
+        .map(|r| r.map(|(_, acc)| acc))
+        .try_reduce(
+            || vec![0.0; acc_len],
             |mut a, b| {
                 a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
-                a
+                Ok(a)
             },
-        );
+        )?;
+    let ns = if st.max_loss { 2 * n + 1 } else { n };
+    let sums = if compact {
+        // Scatter each component's sum (its lower triangle, mirrored); B⁻¹ is 0 between
+        // components.
+        let mut sums = vec![0.0; ns * ns];
+        for (c, comp) in st.comps.iter().enumerate() {
+            let (a, m) = (&acc[st.offs[c]..st.offs[c + 1]], comp.len());
+            for (jb, &j) in comp.iter().enumerate() {
+                for (ia, &i) in comp.iter().enumerate().skip(jb) {
+                    let v = a[jb * m + ia];
+                    sums[i as usize * ns + j as usize] = v;
+                    sums[j as usize * ns + i as usize] = v;
+                }
+            }
+        }
+        sums
+    } else {
+        cost_weighted_sums(st, &inv, ns)
+    };
     let mut schur = sums;
     if st.max_loss {
         for i in 0..n {
@@ -1539,6 +1629,7 @@ fn factor(
     if let Some(llt) = llt {
         return Ok(Factor {
             inv,
+            compact,
             schur: Schur::Llt(llt),
         });
     }
@@ -1547,7 +1638,47 @@ fn factor(
             "block interior point: singular Schur complement ({bad} non-finite entries)"
         ))
     })?;
-    Ok(Factor { inv, schur })
+    Ok(Factor {
+        inv,
+        compact,
+        schur,
+    })
+}
+
+/// The max loss's Schur complement blocks (loss rows kept): R = Σ B⁻¹, Q = Σ D B⁻¹,
+/// P = Σ D B⁻¹ D (Θ_loss⁻¹ and the border of ΔL are added by [`factor`]), from the full
+/// inverses; B⁻¹ is 0 between components.
+fn cost_weighted_sums(st: &Structure, inv: &[Vec<f64>], ns: usize) -> Vec<f64> {
+    let (n, kk) = (st.n, st.kk);
+    inv.par_iter()
+        .enumerate()
+        .fold(
+            || vec![0.0; ns * ns],
+            |mut acc, (k, bks)| {
+                for (c, comp) in st.comps.iter().enumerate() {
+                    let (bi, m) = (&bks[st.offs[c]..st.offs[c + 1]], comp.len());
+                    for (a, &i) in comp.iter().enumerate() {
+                        let i = i as usize;
+                        for (b, &j) in comp.iter().enumerate() {
+                            let (j, v) = (j as usize, bi[a * m + b]);
+                            let (di, dj) = (st.cost[i * kk + k], st.cost[j * kk + k]);
+                            acc[i * ns + j] += di * v * dj; // P
+                            acc[i * ns + n + j] -= di * v; // −Q
+                            acc[(n + i) * ns + j] -= v * dj; // −Qᵀ
+                            acc[(n + i) * ns + n + j] += v; // R
+                        }
+                    }
+                }
+                acc
+            },
+        )
+        .reduce(
+            || vec![0.0; ns * ns],
+            |mut a, b| {
+                a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
+                a
+            },
+        )
 }
 
 struct Direction {
@@ -1573,7 +1704,7 @@ fn apply_binv(st: &Structure, f: &Factor, r: &[f64]) -> Vec<f64> {
         .zip(f.inv.par_iter())
         .for_each(|((tk, rk), bks)| {
             for (c, comp) in st.comps.iter().enumerate() {
-                mul_vec_on(&bks[st.offs[c]..st.offs[c + 1]], comp, rk, tk);
+                mul_vec_on(&bks[st.offs[c]..st.offs[c + 1]], st.split[c], f.compact, comp, rk, tk);
             }
         });
     t
@@ -1846,7 +1977,8 @@ mod tests {
 
     /// The dissected inverse ([`spd_inverse`] with (p1, p2)) on a positive definite block
     /// with no entry between P1 and P2 (a path's tridiagonal Laplacian plus a diagonal):
-    /// B·B⁻¹ = I and B⁻¹ symmetric, for separators of one and of three inputs; the whole
+    /// B·B⁻¹ = I and B⁻¹ symmetric, for separators of one and of three inputs (and the
+    /// compact form applies and sums as the full inverse); the whole
     /// inverse agrees. A wrong sign on the (P, S) blocks, or a missing Y·Xᵀ term, fails it.
     #[test]
     fn dissected_inverse_inverts() {
@@ -1881,9 +2013,9 @@ mod tests {
             let mut w = Work::new(m, 0, xlen);
             let (mut out, mut whole) = (vec![f64::NAN; m * m], vec![f64::NAN; m * m]);
             let work = (&mut w.l[..], &mut w.x[..], &mut w.mem);
-            assert!(spd_inverse(&b, m, (p1, p2), 0.0, work, &mut out));
+            assert!(spd_inverse(&b, m, (p1, p2), 0.0, work, true, &mut out));
             let work = (&mut w.l[..], &mut w.x[..], &mut w.mem);
-            assert!(spd_inverse(&b, m, (0, 0), 0.0, work, &mut whole));
+            assert!(spd_inverse(&b, m, (0, 0), 0.0, work, true, &mut whole));
             for i in 0..m {
                 for j in 0..m {
                     let p: f64 = (0..m).map(|k| b[i * m + k] * out[k * m + j]).sum();
@@ -1892,6 +2024,29 @@ mod tests {
                     assert_eq!(out[i * m + j], out[j * m + i]);
                     let scale = whole[i * m + j].abs().max(1.0);
                     assert!((out[i * m + j] - whole[i * m + j]).abs() < 1e-10 * scale);
+                }
+            }
+            // The compact form: its products and its sum into a Schur complement are the
+            // full inverse's.
+            let mut compact = vec![f64::NAN; m * m];
+            let work = (&mut w.l[..], &mut w.x[..], &mut w.mem);
+            assert!(spd_inverse(&b, m, (p1, p2), 0.0, work, false, &mut compact));
+            let idx: Vec<u32> = (0..m as u32).collect();
+            let r: Vec<f64> = (0..m).map(|i| 1.0 + (i * 7 % 5) as f64 - 0.3 * i as f64).collect();
+            let (mut y_full, mut y_compact) = (vec![0.0; m], vec![0.0; m]);
+            mul_vec_on(&out, (p1, p2), false, &idx, &r, &mut y_full);
+            mul_vec_on(&compact, (p1, p2), true, &idx, &r, &mut y_compact);
+            for (a, c) in y_full.iter().zip(&y_compact) {
+                assert!((a - c).abs() < 1e-10 * a.abs().max(1.0), "{a} vs {c}");
+            }
+            let (mut acc_full, mut acc_compact) = (vec![1.0; m * m], vec![1.0; m * m]);
+            add_inverse(&out, m, (p1, p2), false, &[], &mut acc_full);
+            let y = &w.x[(p1 + p2) * s..];
+            add_inverse(&compact, m, (p1, p2), true, y, &mut acc_compact);
+            for j in 0..m {
+                for i in j..m {
+                    let (a, c) = (acc_full[j * m + i], acc_compact[j * m + i]);
+                    assert!((a - c).abs() < 1e-10 * a.abs().max(1.0), "({i},{j}) {a} vs {c}");
                 }
             }
         }
@@ -2024,7 +2179,7 @@ mod tests {
             let mut w = Work::new(m, 0, 0);
             let mut out = vec![f64::NAN; m * m];
             let work = (&mut w.l[..], &mut w.x[..], &mut w.mem);
-            spd_inverse(a, m, (0, 0), shift, work, &mut out).then_some(out)
+            spd_inverse(a, m, (0, 0), shift, work, true, &mut out).then_some(out)
         };
         let n = 5;
         let mut a = vec![0.0; n * n];

@@ -556,19 +556,21 @@ impl Space {
     /// called from rayon tasks, and a rayon-parallel initializer could, while waiting, steal
     /// a task that re-enters the `OnceLock` on the same thread (a deadlock).
     fn haversine_table(&self, m: usize) -> Vec<FI> {
-        let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
-        let chunk = (m * m).div_ceil(threads).max(1);
+        use rayon::prelude::*;
         let mut table = vec![FI::point(0.0); m * m];
-        std::thread::scope(|sc| {
-            for (c, part) in table.chunks_mut(chunk).enumerate() {
-                sc.spawn(move || {
-                    for (o, slot) in part.iter_mut().enumerate() {
-                        let x = c * chunk + o;
-                        *slot = self.haversine_fi(x / m, x % m);
-                    }
-                });
+        // The enclosure is symmetric bit for bit (the coordinate differences' intervals
+        // are negatives of each other under directed rounding, and are squared): the
+        // upper triangle is computed (rows in parallel, balanced by rayon) and mirrored.
+        table.par_chunks_mut(m.max(1)).enumerate().for_each(|(i, row)| {
+            for (j, slot) in row.iter_mut().enumerate().skip(i) {
+                *slot = self.haversine_fi(i, j);
             }
         });
+        for i in 0..m {
+            for j in 0..i {
+                table[i * m + j] = table[j * m + i];
+            }
+        }
         table
     }
 
@@ -798,18 +800,27 @@ fn asin_fi(x: FI) -> Option<FI> {
         return None;
     }
     const K: usize = 22;
+    // The series' coefficients c_k = (2k)!/(4^k (k!)² (2k + 1)), enclosed once by the
+    // recurrence c_{k+1} = c_k·(2k + 1)²/((2k + 2)(2k + 3)) (they were recomputed for every
+    // distance: half of a 500-site haversine table's time).
+    static COEFFS: std::sync::OnceLock<[FI; K + 1]> = std::sync::OnceLock::new();
+    let coeffs = COEFFS.get_or_init(|| {
+        let mut cs = [FI::point(1.0); K + 1];
+        for k in 0..K {
+            let kf = k as f64;
+            cs[k + 1] = cs[k]
+                .mul(FI::point((2.0 * kf + 1.0) * (2.0 * kf + 1.0)))
+                .div(FI::point((2.0 * kf + 2.0) * (2.0 * kf + 3.0)));
+        }
+        cs
+    });
     let eval = |t: f64, upper: bool| -> f64 {
         let t = FI::point(t);
         let t2 = t.sqr();
         let mut term = t; // x^{2k+1}
-        let mut c = FI::point(1.0);
         let mut sum = FI::point(0.0);
-        for k in 0..=K {
+        for c in coeffs {
             sum = sum.add(c.mul(term));
-            let kf = k as f64;
-            c = c
-                .mul(FI::point((2.0 * kf + 1.0) * (2.0 * kf + 1.0)))
-                .div(FI::point((2.0 * kf + 2.0) * (2.0 * kf + 3.0)));
             term = term.mul(t2);
         }
         if upper {
@@ -983,6 +994,9 @@ mod tests {
         assert_eq!(t.fi(0, 2), f);
         assert_eq!(t.fi(1, 2), FI::point(0.0));
         assert_eq!(t.fi(0, 1), s.haversine_fi(0, 1));
+        // The table mirrors its upper triangle: the enclosure is symmetric bit for bit.
+        assert_eq!(s.haversine_fi(1, 0), s.haversine_fi(0, 1));
+        assert_eq!(t.fi(2, 0), t.fi(0, 2));
     }
 
     /// The plain-float Euclidean enclosure (`euclidean_fi`) contains the exact distance on

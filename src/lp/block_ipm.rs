@@ -59,6 +59,14 @@ pub const WORKING_GAP: f64 = 1e-7;
 /// (PMO on Rome500 at ε = 10: 42) are solved whole.
 const HANDOVER_ITER: usize = 60;
 const HANDOVER_GAP: f64 = 1e-3;
+/// The expected loss (PMO) hands over to Clarabel's lazy rounds instead (spec/lp.md
+/// §4.3), which cost far more than the structured iterations: only past this many
+/// iterations ...
+const HANDOVER_ITER_EXPECTED: usize = 100;
+/// ... and below this gap (session 12's rule). Under the max loss's rule, 2 000 Rome road
+/// nodes (ε = 10/km, η = 2 km; 76 iterations to converge) handed 7.98 million rows to
+/// Clarabel at iteration 60, gap 2.5·10⁻⁶.
+const HANDOVER_GAP_EXPECTED: f64 = 1e-4;
 /// Below this relative gap the iterate's support (its used outputs) seeds the lazy rows
 /// (it may stop above [`HANDOVER_GAP`] when its linear algebra loses accuracy).
 const SUPPORT_GAP: f64 = 1e-3;
@@ -1136,6 +1144,11 @@ fn run(
     };
     let nl = if max_loss { n } else { 0 };
     let ni = np + nl;
+    let (handover_iter, handover_gap) = if max_loss {
+        (HANDOVER_ITER, HANDOVER_GAP)
+    } else {
+        (HANDOVER_ITER_EXPECTED, HANDOVER_GAP_EXPECTED)
+    };
     // Scale: costs up to `cmax`.
     let cmax = lp.cost_dn.iter().cloned().fold(0.0, f64::max).max(1e-300);
     // Start: the uniform mechanism, L above its loss, slacks and duals of order 1; or the
@@ -1253,7 +1266,7 @@ fn run(
         end.gap = (pobj - end.lb) / (1.0 + pobj.abs());
         measured = true;
         if end.gap <= target && res_p <= target
-            || (rows.is_none() && iter >= HANDOVER_ITER && end.gap <= HANDOVER_GAP)
+            || (rows.is_none() && iter >= handover_iter && end.gap <= handover_gap)
         {
             break;
         }

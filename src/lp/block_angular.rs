@@ -51,9 +51,14 @@ const STALL: usize = 10;
 const DENSE_COLUMN: usize = 16;
 /// Fraction of the step to the boundary taken.
 const STEP: f64 = 0.995;
-/// Most GMRES steps per restart, and the relative residual that ends them.
+/// Most GMRES steps per restart, and the relative residual that ends them near the
+/// optimum ...
 const KRYLOV: usize = 20;
 const GMRES_TOL: f64 = 1e-12;
+/// ... and at most this far from it: a direction needs a relative residual of 10⁻⁴ of
+/// the iterate's error (its largest relative gap or residual), within [`GMRES_TOL`] and
+/// this (inexact Newton; spec/lp.md §4.5).
+const GMRES_TOL_FAR: f64 = 1e-8;
 /// Relative diagonal shift of the dense matrices factorized (a zero pivot of a
 /// singular block is not fatal).
 const REG: f64 = 1e-13;
@@ -570,9 +575,10 @@ impl BlockAngular {
     }
 
     /// The augmented system K (Δx, Δz) = (f₁, f₂) by restarted GMRES preconditioned (on
-    /// the right) with the regularized factorization ([`Self::solve_augmented_once`]).
-    /// Plain iterative refinement with it contracted too slowly near the optimum, and
-    /// the dual residual stopped falling at 10⁻⁷. `None` if not finite.
+    /// the right) with the regularized factorization ([`Self::solve_augmented_once`]), to
+    /// the relative residual `tol`. Plain iterative refinement with it contracted too
+    /// slowly near the optimum, and the dual residual stopped falling at 10⁻⁷. `None` if
+    /// not finite.
     fn solve_augmented(
         &self,
         f: &Factor,
@@ -581,6 +587,7 @@ impl BlockAngular {
         treg: &[f64],
         f1: &[f64],
         f2: &[f64],
+        tol: f64,
     ) -> Option<(Vec<f64>, Vec<f64>)> {
         let nv = self.nv;
         // The preconditioner's solution and A times its x part (which K then reuses).
@@ -596,7 +603,7 @@ impl BlockAngular {
         let bn = nrm(&b).max(f64::MIN_POSITIVE);
         let (mut x, ax0) = prec(&b);
         let mut ax0 = Some(ax0);
-        let (krylov, tol) = (KRYLOV, GMRES_TOL);
+        let krylov = KRYLOV;
         for _ in 0..RESTARTS {
             let kx = op(&x, ax0.take());
             let r: Vec<f64> = b.iter().zip(&kx).map(|(a, c)| a - c).collect();
@@ -827,6 +834,7 @@ impl BlockAngular {
             }
             let theta: Vec<f64> = it.z.iter().zip(&it.s).map(|(z, s)| z / s).collect();
             let d: Vec<f64> = it.w.iter().zip(&it.x).map(|(w, x)| w / x).collect();
+            let tol = (1e-4 * err).clamp(GMRES_TOL, GMRES_TOL_FAR);
             // The factorization's system is regularized (static, as Clarabel's): the
             // rows' Θ⁻¹ + δ and D + ρ; GMRES on the true augmented system removes it.
             let treg: Vec<f64> = theta.iter().map(|t| 1.0 / (1.0 / t + REG_DUAL)).collect();
@@ -838,7 +846,7 @@ impl BlockAngular {
                 // [[D, Aᵀ], [A, −Θ⁻¹]] (Δx, Δz) = (X⁻¹ r_xw − r_d, −r_p − Z⁻¹ r_sz).
                 let f1: Vec<f64> = (0..nv).map(|j| rxw[j] / it.x[j] - rd[j]).collect();
                 let f2: Vec<f64> = (0..m).map(|i| -rp[i] - rsz[i] / it.z[i]).collect();
-                let (dx, dz) = self.solve_augmented(&f, &d, &theta, &treg, &f1, &f2)?;
+                let (dx, dz) = self.solve_augmented(&f, &d, &theta, &treg, &f1, &f2, tol)?;
                 let adx = self.ax(&dx);
                 let ds: Vec<f64> = (0..m).map(|i| -rp[i] - adx[i]).collect();
                 let dw = (0..nv)

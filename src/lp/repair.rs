@@ -95,6 +95,12 @@ pub fn repair_matrix(
                 let c = exp_eps_d(space, eps, u, v);
                 let denom = c.sub(FI::point(1.0)).lo;
                 for j in 0..k {
+                    // Certainly no violation (the interval's upper end below would be < 0
+                    // too: h_u − c_lo·h_v is computed within 2u of the larger term).
+                    let (a, b) = (h[u * k + j], c.lo * h[v * k + j]);
+                    if a - b < -4.0 * f64::EPSILON * a.max(b) {
+                        continue;
+                    }
                     let viol = FI::point(h[u * k + j])
                         .sub(c.mul(FI::point(h[v * k + j])))
                         .hi;

@@ -217,7 +217,8 @@ fn chol_inverse(
 /// and P2, [`dissect`]) B = [A1 0 C1; 0 A2 C2; C1ᵀ C2ᵀ D] is inverted by block
 /// elimination: X_i = A_i⁻¹C_i, the Schur complement Σ = D − Σ_i C_iᵀX_i (positive definite
 /// as B is), Y_i = X_iΣ⁻¹, and B⁻¹ = [A1⁻¹ + Y1X1ᵀ, Y1X2ᵀ, −Y1; ·, A2⁻¹ + Y2X2ᵀ, −Y2;
-/// ·, ·, Σ⁻¹] (symmetric). About p1³ + p2³ + m²s flops (s = |S|) instead of m³.
+/// ·, ·, Σ⁻¹] (symmetric). About p1³ + p2³ + m²s flops (s = |S|) instead of m³, and less
+/// where A1 and A2 are dissected in turn ([`Split::parts`], [`inverse_at`]).
 ///
 /// With `full` false a dissected block's inverse is left in its *compact* form instead:
 /// A1⁻¹ and A2⁻¹ in their diagonal blocks, X = [X1; X2] in the (P, S) block and Σ⁻¹ in
@@ -228,132 +229,101 @@ fn chol_inverse(
 fn spd_inverse(
     b: &[f64],
     m: usize,
-    (p1, p2): (usize, usize),
+    split: &Split,
     shift: f64,
     work: (&mut [f64], &mut [f64], &mut faer::dyn_stack::MemBuffer),
     full: bool,
     out: &mut [f64],
 ) -> bool {
-    use faer::linalg::matmul::matmul;
-    use faer::{Accum, MatMut, MatRef, Par};
     let (l, x, mem) = work;
     let stack = faer::dyn_stack::MemStack::new(mem);
-    let bm = MatRef::from_column_major_slice(b, m, m);
-    let s = m - p1 - p2;
+    let bm = faer::MatRef::from_column_major_slice(b, m, m);
     let mut delta = shift;
-    'shift: for _ in 0..4 {
-        let mut om = MatMut::from_column_major_slice_mut(out, m, m);
-        if p1 == 0 || p2 == 0 {
-            if !chol_inverse(bm, delta, l, stack, om) {
-                delta *= 1e3;
-                continue;
-            }
-            return out.iter().all(|v| v.is_finite());
+    for _ in 0..4 {
+        let om = faer::MatMut::from_column_major_slice_mut(out, m, m);
+        if inverse_at(bm, split, delta, (l, x, stack), full, om) {
+            return true;
         }
-        let rs = p1 + p2;
-        // x holds X1, X2 (p_i×s each), then Y1, Y2, then Σ (s×s).
-        let (xs, rest) = x.split_at_mut(rs * s);
-        let (ys, sig) = rest.split_at_mut(rs * s);
-        let mut xm = MatMut::from_column_major_slice_mut(xs, rs, s);
-        let mut ym = MatMut::from_column_major_slice_mut(ys, rs, s);
-        let mut sm = MatMut::from_column_major_slice_mut(&mut sig[..s * s], s, s);
-        sm.copy_from(bm.submatrix(rs, rs, s, s));
-        for j in 0..s {
-            sm[(j, j)] += delta;
-        }
-        for (r, p) in [(0, p1), (p1, p2)] {
-            let ainv = om.as_mut().submatrix_mut(r, r, p, p);
-            if !chol_inverse(bm.submatrix(r, r, p, p), delta, l, stack, ainv) {
-                delta *= 1e3;
-                continue 'shift;
-            }
-            let c = bm.submatrix(r, rs, p, s);
-            let mut xi = xm.as_mut().submatrix_mut(r, 0, p, s);
-            matmul(
-                xi.as_mut(),
-                Accum::Replace,
-                om.as_ref().submatrix(r, r, p, p),
-                c,
-                1.0,
-                Par::Seq,
-            );
-            matmul(
-                sm.as_mut(),
-                Accum::Add,
-                c.transpose(),
-                xi.as_ref(),
-                -1.0,
-                Par::Seq,
-            );
-        }
-        let sinv = om.as_mut().submatrix_mut(rs, rs, s, s);
-        if !chol_inverse(sm.as_ref(), 0.0, l, stack, sinv) {
-            delta *= 1e3;
-            continue;
-        }
-        matmul(
-            ym.as_mut(),
-            Accum::Replace,
-            xm.as_ref(),
-            om.as_ref().submatrix(rs, rs, s, s),
-            1.0,
-            Par::Seq,
-        );
-        if !full {
-            om.as_mut().submatrix_mut(0, rs, rs, s).copy_from(xm.as_ref());
-            let finite = |a: MatRef<f64>| {
-                (0..a.ncols()).all(|j| (0..a.nrows()).all(|i| a[(i, j)].is_finite()))
-            };
-            let o = om.as_ref();
-            return finite(o.submatrix(0, 0, p1, p1))
-                && finite(o.submatrix(p1, p1, p2, p2))
-                && finite(o.submatrix(0, rs, rs, m - rs))
-                && finite(ym.as_ref());
-        }
-        // The (P, P) blocks: A⁻¹ on the diagonal blocks (already there), + Y Xᵀ everywhere.
-        let (xr, yr) = (xm.as_ref(), ym.as_ref());
-        matmul(
-            om.as_mut().submatrix_mut(0, 0, p1, p1),
-            Accum::Add,
-            yr.submatrix(0, 0, p1, s),
-            xr.submatrix(0, 0, p1, s).transpose(),
-            1.0,
-            Par::Seq,
-        );
-        matmul(
-            om.as_mut().submatrix_mut(p1, p1, p2, p2),
-            Accum::Add,
-            yr.submatrix(p1, 0, p2, s),
-            xr.submatrix(p1, 0, p2, s).transpose(),
-            1.0,
-            Par::Seq,
-        );
-        matmul(
-            om.as_mut().submatrix_mut(p1, 0, p2, p1),
-            Accum::Replace,
-            yr.submatrix(p1, 0, p2, s),
-            xr.submatrix(0, 0, p1, s).transpose(),
-            1.0,
-            Par::Seq,
-        );
-        // Exactly symmetric: (P1, P2) from (P2, P1) = Y2X1ᵀ, each diagonal block's upper
-        // triangle from its lower (Y_iX_iᵀ in floats is symmetric only to rounding).
-        for j in 0..rs {
-            for i in j + 1..rs {
-                om[(j, i)] = om[(i, j)];
-            }
-        }
-        // The (P, S) blocks: −Y, and its transpose.
-        for j in 0..s {
-            for i in 0..rs {
-                let v = -yr[(i, j)];
-                om[(i, rs + j)] = v;
-                om[(rs + j, i)] = v;
-            }
-        }
-        return out.iter().all(|v| v.is_finite());
+        delta *= 1e3;
     }
     false
+}
+
+/// One attempt of [`spd_inverse`] at the shift δ, on any (sub)matrix: a dissected block's
+/// A_i⁻¹ are inverted the same way, recursively (always in full), with the work entries
+/// after this level's X, Y and Σ. `false` on a non-positive pivot or a non-finite result.
+fn inverse_at(
+    bm: faer::MatRef<f64>,
+    split: &Split,
+    delta: f64,
+    (l, x, stack): (&mut [f64], &mut [f64], &mut faer::dyn_stack::MemStack),
+    full: bool,
+    mut om: faer::MatMut<f64>,
+) -> bool {
+    use faer::linalg::matmul::matmul;
+    use faer::{Accum, MatMut, MatRef, Par};
+    let finite = |a: MatRef<f64>| (0..a.ncols()).all(|j| (0..a.nrows()).all(|i| a[(i, j)].is_finite()));
+    let (m, (p1, p2)) = (bm.nrows(), split.top());
+    if split.parts.is_empty() {
+        return chol_inverse(bm, delta, l, stack, om.as_mut()) && finite(om.as_ref());
+    }
+    let (rs, s) = (p1 + p2, m - p1 - p2);
+    // x holds X1, X2 (p_i×s each), then Y1, Y2, then Σ (s×s), then the parts' work.
+    let (xs, rest) = x.split_at_mut(rs * s);
+    let (ys, rest) = rest.split_at_mut(rs * s);
+    let (sig, deeper) = rest.split_at_mut(s * s);
+    let mut xm = MatMut::from_column_major_slice_mut(xs, rs, s);
+    let mut ym = MatMut::from_column_major_slice_mut(ys, rs, s);
+    let mut sm = MatMut::from_column_major_slice_mut(sig, s, s);
+    sm.copy_from(bm.submatrix(rs, rs, s, s));
+    for j in 0..s {
+        sm[(j, j)] += delta;
+    }
+    for ((r, p), part) in [(0, p1), (p1, p2)].into_iter().zip(&split.parts) {
+        let ainv = om.as_mut().submatrix_mut(r, r, p, p);
+        if !inverse_at(bm.submatrix(r, r, p, p), part, delta, (&mut *l, &mut *deeper, &mut *stack), true, ainv) {
+            return false;
+        }
+        let c = bm.submatrix(r, rs, p, s);
+        let mut xi = xm.as_mut().submatrix_mut(r, 0, p, s);
+        matmul(xi.as_mut(), Accum::Replace, om.as_ref().submatrix(r, r, p, p), c, 1.0, Par::Seq);
+        matmul(sm.as_mut(), Accum::Add, c.transpose(), xi.as_ref(), -1.0, Par::Seq);
+    }
+    let sinv = om.as_mut().submatrix_mut(rs, rs, s, s);
+    if !chol_inverse(sm.as_ref(), 0.0, l, stack, sinv) {
+        return false;
+    }
+    matmul(ym.as_mut(), Accum::Replace, xm.as_ref(), om.as_ref().submatrix(rs, rs, s, s), 1.0, Par::Seq);
+    if !full {
+        om.as_mut().submatrix_mut(0, rs, rs, s).copy_from(xm.as_ref());
+        let o = om.as_ref();
+        return finite(o.submatrix(0, 0, p1, p1))
+            && finite(o.submatrix(p1, p1, p2, p2))
+            && finite(o.submatrix(0, rs, rs, s))
+            && finite(o.submatrix(rs, rs, s, s))
+            && finite(ym.as_ref());
+    }
+    // The (P, P) blocks: A⁻¹ on the diagonal blocks (already there), + Y Xᵀ everywhere.
+    let (xr, yr) = (xm.as_ref(), ym.as_ref());
+    matmul(om.as_mut().submatrix_mut(0, 0, p1, p1), Accum::Add, yr.submatrix(0, 0, p1, s), xr.submatrix(0, 0, p1, s).transpose(), 1.0, Par::Seq);
+    matmul(om.as_mut().submatrix_mut(p1, p1, p2, p2), Accum::Add, yr.submatrix(p1, 0, p2, s), xr.submatrix(p1, 0, p2, s).transpose(), 1.0, Par::Seq);
+    matmul(om.as_mut().submatrix_mut(p1, 0, p2, p1), Accum::Replace, yr.submatrix(p1, 0, p2, s), xr.submatrix(0, 0, p1, s).transpose(), 1.0, Par::Seq);
+    // Exactly symmetric: (P1, P2) from (P2, P1) = Y2X1ᵀ, each diagonal block's upper
+    // triangle from its lower (Y_iX_iᵀ in floats is symmetric only to rounding).
+    for j in 0..rs {
+        for i in j + 1..rs {
+            om[(j, i)] = om[(i, j)];
+        }
+    }
+    // The (P, S) blocks: −Y, and its transpose.
+    for j in 0..s {
+        for i in 0..rs {
+            let v = -yr[(i, j)];
+            om[(i, rs + j)] = v;
+            om[(rs + j, i)] = v;
+        }
+    }
+    finite(om.as_ref())
 }
 
 /// y\[idx\[i\]\] = Σ_j a\[i\]\[j\]·x\[idx\[j\]\]: the symmetric m×m inverse `a` applied on
@@ -445,19 +415,52 @@ fn add_inverse(
 /// Components smaller than this are inverted whole.
 const DISSECT_MIN: usize = 64;
 
-/// One level of nested dissection of a component of the pairs' graph, from the BFS
-/// levels of a pseudo-peripheral input: a pair joins inputs at most one level apart, so
-/// one level S separates P1 (the levels before it) from P2 (those after). The level is
-/// the one, with at least a fifth of the inputs on each side, that minimizes the block
-/// inverse's flops p1³ + p2³ + m²s + 3ms² ([`spd_inverse`]); the dissection is used when
-/// that is at most 0.7·m³. Returns the inputs ordered [P1, P2, S] (increasing within each)
-/// and (|P1|, |P2|), or the component as it is and (0, 0).
-fn dissect(comp: &[u32], adj: &[Vec<u32>]) -> (Vec<u32>, (usize, usize)) {
-    let m = comp.len();
-    let whole = (comp.to_vec(), (0, 0));
-    if m < DISSECT_MIN {
-        return whole;
+/// A block's nested dissection: its inputs ordered [P1, P2, S] with no pair between P1
+/// and P2, and each of P1, P2 dissected in turn (`parts`); (0, 0) and no parts for a
+/// block inverted whole.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct Split {
+    p1: usize,
+    p2: usize,
+    parts: Vec<Split>,
+}
+
+impl Split {
+    fn top(&self) -> (usize, usize) {
+        (self.p1, self.p2)
     }
+
+    /// Work entries (X, Y and Σ of every level on the path being inverted) for an m×m
+    /// block ([`spd_inverse`]).
+    fn scratch(&self, m: usize) -> usize {
+        if self.parts.is_empty() {
+            return 0;
+        }
+        let (rs, s) = (self.p1 + self.p2, m - self.p1 - self.p2);
+        2 * rs * s + s * s + self.parts[0].scratch(self.p1).max(self.parts[1].scratch(self.p2))
+    }
+
+    /// Levels of dissection.
+    fn depth(&self) -> usize {
+        self.parts.iter().map(|p| 1 + p.depth()).max().unwrap_or(0)
+    }
+}
+
+/// Nested dissection of a component of the pairs' graph, from the BFS levels of a
+/// pseudo-peripheral input: a pair joins inputs at most one level apart, so one level S
+/// separates P1 (the levels before it) from P2 (those after). The level is the one, with
+/// at least a fifth of the inputs on each side, that minimizes the block inverse's flops
+/// p1³ + p2³ + m²s + 3ms² ([`spd_inverse`]); the dissection is used when that is at most
+/// 0.7·m³, and P1 and P2 are dissected in turn (each only if connected: a BFS must reach
+/// all of it). Returns the inputs ordered [P1, P2, S] (each part ordered by its own
+/// dissection) and the [`Split`], or the component as it is and no split.
+fn dissect(comp: &[u32], adj: &[Vec<u32>]) -> (Vec<u32>, Split) {
+    let m = comp.len();
+    let whole = || (comp.to_vec(), Split::default());
+    if m < DISSECT_MIN {
+        return whole();
+    }
+    let member: std::collections::HashSet<u32> = comp.iter().copied().collect();
     let bfs = |root: u32| {
         let mut level = std::collections::HashMap::with_capacity(m);
         level.insert(root, 0usize);
@@ -466,7 +469,7 @@ fn dissect(comp: &[u32], adj: &[Vec<u32>]) -> (Vec<u32>, (usize, usize)) {
         while let Some(u) = queue.pop_front() {
             last = u;
             let lu = level[&u];
-            for &v in &adj[u as usize] {
+            for &v in adj[u as usize].iter().filter(|v| member.contains(v)) {
                 if let std::collections::hash_map::Entry::Vacant(e) = level.entry(v) {
                     e.insert(lu + 1);
                     queue.push_back(v);
@@ -477,6 +480,9 @@ fn dissect(comp: &[u32], adj: &[Vec<u32>]) -> (Vec<u32>, (usize, usize)) {
     };
     let (_, far) = bfs(comp[0]);
     let (level, _) = bfs(far);
+    if level.len() < m {
+        return whole();
+    }
     let depth = level.values().max().map_or(0, |d| d + 1);
     let mut count = vec![0usize; depth];
     for d in level.values() {
@@ -497,14 +503,19 @@ fn dissect(comp: &[u32], adj: &[Vec<u32>]) -> (Vec<u32>, (usize, usize)) {
         before += s;
     }
     let Some((_, cut)) = best.filter(|&(f, _)| f <= 0.7 * mf.powi(3)) else {
-        return whole;
+        return whole();
     };
     let part = |keep: &dyn Fn(usize) -> bool| -> Vec<u32> {
         comp.iter().copied().filter(|u| keep(level[u])).collect()
     };
     let (p1, p2, s) = (part(&|d| d < cut), part(&|d| d > cut), part(&|d| d == cut));
-    let sizes = (p1.len(), p2.len());
-    ([p1, p2, s].concat(), sizes)
+    let ((o1, s1), (o2, s2)) = (dissect(&p1, adj), dissect(&p2, adj));
+    let split = Split {
+        p1: p1.len(),
+        p2: p2.len(),
+        parts: vec![s1, s2],
+    };
+    ([o1, o2, s].concat(), split)
 }
 
 /// LU factorization with partial pivoting of a dense n×n matrix (row-major), computed
@@ -596,7 +607,7 @@ struct Structure {
     place: Vec<(u32, u32)>,
     /// Each component's dissection (|P1|, |P2|), its inputs ordered [P1, P2, S]
     /// ([`dissect`]); (0, 0) when its block is inverted whole.
-    split: Vec<(usize, usize)>,
+    split: Vec<Split>,
     /// Where component c's m_c×m_c block starts in an output's flat block storage
     /// (`offs\[c + 1\] − offs\[c\] = m_c²`; the last entry is Σ_c m_c²).
     offs: Vec<usize>,
@@ -1087,15 +1098,17 @@ fn run(
     }
     drop(adj);
     if std::env::var_os("MDP_BLOCK_DEBUG").is_some() {
-        for (c, &(p1, p2)) in comps
+        for (c, sp) in comps
             .iter()
             .zip(&split)
             .filter(|(c, _)| c.len() >= DISSECT_MIN)
         {
+            let (p1, p2) = sp.top();
             eprintln!(
-                "component of {}: dissected into {p1} + {p2} + separator {}",
+                "component of {}: dissected into {p1} + {p2} + separator {} ({} levels)",
                 c.len(),
-                c.len() - p1 - p2
+                c.len() - p1 - p2,
+                sp.depth()
             );
         }
     }
@@ -1531,14 +1544,7 @@ fn factor(
         .comps
         .iter()
         .zip(&st.split)
-        .map(|(c, &(p1, p2))| {
-            let s = c.len() - p1 - p2;
-            if p1 == 0 || p2 == 0 {
-                0
-            } else {
-                2 * (p1 + p2) * s + s * s
-            }
-        })
+        .map(|(c, sp)| sp.scratch(c.len()))
         .max()
         .unwrap_or(0);
     let mut inv = spare.unwrap_or_else(|| vec![vec![0.0; total]; kk]);
@@ -1580,7 +1586,7 @@ fn factor(
                     let (o, m) = (st.offs[c], comp.len());
                     let (bc, oc) = (&b[o..o + m * m], &mut out[o..o + m * m]);
                     let shift = dmax[c] * 1e-14 + 1e-300;
-                    let ok = spd_inverse(bc, m, st.split[c], shift, (l, x, mem), !compact, oc);
+                    let ok = spd_inverse(bc, m, &st.split[c], shift, (l, x, mem), !compact, oc);
                     if !ok {
                         return Err(SolveError(format!(
                             "block interior point: output {k}'s block is not positive definite"
@@ -1588,9 +1594,9 @@ fn factor(
                     }
                     if compact {
                         // Y follows X in the work buffer ([`spd_inverse`]).
-                        let (p1, p2) = st.split[c];
+                        let (p1, p2) = st.split[c].top();
                         let y = &x[(p1 + p2) * (m - p1 - p2)..];
-                        add_inverse(oc, m, st.split[c], true, y, &mut acc[o..o + m * m]);
+                        add_inverse(oc, m, st.split[c].top(), true, y, &mut acc[o..o + m * m]);
                     }
                 }
                 Ok((work, acc))
@@ -1717,7 +1723,7 @@ fn apply_binv(st: &Structure, f: &Factor, r: &[f64]) -> Vec<f64> {
         .zip(f.inv.par_iter())
         .for_each(|((tk, rk), bks)| {
             for (c, comp) in st.comps.iter().enumerate() {
-                mul_vec_on(&bks[st.offs[c]..st.offs[c + 1]], st.split[c], f.compact, comp, rk, tk);
+                mul_vec_on(&bks[st.offs[c]..st.offs[c + 1]], st.split[c].top(), f.compact, comp, rk, tk);
             }
         });
     t
@@ -2026,9 +2032,10 @@ mod tests {
             let mut w = Work::new(m, 0, xlen);
             let (mut out, mut whole) = (vec![f64::NAN; m * m], vec![f64::NAN; m * m]);
             let work = (&mut w.l[..], &mut w.x[..], &mut w.mem);
-            assert!(spd_inverse(&b, m, (p1, p2), 0.0, work, true, &mut out));
+            let split = Split { p1, p2, parts: vec![Split::default(); 2] };
+            assert!(spd_inverse(&b, m, &split, 0.0, work, true, &mut out));
             let work = (&mut w.l[..], &mut w.x[..], &mut w.mem);
-            assert!(spd_inverse(&b, m, (0, 0), 0.0, work, true, &mut whole));
+            assert!(spd_inverse(&b, m, &Split::default(), 0.0, work, true, &mut whole));
             for i in 0..m {
                 for j in 0..m {
                     let p: f64 = (0..m).map(|k| b[i * m + k] * out[k * m + j]).sum();
@@ -2043,7 +2050,7 @@ mod tests {
             // full inverse's.
             let mut compact = vec![f64::NAN; m * m];
             let work = (&mut w.l[..], &mut w.x[..], &mut w.mem);
-            assert!(spd_inverse(&b, m, (p1, p2), 0.0, work, false, &mut compact));
+            assert!(spd_inverse(&b, m, &split, 0.0, work, false, &mut compact));
             let idx: Vec<u32> = (0..m as u32).collect();
             let r: Vec<f64> = (0..m).map(|i| 1.0 + (i * 7 % 5) as f64 - 0.3 * i as f64).collect();
             let (mut y_full, mut y_compact) = (vec![0.0; m], vec![0.0; m]);
@@ -2062,6 +2069,68 @@ mod tests {
                     assert!((a - c).abs() < 1e-10 * a.abs().max(1.0), "({i},{j}) {a} vs {c}");
                 }
             }
+        }
+    }
+
+    /// Nested dissection ([`Split::parts`]): a 20×20 grid's Laplacian (with diagonals)
+    /// plus a diagonal, ordered by [`dissect`], is dissected on at least two levels and
+    /// inverted recursively as the whole inverse, in full; its compact form's products
+    /// agree too.
+    #[test]
+    fn nested_dissection_inverts() {
+        let (w, m) = (20usize, 400usize);
+        let mut adj = vec![vec![]; m];
+        let mut edges = vec![];
+        for i in 0..m {
+            let (x, y) = ((i % w) as i64, (i / w) as i64);
+            for (dx, dy) in [(1i64, 0i64), (0, 1), (1, 1), (1, -1)] {
+                let (nx, ny) = (x + dx, y + dy);
+                if (0..w as i64).contains(&nx) && (0..w as i64).contains(&ny) {
+                    let j = ny as usize * w + nx as usize;
+                    adj[i].push(j as u32);
+                    adj[j].push(i as u32);
+                    edges.push((i, j));
+                }
+            }
+        }
+        let all: Vec<u32> = (0..m as u32).collect();
+        let (order, split) = dissect(&all, &adj);
+        assert!(split.depth() >= 2, "{split:?}");
+        let mut pos = vec![0usize; m];
+        for (a, &u) in order.iter().enumerate() {
+            pos[u as usize] = a;
+        }
+        let mut b = vec![0.0; m * m];
+        for &(i, j) in &edges {
+            let (a, c, t) = (pos[i], pos[j], 1.0 + ((i * 7 + j) % 5) as f64);
+            b[a * m + a] += t;
+            b[c * m + c] += t;
+            b[a * m + c] -= t;
+            b[c * m + a] -= t;
+        }
+        for a in 0..m {
+            b[a * m + a] += 0.05 * (1 + a % 4) as f64;
+        }
+        let mut wk = Work::new(m, 0, split.scratch(m));
+        let mut inv = |sp: &Split, full: bool| {
+            let mut out = vec![f64::NAN; m * m];
+            let work = (&mut wk.l[..], &mut wk.x[..], &mut wk.mem);
+            assert!(spd_inverse(&b, m, sp, 0.0, work, full, &mut out));
+            out
+        };
+        let (nested, whole, compact) = (inv(&split, true), inv(&Split::default(), true), inv(&split, false));
+        let big = whole.iter().fold(0.0f64, |a, v| a.max(v.abs()));
+        for (a, c) in nested.iter().zip(&whole) {
+            assert!((a - c).abs() < 1e-10 * big, "{a} vs {c}");
+        }
+        let idx: Vec<u32> = (0..m as u32).collect();
+        let r: Vec<f64> = (0..m).map(|i| 1.0 + (i * 7 % 5) as f64 - 0.01 * i as f64).collect();
+        let (mut y_full, mut y_compact) = (vec![0.0; m], vec![0.0; m]);
+        mul_vec_on(&whole, (0, 0), false, &idx, &r, &mut y_full);
+        mul_vec_on(&compact, split.top(), true, &idx, &r, &mut y_compact);
+        let ybig = y_full.iter().fold(0.0f64, |a, v| a.max(v.abs()));
+        for (a, c) in y_full.iter().zip(&y_compact) {
+            assert!((a - c).abs() < 1e-10 * ybig, "{a} vs {c}");
         }
     }
 
@@ -2122,7 +2191,8 @@ mod tests {
             adj[v].push(u as u32);
         }
         let all: Vec<u32> = (0..n as u32).collect();
-        let (order, (p1, p2)) = dissect(&all, &adj);
+        let (order, split) = dissect(&all, &adj);
+        let (p1, p2) = split.top();
         assert!(p1 > 0 && p2 > 0, "the grid is dissected");
         assert_ne!(order, all, "and its inputs reordered");
         solves_alone_to_clarabels_optimum(&lp);
@@ -2192,7 +2262,7 @@ mod tests {
             let mut w = Work::new(m, 0, 0);
             let mut out = vec![f64::NAN; m * m];
             let work = (&mut w.l[..], &mut w.x[..], &mut w.mem);
-            spd_inverse(a, m, (0, 0), shift, work, true, &mut out).then_some(out)
+            spd_inverse(a, m, &Split::default(), shift, work, true, &mut out).then_some(out)
         };
         let n = 5;
         let mut a = vec![0.0; n * n];

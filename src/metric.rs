@@ -561,11 +561,14 @@ impl Space {
         // The enclosure is symmetric bit for bit (the coordinate differences' intervals
         // are negatives of each other under directed rounding, and are squared): the
         // upper triangle is computed (rows in parallel, balanced by rayon) and mirrored.
-        table.par_chunks_mut(m.max(1)).enumerate().for_each(|(i, row)| {
-            for (j, slot) in row.iter_mut().enumerate().skip(i) {
-                *slot = self.haversine_fi(i, j);
-            }
-        });
+        table
+            .par_chunks_mut(m.max(1))
+            .enumerate()
+            .for_each(|(i, row)| {
+                for (j, slot) in row.iter_mut().enumerate().skip(i) {
+                    *slot = self.haversine_fi(i, j);
+                }
+            });
         for i in 0..m {
             for j in 0..i {
                 table[i * m + j] = table[j * m + i];

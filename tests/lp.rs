@@ -360,12 +360,25 @@ proptest! {
 }
 
 /// The body of `pmo_certified` (LP-PMO), shared with its fixed regression cases.
-fn pmo_case(space: &Space, eps: &Q, ws: &[i64], eta: i64, solver: Solver) -> Result<(), TestCaseError> {
+fn pmo_case(
+    space: &Space,
+    eps: &Q,
+    ws: &[i64],
+    eta: i64,
+    solver: Solver,
+) -> Result<(), TestCaseError> {
     let n = space.n();
     let mut prior: Vec<Q> = ws[..n].iter().map(|&w| q(w, 1)).collect();
-    if prior.iter().all(|p| *p == 0u32) { prior[0] = q(1, 1); }
+    if prior.iter().all(|p| *p == 0u32) {
+        prior[0] = q(1, 1);
+    }
     let eta = q(eta, 100);
-    let params = PmoParams { within: Some(&eta), prior: Some(prior.clone()), cost: None, outputs: None };
+    let params = PmoParams {
+        within: Some(&eta),
+        prior: Some(prior.clone()),
+        cost: None,
+        outputs: None,
+    };
     let b = optimal::pmo(space, eps, &params, solver, PREC, &Silent).unwrap();
     let extra = json!({"loss": {"prior": prior.iter().map(io::number_value).collect::<Vec<_>>()}, "neighbors": {"within": io::number_value(&eta)}});
     let r = audited(space, eps, &b, extra);
@@ -375,9 +388,18 @@ fn pmo_case(space: &Space, eps: &Q, ws: &[i64], eta: i64, solver: Solver) -> Res
     let lb = b.lower_bound.unwrap();
     // The structured interior point accepts a verifier-bound gap of SOLVED_GAP·(1 + |objective|),
     // absolute where the optimum is ≈ 0 (a prior on one input; spec/lp.md §4.3).
-    let solver_tol = if solver == Solver::Block { mdp::lp::block_ipm::SOLVED_GAP * (1.0 + el[1]) } else { 0.0 };
+    let solver_tol = if solver == Solver::Block {
+        mdp::lp::block_ipm::SOLVED_GAP * (1.0 + el[1])
+    } else {
+        0.0
+    };
     let slack = cap_slack(space, &b) + solver_tol;
-    prop_assert!(lb <= el[1] && el[1] - lb <= 1e-6 * el[1] + 1e-12 + slack, "bound {} loss {:?}", lb, el);
+    prop_assert!(
+        lb <= el[1] && el[1] - lb <= 1e-6 * el[1] + 1e-12 + slack,
+        "bound {} loss {:?}",
+        lb,
+        el
+    );
     Ok(())
 }
 
@@ -386,10 +408,20 @@ fn pmo_case(space: &Space, eps: &Q, ws: &[i64], eta: i64, solver: Solver) -> Res
 /// its absolute gap tolerance 1e-10 but outside a slack of 1e-9·d_max + 1e-12.
 #[test]
 fn pmo_near_zero_optimum_small_distances() {
-    let space = Space::from_points(MetricKind::Euclidean, vec![vec![q(133, 100)], vec![q(131, 100)]], None).unwrap();
+    let space = Space::from_points(
+        MetricKind::Euclidean,
+        vec![vec![q(133, 100)], vec![q(131, 100)]],
+        None,
+    )
+    .unwrap();
     pmo_case(&space, &q(13, 20), &[0; 6], 50, Solver::Ipm).unwrap();
     // The same with the structured interior point (found by a 1 500-case run): mass 5·10⁻⁹.
-    let space = Space::from_points(MetricKind::Euclidean, vec![vec![q(-21, 50)], vec![q(3, 50)]], None).unwrap();
+    let space = Space::from_points(
+        MetricKind::Euclidean,
+        vec![vec![q(-21, 50)], vec![q(3, 50)]],
+        None,
+    )
+    .unwrap();
     pmo_case(&space, &q(59, 100), &[0; 6], 50, Solver::Block).unwrap();
 }
 

@@ -262,7 +262,8 @@ fn inverse_at(
 ) -> bool {
     use faer::linalg::matmul::matmul;
     use faer::{Accum, MatMut, MatRef, Par};
-    let finite = |a: MatRef<f64>| (0..a.ncols()).all(|j| (0..a.nrows()).all(|i| a[(i, j)].is_finite()));
+    let finite =
+        |a: MatRef<f64>| (0..a.ncols()).all(|j| (0..a.nrows()).all(|i| a[(i, j)].is_finite()));
     let (m, (p1, p2)) = (bm.nrows(), split.top());
     if split.parts.is_empty() {
         return chol_inverse(bm, delta, l, stack, om.as_mut()) && finite(om.as_ref());
@@ -281,21 +282,51 @@ fn inverse_at(
     }
     for ((r, p), part) in [(0, p1), (p1, p2)].into_iter().zip(&split.parts) {
         let ainv = om.as_mut().submatrix_mut(r, r, p, p);
-        if !inverse_at(bm.submatrix(r, r, p, p), part, delta, (&mut *l, &mut *deeper, &mut *stack), true, ainv) {
+        if !inverse_at(
+            bm.submatrix(r, r, p, p),
+            part,
+            delta,
+            (&mut *l, &mut *deeper, &mut *stack),
+            true,
+            ainv,
+        ) {
             return false;
         }
         let c = bm.submatrix(r, rs, p, s);
         let mut xi = xm.as_mut().submatrix_mut(r, 0, p, s);
-        matmul(xi.as_mut(), Accum::Replace, om.as_ref().submatrix(r, r, p, p), c, 1.0, Par::Seq);
-        matmul(sm.as_mut(), Accum::Add, c.transpose(), xi.as_ref(), -1.0, Par::Seq);
+        matmul(
+            xi.as_mut(),
+            Accum::Replace,
+            om.as_ref().submatrix(r, r, p, p),
+            c,
+            1.0,
+            Par::Seq,
+        );
+        matmul(
+            sm.as_mut(),
+            Accum::Add,
+            c.transpose(),
+            xi.as_ref(),
+            -1.0,
+            Par::Seq,
+        );
     }
     let sinv = om.as_mut().submatrix_mut(rs, rs, s, s);
     if !chol_inverse(sm.as_ref(), 0.0, l, stack, sinv) {
         return false;
     }
-    matmul(ym.as_mut(), Accum::Replace, xm.as_ref(), om.as_ref().submatrix(rs, rs, s, s), 1.0, Par::Seq);
+    matmul(
+        ym.as_mut(),
+        Accum::Replace,
+        xm.as_ref(),
+        om.as_ref().submatrix(rs, rs, s, s),
+        1.0,
+        Par::Seq,
+    );
     if !full {
-        om.as_mut().submatrix_mut(0, rs, rs, s).copy_from(xm.as_ref());
+        om.as_mut()
+            .submatrix_mut(0, rs, rs, s)
+            .copy_from(xm.as_ref());
         let o = om.as_ref();
         return finite(o.submatrix(0, 0, p1, p1))
             && finite(o.submatrix(p1, p1, p2, p2))
@@ -305,9 +336,30 @@ fn inverse_at(
     }
     // The (P, P) blocks: A⁻¹ on the diagonal blocks (already there), + Y Xᵀ everywhere.
     let (xr, yr) = (xm.as_ref(), ym.as_ref());
-    matmul(om.as_mut().submatrix_mut(0, 0, p1, p1), Accum::Add, yr.submatrix(0, 0, p1, s), xr.submatrix(0, 0, p1, s).transpose(), 1.0, Par::Seq);
-    matmul(om.as_mut().submatrix_mut(p1, p1, p2, p2), Accum::Add, yr.submatrix(p1, 0, p2, s), xr.submatrix(p1, 0, p2, s).transpose(), 1.0, Par::Seq);
-    matmul(om.as_mut().submatrix_mut(p1, 0, p2, p1), Accum::Replace, yr.submatrix(p1, 0, p2, s), xr.submatrix(0, 0, p1, s).transpose(), 1.0, Par::Seq);
+    matmul(
+        om.as_mut().submatrix_mut(0, 0, p1, p1),
+        Accum::Add,
+        yr.submatrix(0, 0, p1, s),
+        xr.submatrix(0, 0, p1, s).transpose(),
+        1.0,
+        Par::Seq,
+    );
+    matmul(
+        om.as_mut().submatrix_mut(p1, p1, p2, p2),
+        Accum::Add,
+        yr.submatrix(p1, 0, p2, s),
+        xr.submatrix(p1, 0, p2, s).transpose(),
+        1.0,
+        Par::Seq,
+    );
+    matmul(
+        om.as_mut().submatrix_mut(p1, 0, p2, p1),
+        Accum::Replace,
+        yr.submatrix(p1, 0, p2, s),
+        xr.submatrix(0, 0, p1, s).transpose(),
+        1.0,
+        Par::Seq,
+    );
     // Exactly symmetric: (P1, P2) from (P2, P1) = Y2X1ᵀ, each diagonal block's upper
     // triangle from its lower (Y_iX_iᵀ in floats is symmetric only to rounding).
     for j in 0..rs {
@@ -356,15 +408,57 @@ fn mul_vec_on(
         // t = r_S − Xᵀ r_P, y_S = Σ⁻¹ t.
         let mut t = xsep.to_vec();
         let xmat = am.submatrix(0, rs, rs, s);
-        matmul(MatMut::from_column_major_slice_mut(&mut t, s, 1), Accum::Add, xmat.transpose(), col(xp), -1.0, Par::Seq);
-        matmul(MatMut::from_column_major_slice_mut(ysep, s, 1), Accum::Replace, am.submatrix(rs, rs, s, s), col(&t), 1.0, Par::Seq);
+        matmul(
+            MatMut::from_column_major_slice_mut(&mut t, s, 1),
+            Accum::Add,
+            xmat.transpose(),
+            col(xp),
+            -1.0,
+            Par::Seq,
+        );
+        matmul(
+            MatMut::from_column_major_slice_mut(ysep, s, 1),
+            Accum::Replace,
+            am.submatrix(rs, rs, s, s),
+            col(&t),
+            1.0,
+            Par::Seq,
+        );
         // y_P = A⁻¹ r_P − X y_S.
         let (y1, y2) = yp.split_at_mut(p1);
-        matmul(MatMut::from_column_major_slice_mut(y1, p1, 1), Accum::Replace, am.submatrix(0, 0, p1, p1), col(&xp[..p1]), 1.0, Par::Seq);
-        matmul(MatMut::from_column_major_slice_mut(y2, p2, 1), Accum::Replace, am.submatrix(p1, p1, p2, p2), col(&xp[p1..]), 1.0, Par::Seq);
-        matmul(MatMut::from_column_major_slice_mut(yp, rs, 1), Accum::Add, xmat, col(ysep), -1.0, Par::Seq);
+        matmul(
+            MatMut::from_column_major_slice_mut(y1, p1, 1),
+            Accum::Replace,
+            am.submatrix(0, 0, p1, p1),
+            col(&xp[..p1]),
+            1.0,
+            Par::Seq,
+        );
+        matmul(
+            MatMut::from_column_major_slice_mut(y2, p2, 1),
+            Accum::Replace,
+            am.submatrix(p1, p1, p2, p2),
+            col(&xp[p1..]),
+            1.0,
+            Par::Seq,
+        );
+        matmul(
+            MatMut::from_column_major_slice_mut(yp, rs, 1),
+            Accum::Add,
+            xmat,
+            col(ysep),
+            -1.0,
+            Par::Seq,
+        );
     } else {
-        matmul(MatMut::from_column_major_slice_mut(&mut ys, m, 1), Accum::Replace, am, col(&xs), 1.0, Par::Seq);
+        matmul(
+            MatMut::from_column_major_slice_mut(&mut ys, m, 1),
+            Accum::Replace,
+            am,
+            col(&xs),
+            1.0,
+            Par::Seq,
+        );
     }
     for (&i, v) in idx.iter().zip(ys) {
         y[i as usize] = v;
@@ -401,7 +495,14 @@ fn add_inverse(
             }
         }
     }
-    matmul(sm.as_mut().submatrix_mut(0, 0, rs, rs), Accum::Add, ym, am.submatrix(0, rs, rs, s).transpose(), 1.0, Par::Seq);
+    matmul(
+        sm.as_mut().submatrix_mut(0, 0, rs, rs),
+        Accum::Add,
+        ym,
+        am.submatrix(0, rs, rs, s).transpose(),
+        1.0,
+        Par::Seq,
+    );
     for j in 0..s {
         for i in 0..rs {
             sm[(rs + j, i)] -= ym[(i, j)];
@@ -437,7 +538,11 @@ impl Split {
             return 0;
         }
         let (rs, s) = (self.p1 + self.p2, m - self.p1 - self.p2);
-        2 * rs * s + s * s + self.parts[0].scratch(self.p1).max(self.parts[1].scratch(self.p2))
+        2 * rs * s
+            + s * s
+            + self.parts[0]
+                .scratch(self.p1)
+                .max(self.parts[1].scratch(self.p2))
     }
 
     /// Levels of dissection.
@@ -1323,7 +1428,9 @@ fn run(
         let rxw_aff: Vec<f64> = it.x.iter().zip(&it.w).map(|(x, w)| x * w).collect();
         let ta = Target::Affine;
         let tol = refine_tol(gap);
-        let aff = direction(&st, &it, &f, &theta, &rd, &rpe, &rp_l, &rsz_l, ta, &rxw_aff, tol)?;
+        let aff = direction(
+            &st, &it, &f, &theta, &rd, &rpe, &rp_l, &rsz_l, ta, &rxw_aff, tol,
+        )?;
         if aff.accuracy > accuracy {
             break;
         }
@@ -1354,7 +1461,9 @@ fn run(
             dx: &aff.dx,
             sigma_mu,
         };
-        let d = direction(&st, &it, &f, &theta, &rd, &rpe, &rp_l, &rsz_l, tc, &rxw, tol)?;
+        let d = direction(
+            &st, &it, &f, &theta, &rd, &rpe, &rp_l, &rsz_l, tc, &rxw, tol,
+        )?;
         if d.accuracy > accuracy {
             break;
         }
@@ -1723,7 +1832,14 @@ fn apply_binv(st: &Structure, f: &Factor, r: &[f64]) -> Vec<f64> {
         .zip(f.inv.par_iter())
         .for_each(|((tk, rk), bks)| {
             for (c, comp) in st.comps.iter().enumerate() {
-                mul_vec_on(&bks[st.offs[c]..st.offs[c + 1]], st.split[c].top(), f.compact, comp, rk, tk);
+                mul_vec_on(
+                    &bks[st.offs[c]..st.offs[c + 1]],
+                    st.split[c].top(),
+                    f.compact,
+                    comp,
+                    rk,
+                    tk,
+                );
             }
         });
     t
@@ -2032,10 +2148,22 @@ mod tests {
             let mut w = Work::new(m, 0, xlen);
             let (mut out, mut whole) = (vec![f64::NAN; m * m], vec![f64::NAN; m * m]);
             let work = (&mut w.l[..], &mut w.x[..], &mut w.mem);
-            let split = Split { p1, p2, parts: vec![Split::default(); 2] };
+            let split = Split {
+                p1,
+                p2,
+                parts: vec![Split::default(); 2],
+            };
             assert!(spd_inverse(&b, m, &split, 0.0, work, true, &mut out));
             let work = (&mut w.l[..], &mut w.x[..], &mut w.mem);
-            assert!(spd_inverse(&b, m, &Split::default(), 0.0, work, true, &mut whole));
+            assert!(spd_inverse(
+                &b,
+                m,
+                &Split::default(),
+                0.0,
+                work,
+                true,
+                &mut whole
+            ));
             for i in 0..m {
                 for j in 0..m {
                     let p: f64 = (0..m).map(|k| b[i * m + k] * out[k * m + j]).sum();
@@ -2052,7 +2180,9 @@ mod tests {
             let work = (&mut w.l[..], &mut w.x[..], &mut w.mem);
             assert!(spd_inverse(&b, m, &split, 0.0, work, false, &mut compact));
             let idx: Vec<u32> = (0..m as u32).collect();
-            let r: Vec<f64> = (0..m).map(|i| 1.0 + (i * 7 % 5) as f64 - 0.3 * i as f64).collect();
+            let r: Vec<f64> = (0..m)
+                .map(|i| 1.0 + (i * 7 % 5) as f64 - 0.3 * i as f64)
+                .collect();
             let (mut y_full, mut y_compact) = (vec![0.0; m], vec![0.0; m]);
             mul_vec_on(&out, (p1, p2), false, &idx, &r, &mut y_full);
             mul_vec_on(&compact, (p1, p2), true, &idx, &r, &mut y_compact);
@@ -2066,7 +2196,10 @@ mod tests {
             for j in 0..m {
                 for i in j..m {
                     let (a, c) = (acc_full[j * m + i], acc_compact[j * m + i]);
-                    assert!((a - c).abs() < 1e-10 * a.abs().max(1.0), "({i},{j}) {a} vs {c}");
+                    assert!(
+                        (a - c).abs() < 1e-10 * a.abs().max(1.0),
+                        "({i},{j}) {a} vs {c}"
+                    );
                 }
             }
         }
@@ -2118,13 +2251,19 @@ mod tests {
             assert!(spd_inverse(&b, m, sp, 0.0, work, full, &mut out));
             out
         };
-        let (nested, whole, compact) = (inv(&split, true), inv(&Split::default(), true), inv(&split, false));
+        let (nested, whole, compact) = (
+            inv(&split, true),
+            inv(&Split::default(), true),
+            inv(&split, false),
+        );
         let big = whole.iter().fold(0.0f64, |a, v| a.max(v.abs()));
         for (a, c) in nested.iter().zip(&whole) {
             assert!((a - c).abs() < 1e-10 * big, "{a} vs {c}");
         }
         let idx: Vec<u32> = (0..m as u32).collect();
-        let r: Vec<f64> = (0..m).map(|i| 1.0 + (i * 7 % 5) as f64 - 0.01 * i as f64).collect();
+        let r: Vec<f64> = (0..m)
+            .map(|i| 1.0 + (i * 7 % 5) as f64 - 0.01 * i as f64)
+            .collect();
         let (mut y_full, mut y_compact) = (vec![0.0; m], vec![0.0; m]);
         mul_vec_on(&whole, (0, 0), false, &idx, &r, &mut y_full);
         mul_vec_on(&compact, split.top(), true, &idx, &r, &mut y_compact);

@@ -579,6 +579,7 @@ impl BlockAngular {
     /// the relative residual `tol`. Plain iterative refinement with it contracted too
     /// slowly near the optimum, and the dual residual stopped falling at 10⁻⁷. `None` if
     /// not finite.
+    #[allow(clippy::too_many_arguments)]
     fn solve_augmented(
         &self,
         f: &Factor,

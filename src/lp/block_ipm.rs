@@ -465,20 +465,13 @@ fn mul_vec_on(
     }
 }
 
-/// acc += the m×m inverse in `a` (full, or [`spd_inverse`]'s compact form when `compact`
-/// and dissected, with its Y = XΣ⁻¹ in `y`): B⁻¹ = [A⁻¹ + YXᵀ, −Y; −Yᵀ, Σ⁻¹]. Only the
-/// lower triangle of acc is meaningful.
-fn add_inverse(
-    a: &[f64],
-    m: usize,
-    (p1, p2): (usize, usize),
-    compact: bool,
-    y: &[f64],
-    acc: &mut [f64],
-) {
+/// acc += the m×m inverse in `a`: whole for (p1, p2) = (0, 0), else in [`spd_inverse`]'s
+/// compact form with its Y = XΣ⁻¹ in `y`: B⁻¹ = [A⁻¹ + YXᵀ, −Y; −Yᵀ, Σ⁻¹]. Only the lower
+/// triangle of acc is meaningful.
+fn add_inverse(a: &[f64], m: usize, (p1, p2): (usize, usize), y: &[f64], acc: &mut [f64]) {
     use faer::linalg::matmul::matmul;
     use faer::{Accum, MatMut, MatRef, Par};
-    if !(compact && p1 > 0 && p2 > 0) {
+    if p1 == 0 || p2 == 0 {
         acc.iter_mut().zip(a).for_each(|(s, v)| *s += v);
         return;
     }
@@ -1705,7 +1698,7 @@ fn factor(
                         // Y follows X in the work buffer ([`spd_inverse`]).
                         let (p1, p2) = st.split[c].top();
                         let y = &x[(p1 + p2) * (m - p1 - p2)..];
-                        add_inverse(oc, m, st.split[c].top(), true, y, &mut acc[o..o + m * m]);
+                        add_inverse(oc, m, st.split[c].top(), y, &mut acc[o..o + m * m]);
                     }
                 }
                 Ok((work, acc))
@@ -2190,9 +2183,9 @@ mod tests {
                 assert!((a - c).abs() < 1e-10 * a.abs().max(1.0), "{a} vs {c}");
             }
             let (mut acc_full, mut acc_compact) = (vec![1.0; m * m], vec![1.0; m * m]);
-            add_inverse(&out, m, (p1, p2), false, &[], &mut acc_full);
+            add_inverse(&out, m, (0, 0), &[], &mut acc_full);
             let y = &w.x[(p1 + p2) * s..];
-            add_inverse(&compact, m, (p1, p2), true, y, &mut acc_compact);
+            add_inverse(&compact, m, (p1, p2), y, &mut acc_compact);
             for j in 0..m {
                 for i in j..m {
                     let (a, c) = (acc_full[j * m + i], acc_compact[j * m + i]);

@@ -366,6 +366,11 @@ pub fn check_lp_memory(
     check_lp_memory_rows(n, k, rows, solver, max_memory)
 }
 
+/// `bytes` in whole MiB, for the memory budget's messages.
+fn mib(bytes: u64) -> String {
+    format!("{:.0} MiB", bytes as f64 / (1u64 << 20) as f64)
+}
+
 /// [`check_lp_memory`] with the LP's privacy rows counted (`rows`, e.g. the pairs within η
 /// times k) instead of bounded by n(n−1)·k.
 pub fn check_lp_memory_rows(
@@ -382,7 +387,6 @@ pub fn check_lp_memory_rows(
         need = need.saturating_add(crate::lp::block_ipm::memory_estimate(rows, n, k));
     }
     if need > max_memory {
-        let mib = |b: u64| format!("{:.0} MiB", b as f64 / (1u64 << 20) as f64);
         let with = if block { " with --solver block" } else { "" };
         return Err(invalid(
             "max-memory",
@@ -754,7 +758,6 @@ pub fn build(
             let need =
                 constopt::memory_estimate(n, &constopt::reduced_counts(n, &repl), lambdas.len());
             if need > req.max_memory {
-                let mib = |b: u64| format!("{:.0} MiB", b as f64 / (1u64 << 20) as f64);
                 return Err(invalid(
                     "max-memory",
                     format!(

@@ -32,6 +32,7 @@
 //! The answer is a float candidate like Clarabel's: the caller repairs and proves the
 //! mechanism exactly.
 
+use super::block_ipm::{axpy, max_step};
 use super::simplex::SolveError;
 use super::sparse::{Sense, Solution, SparseLp};
 use rayon::prelude::*;
@@ -604,7 +605,6 @@ impl BlockAngular {
         let bn = nrm(&b).max(f64::MIN_POSITIVE);
         let (mut x, ax0) = prec(&b);
         let mut ax0 = Some(ax0);
-        let krylov = KRYLOV;
         for _ in 0..RESTARTS {
             let kx = op(&x, ax0.take());
             let r: Vec<f64> = b.iter().zip(&kx).map(|(a, c)| a - c).collect();
@@ -621,7 +621,7 @@ impl BlockAngular {
             let (mut cs, mut sn): (Vec<f64>, Vec<f64>) = (vec![], vec![]);
             let mut gvec = vec![beta];
             let mut zs: Vec<Vec<f64>> = vec![];
-            for k in 0..krylov {
+            for k in 0..KRYLOV {
                 let (z, az) = prec(&v[k]);
                 let mut w = op(&z, Some(az));
                 zs.push(z);
@@ -735,14 +735,6 @@ fn upper_solve(l: &[f64], m: usize, k: usize, v: &mut [f64]) {
         }
         v[j] = s / l[j * m + j];
     }
-}
-
-fn max_step(v: &[f64], dv: &[f64]) -> f64 {
-    v.iter()
-        .zip(dv)
-        .filter(|(_, d)| **d < 0.0)
-        .map(|(a, d)| -a / d)
-        .fold(f64::INFINITY, f64::min)
 }
 
 fn dot(a: &[f64], b: &[f64]) -> f64 {
@@ -889,13 +881,10 @@ impl BlockAngular {
             if debug {
                 eprintln!("  steps {ap:.3} {ad:.3} sigma {sigma:.2e}");
             }
-            let upd = |v: &mut [f64], dv: &[f64], a: f64| {
-                v.iter_mut().zip(dv).for_each(|(x, d)| *x += a * d)
-            };
-            upd(&mut it.x, &dr.dx, ap);
-            upd(&mut it.s, &dr.ds, ap);
-            upd(&mut it.w, &dr.dw, ad);
-            upd(&mut it.z, &dr.dz, ad);
+            axpy(&mut it.x, &dr.dx, ap);
+            axpy(&mut it.s, &dr.ds, ap);
+            axpy(&mut it.w, &dr.dw, ad);
+            axpy(&mut it.z, &dr.dz, ad);
         }
         if best.0 <= ACCEPT {
             return Ok(answer(best));

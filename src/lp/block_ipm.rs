@@ -140,7 +140,7 @@ pub fn memory_estimate(rows_total: u64, n: u64, k: u64) -> u64 {
 struct Work {
     b: Vec<f64>,
     l: Vec<f64>,
-    /// X, Y and Σ of a dissected block ([`spd_inverse`]).
+    /// X, Y and Σ of every level of a dissected block ([`Split::scratch`]).
     x: Vec<f64>,
     mem: faer::dyn_stack::MemBuffer,
 }
@@ -703,8 +703,8 @@ struct Structure {
     comps: Vec<Vec<u32>>,
     /// Input u's component and its position in it.
     place: Vec<(u32, u32)>,
-    /// Each component's dissection (|P1|, |P2|), its inputs ordered [P1, P2, S]
-    /// ([`dissect`]); (0, 0) when its block is inverted whole.
+    /// Each component's nested dissection, its inputs ordered [P1, P2, S] at every level
+    /// ([`dissect`]); [`Split::default`] when its block is inverted whole.
     split: Vec<Split>,
     /// Where component c's m_c×m_c block starts in an output's flat block storage
     /// (`offs\[c + 1\] − offs\[c\] = m_c²`; the last entry is Σ_c m_c²).
@@ -837,11 +837,12 @@ impl Schur {
 }
 
 /// v += a·dv (in parallel).
-fn axpy(v: &mut [f64], dv: &[f64], a: f64) {
+pub(super) fn axpy(v: &mut [f64], dv: &[f64], a: f64) {
     v.par_iter_mut().zip(dv).for_each(|(x, d)| *x += a * d);
 }
 
-fn max_step(v: &[f64], dv: &[f64]) -> f64 {
+/// The largest step α with v + α·dv ≥ 0 (∞ if dv ≥ 0), in parallel.
+pub(super) fn max_step(v: &[f64], dv: &[f64]) -> f64 {
     v.par_iter()
         .zip(dv.par_iter())
         .filter(|(_, d)| **d < 0.0)
@@ -1698,7 +1699,7 @@ fn factor(
                         // Y follows X in the work buffer ([`spd_inverse`]).
                         let (p1, p2) = st.split[c].top();
                         let y = &x[(p1 + p2) * (m - p1 - p2)..];
-                        add_inverse(oc, m, st.split[c].top(), y, &mut acc[o..o + m * m]);
+                        add_inverse(oc, m, (p1, p2), y, &mut acc[o..o + m * m]);
                     }
                 }
                 Ok((work, acc))

@@ -535,10 +535,9 @@ pub fn memory_estimate(n: usize, counts: &Counts, lambdas: usize) -> u64 {
 /// converge in 200 iterations.
 pub const AUTO_BLOCK_MAX: usize = 32;
 /// ... and for fewer inputs than this, where Clarabel is faster: one λ, r = 10, LP seconds
-/// block-angular against Clarabel (`benches/reports/constopt_{road,text}.md`, 2026-11-25 and
-/// -23): Rome n = 100 1.11 / 0.31, 200 3.57 / 1.46, 300 4.58 / 5.60, 400 5.47 / 11.8;
-/// MiniLM n = 100 1.37 / 0.21, 200 1.22 / 1.71 (text n = 300 and 400 have some
-/// |I(w)| ≥ 32 and stay with Clarabel).
+/// block-angular against Clarabel on Rome (spec/lp.md §4.5, session 16, one run each):
+/// n = 100 0.37 / 0.17, 150 0.65 / 0.38, 200 0.96 / 0.86, 300 1.38 / 3.38 (MiniLM n = 300
+/// and 400 have some |I(w)| ≥ 32 and stay with Clarabel).
 pub const AUTO_MIN_N: usize = 300;
 
 /// One λ's reduced LP solved with `solver`: the solution, the LP it solves, the solver's
@@ -552,11 +551,18 @@ fn solve_reduced(
 ) -> Result<(Solution, ReducedLp, &'static str, Option<String>), BuildError> {
     let err = |e: crate::lp::simplex::SolveError| BuildError::Solver(e.to_string());
     let paper = || reduced_lp(space, eps_lp, repl, lambda, Form::Paper);
+    // Clarabel on the paper's form, with why the block-angular method gave way (if it did).
+    let clarabel = |fallback: Option<String>| {
+        let red = paper();
+        Ok((
+            red.lp.solve_ipm_unrefined().map_err(err)?,
+            red,
+            "ipm",
+            fallback,
+        ))
+    };
     match solver {
-        Solver::Ipm => {
-            let red = paper();
-            Ok((red.lp.solve_ipm_unrefined().map_err(err)?, red, "ipm", None))
-        }
+        Solver::Ipm => clarabel(None),
         Solver::Simplex => {
             let red = paper();
             Ok((red.lp.solve_simplex().map_err(err)?, red, "simplex", None))
@@ -564,8 +570,7 @@ fn solve_reduced(
         Solver::Auto
             if space.n() < AUTO_MIN_N || repl.sets.iter().any(|s| s.len() >= AUTO_BLOCK_MAX) =>
         {
-            let red = paper();
-            Ok((red.lp.solve_ipm_unrefined().map_err(err)?, red, "ipm", None))
+            clarabel(None)
         }
         Solver::Block | Solver::Auto => {
             let red = reduced_lp(space, eps_lp, repl, lambda, Form::Slab);
@@ -573,9 +578,7 @@ fn solve_reduced(
                 Ok(sol) => Ok((sol, red, "block-angular", None)),
                 Err(e) if solver == Solver::Auto => {
                     drop(red);
-                    let red = paper();
-                    let sol = red.lp.solve_ipm_unrefined().map_err(err)?;
-                    Ok((sol, red, "ipm", Some(e.to_string())))
+                    clarabel(Some(e.to_string()))
                 }
                 Err(e) => Err(err(e)),
             }

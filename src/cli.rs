@@ -327,6 +327,11 @@ pub(crate) enum Mechanism {
         /// every-row iterate fits --max-memory, else Clarabel's lazy rows).
         #[arg(long, value_enum, default_value = "auto")]
         solver: SolverArg,
+        /// Stop once the certified relative gap (UB − LB)/UB is expected within REL,
+        /// 0 < REL < 1 (the structured interior point; Clarabel solves to its own
+        /// tolerances). Default: as far as the solver goes (target 1e-7).
+        #[arg(long)]
+        gap: Option<f64>,
     },
     /// PMO by Benders decomposition (Qiu 2024 §3, corrected), for large spaces: certified
     /// like pmo, written with a benders certificate (proven lower and upper bound); one

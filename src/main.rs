@@ -320,11 +320,13 @@ fn run(cli: Cli) -> Result<i32, String> {
                 output,
                 quiet,
                 solver,
+                gap,
             } => {
                 let pmo = pmo_params(&pmo)?;
                 let family = Family::Pmo {
                     pmo,
                     solver: solver.into(),
+                    gap,
                 };
                 build(&base, family, &output, quiet)
             }

@@ -176,12 +176,18 @@ pub enum Family {
     /// # let space = Space::from_points(MetricKind::Euclidean, pts, None).unwrap();
     /// let req = Request::new(&space, "points", parse_rational("0.5").unwrap());
     /// let pmo = Pmo { within: Some(Q::from(10u32)), prior: Some(vec![Q::from(1u32), Q::from(3u32), Q::from(1u32), Q::from(1u32), Q::from(2u32), Q::from(1u32)]), ..Pmo::default() };
-    /// let family = Family::Pmo { pmo, solver: Solver::Ipm };
+    /// let family = Family::Pmo { pmo, solver: Solver::Ipm, gap: None };
     /// let out = produce(&req, &family, &Silent).unwrap();
     /// assert_eq!(out.certified.report().verdict, mdp::audit::Verdict::Pass);
     /// assert!(out.certified.file().within.is_some());
     /// ```
-    Pmo { pmo: Pmo, solver: Solver },
+    /// `gap`: the certified relative gap to stop at (`--gap`; the structured interior
+    /// point's own target if `None`).
+    Pmo {
+        pmo: Pmo,
+        solver: Solver,
+        gap: Option<f64>,
+    },
     /// PMO solved by Benders decomposition (Qiu 2024 §3), for spaces too large for the
     /// whole LP; needs `pmo.within`. Certified like PMO (exact repair, `lp_dual` of the
     /// whole LP) and written with a `benders` certificate (lower and upper bound).
@@ -691,7 +697,7 @@ pub fn build(
                 json!({}),
             )
         }
-        Family::Pmo { pmo, solver } => {
+        Family::Pmo { pmo, solver, gap } => {
             let k = pmo.outputs.as_ref().map_or(n, Vec::len);
             let rows = pmo.privacy_rows(space, k);
             let fits_block = |rows: u64| {
@@ -705,7 +711,7 @@ pub fn build(
             };
             check_lp_memory_rows(n, k, rows, solver, req.max_memory)?;
             let params = pmo.params();
-            let built = optimal::pmo(space, eps, &params, solver, MAX_PREC, progress)?;
+            let built = optimal::pmo(space, eps, &params, solver, *gap, MAX_PREC, progress)?;
             Assembled {
                 fields: pmo.fields(n),
                 ..lp_assembled(built, json!({}))

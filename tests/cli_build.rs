@@ -169,6 +169,32 @@ fn bad_input_is_one_line_exit_2() {
             "--outputs",
         ),
         (
+            vec![
+                "build",
+                "pmo",
+                "--space",
+                &space,
+                "--epsilon",
+                "1",
+                "--gap",
+                "0",
+            ],
+            "--gap",
+        ),
+        (
+            vec![
+                "build",
+                "pmo",
+                "--space",
+                &space,
+                "--epsilon",
+                "1",
+                "--gap",
+                "NaN",
+            ],
+            "--gap",
+        ),
+        (
             vec!["build", "optimal", "--space", &nonmetric, "--epsilon", "1"],
             "not a metric",
         ),

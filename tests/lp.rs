@@ -379,7 +379,7 @@ fn pmo_case(
         cost: None,
         outputs: None,
     };
-    let b = optimal::pmo(space, eps, &params, solver, PREC, &Silent).unwrap();
+    let b = optimal::pmo(space, eps, &params, solver, None, PREC, &Silent).unwrap();
     let extra = json!({"loss": {"prior": prior.iter().map(io::number_value).collect::<Vec<_>>()}, "neighbors": {"within": io::number_value(&eta)}});
     let r = audited(space, eps, &b, extra);
     prop_assert_eq!(r.verdict, Verdict::Pass, "{}", audit::human(&r));
@@ -401,6 +401,65 @@ fn pmo_case(
         el
     );
     Ok(())
+}
+
+/// `--gap` (`optimal::pmo`'s aim): the structured interior point stops early, and the
+/// certified relative gap of what it writes, (audited expected loss − proven bound) / loss,
+/// is within the gap asked for; the file passes the audit with its lp_dual verified.
+#[test]
+fn pmo_aim_stops_early_within_the_asked_gap() {
+    let pts = (0..40)
+        .map(|i: i64| vec![q((i * 37) % 41, 10), q((i * 53) % 43, 10)])
+        .collect();
+    let space = Space::from_points(MetricKind::Euclidean, pts, None).unwrap();
+    let (eps, eta) = (q(3, 1), q(15, 10));
+    let prior: Vec<Q> = (0..40).map(|i| q(1 + i % 5, 1)).collect();
+    let params = PmoParams {
+        within: Some(&eta),
+        prior: Some(prior.clone()),
+        cost: None,
+        outputs: None,
+    };
+    let extra = json!({"loss": {"prior": prior.iter().map(io::number_value).collect::<Vec<_>>()}, "neighbors": {"within": io::number_value(&eta)}});
+    let whole = optimal::pmo(&space, &eps, &params, Solver::Block, None, PREC, &Silent).unwrap();
+    for aim in [1e-2, 1e-4] {
+        let b = optimal::pmo(
+            &space,
+            &eps,
+            &params,
+            Solver::Block,
+            Some(aim),
+            PREC,
+            &Silent,
+        )
+        .unwrap();
+        let r = audited(&space, &eps, &b, extra.clone());
+        assert_eq!(r.verdict, Verdict::Pass, "{}", audit::human(&r));
+        assert_eq!(check(&r, "lp_dual"), Verdict::Pass);
+        let (el, lb) = (r.expected_loss.unwrap()[1], b.lower_bound.unwrap());
+        assert!(
+            lb <= el && el - lb <= aim * el,
+            "aim {aim}: bound {lb} loss {el}"
+        );
+        assert!(
+            b.rounds < whole.rounds,
+            "aim {aim}: {} iterations, {} without it",
+            b.rounds,
+            whole.rounds
+        );
+    }
+    for bad in [0.0, 1.0, f64::NAN] {
+        assert!(optimal::pmo(
+            &space,
+            &eps,
+            &params,
+            Solver::Block,
+            Some(bad),
+            PREC,
+            &Silent
+        )
+        .is_err());
+    }
 }
 
 /// CI found (session 16): two points 0.02 apart, the prior on one, Clarabel. The optimum
@@ -542,7 +601,7 @@ fn support_agrees(
             .collect::<Vec<_>>()
     });
     let (start, used, warm) = if warm {
-        match block_ipm::solve(&lp, &Silent).unwrap() {
+        match block_ipm::solve(&lp, None, &Silent).unwrap() {
             block_ipm::Outcome::WorkingSet(rows, used, w) => (rows, used, Some(w)),
             block_ipm::Outcome::Solved(..) => {
                 return Err(TestCaseError::reject("converged before the hand-over"))

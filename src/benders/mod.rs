@@ -661,7 +661,16 @@ pub fn benders(
         dual.gamma.len()
     ));
     let pb = optimal::problem(&lp, eps, Some(within), p.cost.as_deref(), max_prec);
-    let proof = optimal::certify_dual(&lp, out.lb, None, dual, &pb, None, progress)?;
+    let proof = optimal::certify_dual(
+        &lp,
+        out.lb,
+        None,
+        dual,
+        &pb,
+        None,
+        optimal::TARGET_GAP,
+        progress,
+    )?;
     let rows_generated =
         out.master_rows + dec.subsets.iter().map(|s| s.pairs.len()).sum::<usize>() * lp.k();
     let built = Built {

@@ -41,6 +41,11 @@ pub const TARGET_GAP: f64 = 1e-9;
 /// ... and returns its iterate as the solution if it got within this (gap and primal
 /// residual); otherwise its working set.
 pub const SOLVED_GAP: f64 = 5e-8;
+/// With an aim (a certified relative gap the caller asks for, `mdp build pmo --gap`),
+/// [`solve`] stops once its bound is within this share of it from its objective: the rest
+/// is left to the dual's sparsification ([`DUAL_BUDGET`], 10⁻⁸ relative) and the exact
+/// repair's uniform mix (≈ 10⁻¹⁵ on Rome500).
+const AIM_SHARE: f64 = 0.9;
 /// A working-set solve ([`solve_rows`]) that stops above this relative gap (its bound's,
 /// against its objective) is an error, and Clarabel solves that round. On Rome n = 200
 /// the working set's dual residual limits it to 3–7·10⁻⁸ (spec/lp.md §4.3); 10⁻⁶ let
@@ -197,12 +202,40 @@ fn chol_inverse(
     let lm = faer::MatRef::from_column_major_slice(l, p, p);
     inverse::inverse(dst.as_mut(), lm, par, stack);
     // faer writes the lower triangle: mirror it.
-    for j in 0..p {
-        for i in j + 1..p {
-            dst[(j, i)] = dst[(i, j)];
+    mirror_lower(dst);
+    true
+}
+
+/// dst = scale·srcᵀ, in tiles (as [`mirror_lower`]).
+fn transpose_into(src: faer::MatRef<f64>, scale: f64, mut dst: faer::MatMut<f64>) {
+    const TILE: usize = 32;
+    let (r, c) = (src.nrows(), src.ncols());
+    for jb in (0..c).step_by(TILE) {
+        for ib in (0..r).step_by(TILE) {
+            for i in ib..(ib + TILE).min(r) {
+                for j in jb..(jb + TILE).min(c) {
+                    dst[(j, i)] = scale * src[(i, j)];
+                }
+            }
         }
     }
-    true
+}
+
+/// Copy the strict lower triangle of the square `a` onto its upper triangle, in tiles
+/// (a plain loop writes across the columns with a stride of a whole column, one cache
+/// miss per entry on blocks of hundreds of rows).
+fn mirror_lower(mut a: faer::MatMut<f64>) {
+    const TILE: usize = 32;
+    let p = a.nrows();
+    for jb in (0..p).step_by(TILE) {
+        for ib in (jb..p).step_by(TILE) {
+            for i in ib..(ib + TILE).min(p) {
+                for j in jb..(jb + TILE).min(p).min(i) {
+                    a[(j, i)] = a[(i, j)];
+                }
+            }
+        }
+    }
 }
 
 /// Write into `out` the inverse of the symmetric positive (semi)definite m×m matrix `b`
@@ -362,19 +395,14 @@ fn inverse_at(
     );
     // Exactly symmetric: (P1, P2) from (P2, P1) = Y2X1ᵀ, each diagonal block's upper
     // triangle from its lower (Y_iX_iᵀ in floats is symmetric only to rounding).
-    for j in 0..rs {
-        for i in j + 1..rs {
-            om[(j, i)] = om[(i, j)];
-        }
-    }
+    mirror_lower(om.as_mut().submatrix_mut(0, 0, rs, rs));
     // The (P, S) blocks: −Y, and its transpose.
     for j in 0..s {
         for i in 0..rs {
-            let v = -yr[(i, j)];
-            om[(i, rs + j)] = v;
-            om[(rs + j, i)] = v;
+            om[(i, rs + j)] = -yr[(i, j)];
         }
     }
+    transpose_into(yr, -1.0, om.as_mut().submatrix_mut(rs, 0, s, rs));
     finite(om.as_ref())
 }
 
@@ -866,8 +894,13 @@ pub enum Outcome {
 }
 
 /// The block interior point on every privacy row, run to relative gap [`TARGET_GAP`]
-/// (spec/lp.md §4.3).
-pub fn solve(lp: &PrivacyLp, progress: &dyn Progress) -> Result<Outcome, SolveError> {
+/// (spec/lp.md §4.3), or, with `aim` (`mdp build pmo --gap`), until its bound is within
+/// [`AIM_SHARE`]·`aim` of its objective, relative to |objective|.
+pub fn solve(
+    lp: &PrivacyLp,
+    aim: Option<f64>,
+    progress: &dyn Progress,
+) -> Result<Outcome, SolveError> {
     let rows_total = lp.pairs.len() as u64 * lp.k() as u64;
     if rows_total > MAX_ROWS {
         return Err(SolveError(format!(
@@ -876,7 +909,7 @@ pub fn solve(lp: &PrivacyLp, progress: &dyn Progress) -> Result<Outcome, SolveEr
         )));
     }
     let start = Instant::now();
-    let (st, it, end) = run(lp, None, TARGET_GAP, progress)?;
+    let (st, it, end) = run(lp, None, TARGET_GAP, aim, progress)?;
     let (n, kk) = (st.n, st.kk);
     let mut rows = Vec::new();
     for k in 0..kk {
@@ -887,7 +920,7 @@ pub fn solve(lp: &PrivacyLp, progress: &dyn Progress) -> Result<Outcome, SolveEr
             }
         }
     }
-    if !(end.gap <= SOLVED_GAP && end.res_p <= SOLVED_GAP) {
+    if !(end.aimed || end.gap <= SOLVED_GAP && end.res_p <= SOLVED_GAP) {
         progress.note(&format!(
             "lp: the structured interior point stopped at relative gap {:.1e} (iteration {}, {:.2} s); its {} nearly tight rows seed the lazy rows",
             end.gap,
@@ -975,7 +1008,7 @@ pub(crate) fn solve_rows(
     let start = Instant::now();
     // Its iterations are not lazy rounds: only its summary is reported.
     let quiet = crate::progress::Silent;
-    let (st, it, end) = run(lp, Some((rows, warm, keep)), TARGET_GAP, &quiet)?;
+    let (st, it, end) = run(lp, Some((rows, warm, keep)), TARGET_GAP, None, &quiet)?;
     if !(end.gap <= WORKING_GAP && end.res_p <= SOLVED_GAP) {
         return Err(SolveError(format!(
             "the structured interior point stopped on the working set at relative gap {:.1e}, primal residual {:.1e} (iteration {})",
@@ -1046,6 +1079,8 @@ struct End {
     iterations: usize,
     /// The row duals (privacy rows, then loss rows) of the iterate with the best `lb`.
     z: Vec<f64>,
+    /// It stopped at the caller's aim ([`solve`]'s `aim`), short of [`TARGET_GAP`].
+    aimed: bool,
 }
 
 /// The total the verifier normalizes the objective weights by: Σβ, β the loss rows' duals
@@ -1148,13 +1183,15 @@ fn warm_start(st: &Structure, warm: &Warm, keep: &[usize]) -> Iterate {
 
 /// The interior point loop on every privacy row of `lp`, or on the working set `rows`
 /// started from `warm` (the whole LP's iterate, `lp` its restriction to the outputs
-/// `keep`); stops at convergence, at relative gap `target` (or the hand-over, on every
+/// `keep`); stops at convergence, at relative gap `target`, at `aim` ([`solve`]; on every
+/// row only), (or the hand-over, on every
 /// row), or when the reduced system loses accuracy (then the last good iterate is
 /// returned).
 fn run(
     lp: &PrivacyLp,
     rows: Option<(&[Row], &Warm, &[usize])>,
     target: f64,
+    aim: Option<f64>,
     progress: &dyn Progress,
 ) -> Result<(Structure, Iterate, End), SolveError> {
     let start = Instant::now();
@@ -1295,6 +1332,7 @@ fn run(
         res_p: f64::INFINITY,
         iterations: 0,
         z: vec![],
+        aimed: false,
     };
     // Whether `end` describes the current iterate (not when MAX_ITER ran out after a step).
     let mut measured = false;
@@ -1377,7 +1415,15 @@ fn run(
         end.iterations = iter;
         end.gap = (pobj - end.lb) / (1.0 + pobj.abs());
         measured = true;
-        if end.gap <= target && res_p <= target
+        // The caller's aim: the verifier's bound within AIM_SHARE·aim of the objective,
+        // relative to it (a certified gap, unlike `gap`'s 1 + |objective|), on a nearly
+        // feasible iterate.
+        end.aimed = rows.is_none()
+            && aim.is_some_and(|a| {
+                pobj - end.lb <= AIM_SHARE * a * pobj.abs() && res_p <= SOLVED_GAP
+            });
+        if end.aimed
+            || end.gap <= target && res_p <= target
             || (rows.is_none() && iter >= handover_iter && end.gap <= handover_gap)
         {
             break;
@@ -2051,7 +2097,7 @@ mod tests {
     /// dual's bound below that optimum and within 2·[`SOLVED_GAP`] of it.
     fn solves_alone_to_clarabels_optimum(lp: &PrivacyLp) -> Dual {
         let silent = crate::progress::Silent;
-        let Outcome::Solved(p, d) = solve(lp, &silent).unwrap() else {
+        let Outcome::Solved(p, d) = solve(lp, None, &silent).unwrap() else {
             panic!("the structured interior point did not converge alone");
         };
         let (want, _) = super::super::ipm::solve(lp, &silent).unwrap();

@@ -52,6 +52,7 @@ fn solve_float(
     lp: &PrivacyLp,
     solver: Solver,
     dual: bool,
+    aim: Option<f64>,
     progress: &dyn Progress,
 ) -> Result<(simplex::Primal, Option<simplex::Dual>), simplex::SolveError> {
     match solver {
@@ -64,7 +65,7 @@ fn solve_float(
             // `--solver ipm`'s do.
             let start = std::time::Instant::now();
             let (mut used, mut warm) = (None, None);
-            let rows = match crate::lp::block_ipm::solve(lp, progress) {
+            let rows = match crate::lp::block_ipm::solve(lp, aim, progress) {
                 Ok(crate::lp::block_ipm::Outcome::Solved(p, d)) => {
                     return Ok((p, dual.then_some(d)));
                 }
@@ -155,7 +156,11 @@ pub fn invalid(field: &str, message: impl Into<String>) -> BuildError {
 /// `claim_eps` within `claim_within`, and (if `dual`) certify a lower bound on the LP's
 /// objective for every mechanism private at `claim_eps` (valid because `lp.eps` =
 /// `claim_eps` for OPTMech and PMO). `cost` is the explicit cost matrix the LP used, if
-/// any (the verifier reads the same one from the file).
+/// any (the verifier reads the same one from the file). `aim` is a certified relative gap
+/// the caller is content with (`mdp build pmo --gap`): the structured interior point stops
+/// once it expects to reach it (Clarabel and the simplex solve to their own tolerances),
+/// and the gap note names it; by default the target is [`TARGET_GAP`].
+#[allow(clippy::too_many_arguments)]
 pub fn certified(
     lp: &PrivacyLp,
     claim_eps: &Q,
@@ -163,6 +168,7 @@ pub fn certified(
     cost: Option<&[Q]>,
     dual: bool,
     solver: Solver,
+    aim: Option<f64>,
     max_prec: u64,
     progress: &dyn Progress,
 ) -> Result<Built, BuildError> {
@@ -187,7 +193,7 @@ pub fn certified(
         attempt = CAPS.iter().position(|&c| c == SIMPLEX_CAP).unwrap_or(0);
     }
     let (primal, dual_sol) = loop {
-        match solve_float(lp, solver, dual, progress) {
+        match solve_float(lp, solver, dual, aim, progress) {
             Ok(x) => break x,
             Err(e) if attempt + 1 < CAPS.len() => {
                 attempt += 1;
@@ -221,6 +227,7 @@ pub fn certified(
             cost,
             dual,
             Solver::Simplex,
+            aim,
             max_prec,
             progress,
         );
@@ -261,6 +268,7 @@ pub fn certified(
             d,
             &pb,
             fallback,
+            aim.unwrap_or(TARGET_GAP),
             progress,
         )?;
         built.seconds_dual = proof.seconds;
@@ -304,6 +312,8 @@ pub(crate) struct Proof {
 /// bound is visibly below `objective` and `fallback` gives the working rows, the simplex's
 /// dual on those rows is tried too and the better proof kept. Shared by the LP mechanisms
 /// and Benders (`crate::benders`), whose dual is assembled from master and subproblems.
+/// A certified relative gap above `target` gets a note saying why ([`gap_reason`]).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn certify_dual(
     lp: &PrivacyLp,
     objective: f64,
@@ -311,6 +321,7 @@ pub(crate) fn certify_dual(
     d: simplex::Dual,
     pb: &certificate::Problem,
     fallback: Option<&[(u32, u32, u32)]>,
+    target: f64,
     progress: &dyn Progress,
 ) -> Result<Proof, BuildError> {
     let mut seconds = d.seconds;
@@ -335,8 +346,8 @@ pub(crate) fn certify_dual(
     // loss (`upper`) is already more than the target above the LP value (measured: 22 s
     // spent for nothing on MiniLM n = 50, ε = 20); on a small one it is cheap and still
     // tightens the lower bound, a statement about every private mechanism.
-    let tol = 1e-7 * objective.abs() + 1e-12;
-    let dual_can_close = upper.is_none_or(|u| u - objective <= TARGET_GAP * u.abs());
+    let tol = target * objective.abs() + 1e-12;
+    let dual_can_close = upper.is_none_or(|u| u - objective <= target * u.abs());
     if let Some(rows) = fallback.filter(|rows| {
         f64_down(&bound) < objective - tol && (dual_can_close || rows.len() <= CHEAP_DUAL_ROWS)
     }) {
@@ -378,7 +389,7 @@ pub(crate) fn certify_dual(
             }
         }
     }
-    if let Some(why) = gap_reason(lp, objective, upper, f64_down(&bound)) {
+    if let Some(why) = gap_reason(lp, objective, upper, f64_down(&bound), target) {
         progress.note(&why);
     }
     // Every loss is ≥ 0: a certificate proving less says nothing and is not written.
@@ -409,18 +420,32 @@ const CHEAP_DUAL_ROWS: usize = 10_000;
 /// the LP value (the exact repair's uniform mix over the float solver's rounding; large
 /// relative to a loss near 0) and the LP value above the proven `bound` (rows left out of
 /// the relaxation, or an inaccurate dual).
-fn gap_reason(lp: &PrivacyLp, objective: f64, upper: Option<f64>, bound: f64) -> Option<String> {
+fn gap_reason(
+    lp: &PrivacyLp,
+    objective: f64,
+    upper: Option<f64>,
+    bound: f64,
+    target: f64,
+) -> Option<String> {
     let n = lp.n;
     let capped = lp
         .pairs
         .iter()
         .filter(|&&(u, v)| lp.c_up[u * n + v] > lp.cap)
         .count();
-    gap_message(objective, upper, bound, capped, lp.pairs.len(), lp.cap)
+    gap_message(
+        objective,
+        upper,
+        bound,
+        capped,
+        lp.pairs.len(),
+        lp.cap,
+        target,
+    )
 }
 
 /// [`gap_reason`]'s message from the numbers: `capped` of `pairs` ordered pairs have a
-/// constant above `cap`.
+/// constant above `cap`; `target` is the certified relative gap aimed for.
 fn gap_message(
     objective: f64,
     upper: Option<f64>,
@@ -428,17 +453,18 @@ fn gap_message(
     capped: usize,
     pairs: usize,
     cap: f64,
+    target: f64,
 ) -> Option<String> {
     let top = upper.unwrap_or(objective).max(objective);
     let rel = |x: f64| x / top.abs().max(1e-300);
     let gap = rel(top - bound);
-    if !(gap > TARGET_GAP) {
+    if !(gap > target) {
         return None;
     }
     let dual = rel(objective - bound);
     let dual_why = if dual <= 0.0 {
         "the dual proves at least the float LP value".to_string()
-    } else if dual <= TARGET_GAP {
+    } else if dual <= target {
         format!("the dual proves the LP value to {dual:.1e}")
     } else if capped > 0 {
         format!(
@@ -450,7 +476,7 @@ fn gap_message(
         )
     };
     let primal = rel(top - objective);
-    let primal_why = if primal > TARGET_GAP {
+    let primal_why = if primal > target {
         format!(
             "the written matrix's loss is {primal:.1e} above the LP value (the exact repair's uniform mix over the float solver's rounding, spec/lp.md §4); "
         )
@@ -458,7 +484,7 @@ fn gap_message(
         String::new()
     };
     Some(format!(
-        "lp: certified relative gap {gap:.1e}, above the target {TARGET_GAP:.0e}: {primal_why}{dual_why}"
+        "lp: certified relative gap {gap:.1e}, above the target {target:.0e}: {primal_why}{dual_why}"
     ))
 }
 
@@ -532,7 +558,7 @@ pub fn optimal(
     progress: &dyn Progress,
 ) -> Result<Built, BuildError> {
     let lp = optimal_lp(space, eps, max_prec);
-    certified(&lp, eps, None, None, true, solver, max_prec, progress)
+    certified(&lp, eps, None, None, true, solver, None, max_prec, progress)
 }
 
 /// OPTMech's LP.
@@ -627,15 +653,20 @@ pub fn pmo_lp<'a>(
     ))
 }
 
-/// PMO: the mechanism with the least expected loss under the prior.
+/// PMO: the mechanism with the least expected loss under the prior; `aim`, a certified
+/// relative gap in (0, 1) to stop at ([`certified`]; `--gap`).
 pub fn pmo(
     space: &Space,
     eps: &Q,
     p: &PmoParams,
     solver: Solver,
+    aim: Option<f64>,
     max_prec: u64,
     progress: &dyn Progress,
 ) -> Result<Built, BuildError> {
+    if let Some(a) = aim.filter(|a| !(*a > 0.0 && *a < 1.0)) {
+        return Err(invalid("gap", format!("{a} is not in (0, 1)")));
+    }
     let lp = pmo_lp(space, eps, p, max_prec)?;
     certified(
         &lp,
@@ -644,6 +675,7 @@ pub fn pmo(
         p.cost.as_deref(),
         true,
         solver,
+        aim,
         max_prec,
         progress,
     )
@@ -658,18 +690,18 @@ mod tests {
     fn gap_message_names_the_part_that_keeps_the_gap_open() {
         // Within the target: no message.
         assert_eq!(
-            gap_message(1.0, Some(1.0 + 1e-9), 1.0 - 1e-9, 0, 2, 1e6),
+            gap_message(1.0, Some(1.0 + 1e-9), 1.0 - 1e-9, 0, 2, 1e6, TARGET_GAP),
             None
         );
         // The repair's excess dominates (a loss near 0, MiniLM ε = 20).
-        let m = gap_message(2.956e-6, Some(3.045e-6), 2.9555e-6, 0, 2, 1e6).unwrap();
+        let m = gap_message(2.956e-6, Some(3.045e-6), 2.9555e-6, 0, 2, 1e6, TARGET_GAP).unwrap();
         assert!(
             m.contains("2.9e-2") && m.contains("written matrix's loss"),
             "{m}"
         );
         assert!(m.contains("float dual is not accurate"), "{m}");
         // The dual's shortfall from capped rows; no excess to report.
-        let m = gap_message(1.0, Some(1.0), 0.99, 3, 10, 1e6).unwrap();
+        let m = gap_message(1.0, Some(1.0), 0.99, 3, 10, 1e6, TARGET_GAP).unwrap();
         assert!(
             m.contains("3 of 10 ordered pairs") && !m.contains("written"),
             "{m}"
@@ -696,7 +728,7 @@ mod tests {
         let (p, d) = ipm::solve(&lp, &silent).unwrap();
         let pb = problem(&lp, &eps, Some(&eta), None, 256);
         let bound = |d: simplex::Dual| {
-            certify_dual(&lp, p.objective, None, d, &pb, None, &silent)
+            certify_dual(&lp, p.objective, None, d, &pb, None, TARGET_GAP, &silent)
                 .unwrap()
                 .lower_bound
                 .unwrap_or(0.0)

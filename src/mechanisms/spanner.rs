@@ -127,6 +127,8 @@ pub fn spanner_mech(
         max_prec,
     );
     // No dual: a bound for the spanner LP is not a bound for ε·d-private mechanisms.
-    let built = certified(&lp, eps, None, None, false, solver, max_prec, progress)?;
+    let built = certified(
+        &lp, eps, None, None, false, solver, None, max_prec, progress,
+    )?;
     Ok((built, edges, stretch))
 }

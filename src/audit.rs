@@ -798,12 +798,13 @@ fn neighbors_report(p: &Prepared) -> Check {
     // O(n³): the stretch is computed up to n = 1000 inputs, one source per task.
     let stretch_known = n <= 1000;
     let stretch = if stretch_known {
+        let adj = p
+            .space
+            .upper_adjacency(&|a, b| p.scope[a * n + b].then(|| p.dist[a * n + b].hi));
         (0..n)
             .into_par_iter()
             .map(|s| {
-                let dg = p.space.shortest_paths_upper(s, &|a, b| {
-                    p.scope[a * n + b].then(|| p.dist[a * n + b].hi)
-                });
+                let dg = p.space.shortest_paths_upper(s, &adj);
                 (0..n)
                     .filter(|&t| t != s && dg[t].is_finite() && p.dist[s * n + t].lo > 0.0)
                     .map(|t| dg[t] / p.dist[s * n + t].lo)
@@ -871,14 +872,13 @@ fn packing_check(
     // become 0, still valid).
     let scoped = file.within.is_some();
     let chained: Option<Vec<Vec<f64>>> = (scoped && n <= 1000).then(|| {
+        let adj = p
+            .space
+            .upper_adjacency(&|a, b| p.scope[a * n + b].then(|| p.dist[a * n + b].hi));
         packing
             .centers
             .iter()
-            .map(|&s| {
-                p.space.shortest_paths_upper(s, &|a, b| {
-                    p.scope[a * n + b].then(|| p.dist[a * n + b].hi)
-                })
-            })
+            .map(|&s| p.space.shortest_paths_upper(s, &adj))
             .collect()
     });
     let mut center_index = vec![usize::MAX; n];

@@ -698,41 +698,66 @@ impl Space {
         v.into_iter().take(r).map(|x| x.1).collect()
     }
 
-    /// Upper bounds on shortest-path lengths from `src` among the inputs, where
-    /// `edge_upper(u, v)` is `Some(w)` with w ≥ d(u, v) for an edge and `None` otherwise.
-    /// Each value is ≥ the true shortest-path length (dense Dijkstra on the upper bounds
-    /// with upward-rounded sums); `f64::INFINITY` marks unreachable inputs.
-    pub fn shortest_paths_upper(
+    /// The graph on the inputs whose edges are the pairs (u, v) with `edge_upper(u, v)` =
+    /// `Some(w)`, w ≥ d(u, v): each input's list of (neighbour, w), for
+    /// [`Space::shortest_paths_upper`]. O(n²) calls, once.
+    pub fn upper_adjacency(
         &self,
-        src: usize,
         edge_upper: &dyn Fn(usize, usize) -> Option<f64>,
-    ) -> Vec<f64> {
+    ) -> Vec<Vec<(u32, f64)>> {
+        let n = self.n_inputs;
+        (0..n)
+            .map(|u| {
+                (0..n)
+                    .filter(|&v| v != u)
+                    .filter_map(|v| edge_upper(u, v).map(|w| (v as u32, w)))
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// Upper bounds on shortest-path lengths from `src` in the graph `adj`
+    /// ([`Space::upper_adjacency`]). Each value is ≥ the true shortest-path length
+    /// (Dijkstra with a binary heap on the upper bounds, with upward-rounded sums: every
+    /// value is the rounded-up length of a real path); `f64::INFINITY` marks unreachable
+    /// inputs. O(E log n) per source.
+    pub fn shortest_paths_upper(&self, src: usize, adj: &[Vec<(u32, f64)>]) -> Vec<f64> {
+        use std::cmp::Reverse;
+        use std::collections::BinaryHeap;
+        /// A distance ordered by `total_cmp` (never NaN here: sums of finite bounds).
+        #[derive(PartialEq)]
+        struct Key(f64);
+        impl Eq for Key {}
+        impl PartialOrd for Key {
+            fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+                Some(self.cmp(o))
+            }
+        }
+        impl Ord for Key {
+            fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+                self.0.total_cmp(&o.0)
+            }
+        }
         let n = self.n_inputs;
         let mut dist = vec![f64::INFINITY; n];
         let mut done = vec![false; n];
+        let mut heap = BinaryHeap::new();
         dist[src] = 0.0;
-        for _ in 0..n {
-            let mut u = usize::MAX;
-            let mut best = f64::INFINITY;
-            for x in 0..n {
-                if !done[x] && dist[x] < best {
-                    best = dist[x];
-                    u = x;
-                }
-            }
-            if u == usize::MAX {
-                break;
+        heap.push(Reverse((Key(0.0), src)));
+        while let Some(Reverse((Key(d), u))) = heap.pop() {
+            if done[u] {
+                continue;
             }
             done[u] = true;
-            for v in 0..n {
-                if done[v] || v == u {
+            for &(v, w) in &adj[u] {
+                let v = v as usize;
+                if done[v] {
                     continue;
                 }
-                if let Some(w) = edge_upper(u, v) {
-                    let nd = FI::point(dist[u]).add(FI::point(w)).hi;
-                    if nd < dist[v] {
-                        dist[v] = nd;
-                    }
+                let nd = FI::point(d).add(FI::point(w)).hi;
+                if nd < dist[v] {
+                    dist[v] = nd;
+                    heap.push(Reverse((Key(nd), v)));
                 }
             }
         }
@@ -912,6 +937,49 @@ mod tests {
 
     fn q(a: i64, b: i64) -> Q {
         Q::from_signeds(a, b)
+    }
+
+    /// The heap Dijkstra of `shortest_paths_upper` against Floyd–Warshall on graphs whose
+    /// lengths are small integers (every sum exact in f64, so the two must agree exactly),
+    /// with unreachable inputs at +∞.
+    #[test]
+    fn shortest_paths_agree_with_floyd_warshall() {
+        let n = 14;
+        let pts = (0..n as i64).map(|i| vec![q((i * 7) % 23, 1)]).collect();
+        let s = Space::from_points(MetricKind::Euclidean, pts, None).unwrap();
+        for seed in 0..20u64 {
+            // A deterministic pseudo-random symmetric edge set.
+            let on = |u: usize, v: usize| {
+                let (a, b) = (u.min(v) as u64, u.max(v) as u64);
+                (a * 31 + b * 17 + seed * 13) % 5 < 2
+            };
+            // Integer lengths (the function takes any upper bounds).
+            let w = |u: usize, v: usize| ((u * v + seed as usize) % 7 + 1) as f64;
+            let adj = s.upper_adjacency(&|u, v| on(u, v).then(|| w(u, v)));
+            let mut fw = vec![f64::INFINITY; n * n];
+            for u in 0..n {
+                fw[u * n + u] = 0.0;
+                for v in (0..n).filter(|&v| v != u && on(u, v)) {
+                    fw[u * n + v] = w(u, v);
+                }
+            }
+            for m in 0..n {
+                for u in 0..n {
+                    for v in 0..n {
+                        let t = fw[u * n + m] + fw[m * n + v];
+                        if t < fw[u * n + v] {
+                            fw[u * n + v] = t;
+                        }
+                    }
+                }
+            }
+            for u in 0..n {
+                assert_eq!(
+                    s.shortest_paths_upper(u, &adj),
+                    fw[u * n..(u + 1) * n].to_vec()
+                );
+            }
+        }
     }
 
     #[test]

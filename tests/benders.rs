@@ -246,8 +246,9 @@ proptest! {
             edge[u * n + v] = Some(space.fi(u, v).hi);
         }
         let m = &built.matrix;
+        let adj = space.upper_adjacency(&|u, v| edge[u * n + v]);
         for i in 0..n {
-            let dg = space.shortest_paths_upper(i, &|u, v| edge[u * n + v]);
+            let dg = space.shortest_paths_upper(i, &adj);
             for j in (0..n).filter(|&j| j != i && dg[j].is_finite()) {
                 let c = FI::from_q(&eps).mul(FI::point(dg[j])).exp().hi;
                 let c = mdp::exact::q_from_f64(c);

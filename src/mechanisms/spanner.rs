@@ -78,10 +78,10 @@ pub fn verify_stretch(
         adj[u * n + v] = true;
         adj[v * n + u] = true;
     }
-    let edge_upper = |u: usize, v: usize| adj[u * n + v].then(|| dist_fi(space, u, v).hi);
+    let graph = space.upper_adjacency(&|u, v| adj[u * n + v].then(|| dist_fi(space, u, v).hi));
     let mut worst: f64 = 1.0;
     for u in 0..n {
-        let dg = space.shortest_paths_upper(u, &edge_upper);
+        let dg = space.shortest_paths_upper(u, &graph);
         for v in 0..n {
             if v == u || adj[u * n + v] {
                 continue;

@@ -723,28 +723,13 @@ impl Space {
     /// inputs. O(E log n) per source.
     pub fn shortest_paths_upper(&self, src: usize, adj: &[Vec<(u32, f64)>]) -> Vec<f64> {
         use std::cmp::Reverse;
-        use std::collections::BinaryHeap;
-        /// A distance ordered by `total_cmp` (never NaN here: sums of finite bounds).
-        #[derive(PartialEq)]
-        struct Key(f64);
-        impl Eq for Key {}
-        impl PartialOrd for Key {
-            fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
-                Some(self.cmp(o))
-            }
-        }
-        impl Ord for Key {
-            fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-                self.0.total_cmp(&o.0)
-            }
-        }
         let n = self.n_inputs;
         let mut dist = vec![f64::INFINITY; n];
         let mut done = vec![false; n];
         let mut heap = BinaryHeap::new();
         dist[src] = 0.0;
-        heap.push(Reverse((Key(0.0), src)));
-        while let Some(Reverse((Key(d), u))) = heap.pop() {
+        heap.push(Reverse((Ord64(0.0), src)));
+        while let Some(Reverse((Ord64(d), u))) = heap.pop() {
             if done[u] {
                 continue;
             }
@@ -757,7 +742,7 @@ impl Space {
                 let nd = FI::point(d).add(FI::point(w)).hi;
                 if nd < dist[v] {
                     dist[v] = nd;
-                    heap.push(Reverse((Key(nd), v)));
+                    heap.push(Reverse((Ord64(nd), v)));
                 }
             }
         }
@@ -929,6 +914,30 @@ pub fn components(n: usize, pairs: &[(usize, usize)]) -> Vec<u32> {
         *o = id[r];
     }
     out
+}
+
+/// f64 ordered by `total_cmp`, for the Dijkstra heaps ([`Space::shortest_paths_upper`],
+/// `benders::chain`).
+pub(crate) struct Ord64(pub(crate) f64);
+
+impl PartialEq for Ord64 {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other).is_eq()
+    }
+}
+
+impl Eq for Ord64 {}
+
+impl PartialOrd for Ord64 {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Ord64 {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&other.0)
+    }
 }
 
 #[cfg(test)]

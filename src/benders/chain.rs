@@ -19,6 +19,7 @@
 use super::partition::Decomposition;
 use crate::exact::float::next_up;
 use crate::lp::model::PrivacyLp;
+use crate::metric::Ord64;
 use rayon::prelude::*;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashSet};
@@ -168,25 +169,3 @@ pub fn spread(
         .collect()
 }
 
-/// f64 ordered by `total_cmp` (for the heap).
-struct Ord64(f64);
-
-impl PartialEq for Ord64 {
-    fn eq(&self, other: &Self) -> bool {
-        self.cmp(other).is_eq()
-    }
-}
-
-impl Eq for Ord64 {}
-
-impl PartialOrd for Ord64 {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for Ord64 {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.0.total_cmp(&other.0)
-    }
-}

@@ -1198,10 +1198,9 @@ fn warm_start(st: &Structure, warm: &Warm, keep: &[usize]) -> Iterate {
 
 /// The interior point loop on every privacy row of `lp`, or on the working set `rows`
 /// started from `warm` (the whole LP's iterate, `lp` its restriction to the outputs
-/// `keep`); stops at convergence, at relative gap `target`, at `aim` ([`solve`]; on every
-/// row only), (or the hand-over, on every
-/// row), or when the reduced system loses accuracy (then the last good iterate is
-/// returned).
+/// `keep`); stops at convergence, at relative gap `target`, on every row also at `aim`
+/// ([`solve`]) or the hand-over, or when the reduced system loses accuracy (then the last
+/// good iterate is returned).
 fn run(
     lp: &PrivacyLp,
     rows: Option<(&[Row], &Warm, &[usize])>,
@@ -1764,7 +1763,7 @@ fn factor(
                     }
                 }
                 // Clear the entries written above (B's pattern: the pairs and the diagonal),
-                // not the whole buffer: Σ_c n_c² entries per output were ≈ 3 % of the time
+                // not the whole buffer: Σ_c n_c² entries per output were ≈ 2 % of the time
                 // on Rome500.
                 for &p in st.out_rows(k) {
                     let (u, v) = st.pairs[p as usize];

@@ -168,4 +168,3 @@ pub fn spread(
         })
         .collect()
 }
-

@@ -154,15 +154,18 @@ pub fn memory_estimate(rows_total: u64, n: u64, k: u64) -> u64 {
 
 /// One thread's reusable memory for the block factorizations ([`factor`]): output k's
 /// blocks B_k as they are formed (every component's, flat as in [`Structure::offs`]),
-/// the Cholesky factor of the block being inverted, and faer's scratch. Fresh buffers
-/// for every block of every iteration (six n×n allocations per block through faer's
-/// `Llt`) cost their zeroing and page faults: ≈ 10 % of the time on Rome500.
+/// the Cholesky factor of the block being inverted, and faer's scratch; one per worker
+/// thread, kept for the whole run ([`run`]'s pool). Fresh buffers for every block of every
+/// iteration (six n×n allocations per block through faer's `Llt`) cost their zeroing and
+/// page faults: ≈ 10 % of the time on Rome500; fresh ones per rayon job, ≈ 2 %.
 struct Work {
     b: Vec<f64>,
     l: Vec<f64>,
     /// X, Y and Σ of every level of a dissected block ([`Split::scratch`]).
     x: Vec<f64>,
     mem: faer::dyn_stack::MemBuffer,
+    /// This thread's share of the per-component Schur sums Σ_k B_k⁻¹ (expected loss only).
+    acc: Vec<f64>,
 }
 
 impl Work {
@@ -178,6 +181,24 @@ impl Work {
             l: vec![0.0; m * m],
             x: vec![0.0; xlen],
             mem: faer::dyn_stack::MemBuffer::new(req),
+            acc: vec![],
+        }
+    }
+
+    /// A worker's buffers for `st`'s blocks (and its Schur sums, for the expected loss).
+    fn for_structure(st: &Structure) -> Work {
+        let total = st.offs[st.comps.len()];
+        let m = st.comps.iter().map(Vec::len).max().unwrap_or(0);
+        let xlen = st
+            .comps
+            .iter()
+            .zip(&st.split)
+            .map(|(c, sp)| sp.scratch(c.len()))
+            .max()
+            .unwrap_or(0);
+        Work {
+            acc: vec![0.0; if st.max_loss { 0 } else { total }],
+            ..Work::new(m, total, xlen)
         }
     }
 }
@@ -1299,6 +1320,11 @@ fn run(
         c_m,
     };
     let (nv, np) = (st.nv(), st.np());
+    // Each worker thread's block buffers, reused by every iteration (fresh ones per rayon
+    // job cost their zeroing: ≈ 2 % of the time on Rome500).
+    let pool: Vec<std::sync::Mutex<Work>> = (0..rayon::current_num_threads().max(1))
+        .map(|_| std::sync::Mutex::new(Work::for_structure(&st)))
+        .collect();
     // A working set's directions may be less accurate (below).
     let accuracy = if rows.is_some() {
         WORKING_ACCURACY
@@ -1474,7 +1500,7 @@ fn run(
             ));
         }
         let t_f = Instant::now();
-        let f = factor(&st, &it, &theta, spare.take())?;
+        let f = factor(&st, &it, &theta, spare.take(), &pool)?;
         let t_f = t_f.elapsed().as_secs_f64();
         let (s_l, z_l) = (&it.s[np..], &it.z[np..]);
         // Predictor (affine) direction.
@@ -1699,95 +1725,90 @@ fn factor(
     it: &Iterate,
     theta: &[f64],
     spare: Option<Vec<Vec<f64>>>,
+    pool: &[std::sync::Mutex<Work>],
 ) -> Result<Factor, SolveError> {
     let (n, kk) = (st.n, st.kk);
     let total = st.offs[st.comps.len()];
-    let mmax = st.comps.iter().map(Vec::len).max().unwrap_or(0);
-    let xlen = st
-        .comps
-        .iter()
-        .zip(&st.split)
-        .map(|(c, sp)| sp.scratch(c.len()))
-        .max()
-        .unwrap_or(0);
     let mut inv = spare.unwrap_or_else(|| vec![vec![0.0; total]; kk]);
     // Without loss rows the Schur complement is Σ_k B_k⁻¹, summed per component as the
     // blocks are inverted (each thread its own sum), and the dissected inverses stay
     // compact ([`spd_inverse`]); with them it needs the cost-weighted blocks below.
     let compact = !st.max_loss;
-    let acc_len = if compact { total } else { 0 };
-    let acc = inv
-        .par_iter_mut()
-        .enumerate()
-        .try_fold(
-            || (Work::new(mmax, total, xlen), vec![0.0; acc_len]),
-            |(mut work, mut acc), (k, out)| {
-                let Work { b, l, x, mem } = &mut work;
-                // b is all zeros here: fresh, or cleared entry by entry below.
-                let th = &theta[st.rows(k)];
-                for (i, &p) in st.out_rows(k).iter().enumerate() {
-                    let (u, v) = st.pairs[p as usize];
-                    let ((c, u), (_, v)) = (st.place[u as usize], st.place[v as usize]);
-                    let (o, m) = (st.offs[c as usize], st.comps[c as usize].len());
-                    let (u, v) = (u as usize, v as usize);
-                    let (t, a) = (th[i], st.inv_c[p as usize]);
-                    b[o + u * m + u] += t * a * a;
-                    b[o + v * m + v] += t;
-                    b[o + u * m + v] -= t * a;
-                    b[o + v * m + u] -= t * a;
-                }
-                let mut dmax = vec![0.0f64; st.comps.len()];
-                for u in 0..n {
-                    let j = k * n + u;
-                    let (c, l) = st.place[u];
-                    let (o, m) = (st.offs[c as usize], st.comps[c as usize].len());
-                    let d = &mut b[o + l as usize * (m + 1)];
-                    *d += it.w[j] / it.x[j];
-                    dmax[c as usize] = dmax[c as usize].max(*d);
-                }
-                for (c, comp) in st.comps.iter().enumerate() {
-                    let (o, m) = (st.offs[c], comp.len());
-                    let (bc, oc) = (&b[o..o + m * m], &mut out[o..o + m * m]);
-                    let shift = dmax[c] * 1e-14 + 1e-300;
-                    let ok = spd_inverse(bc, m, &st.split[c], shift, (l, x, mem), !compact, oc);
-                    if !ok {
-                        return Err(SolveError(format!(
-                            "block interior point: output {k}'s block is not positive definite"
-                        )));
-                    }
-                    if compact {
-                        // Y follows X in the work buffer ([`spd_inverse`]).
-                        let (p1, p2) = st.split[c].top();
-                        let y = &x[(p1 + p2) * (m - p1 - p2)..];
-                        add_inverse(oc, m, (p1, p2), y, &mut acc[o..o + m * m]);
-                    }
-                }
-                // Clear the entries written above (B's pattern: the pairs and the diagonal),
-                // not the whole buffer: Σ_c n_c² entries per output were ≈ 2 % of the time
-                // on Rome500.
-                for &p in st.out_rows(k) {
-                    let (u, v) = st.pairs[p as usize];
-                    let ((c, u), (_, v)) = (st.place[u as usize], st.place[v as usize]);
-                    let (o, m) = (st.offs[c as usize], st.comps[c as usize].len());
-                    let (u, v) = (u as usize, v as usize);
-                    b[o + u * m + v] = 0.0;
-                    b[o + v * m + u] = 0.0;
-                }
-                for &(c, l) in &st.place {
-                    let (o, m) = (st.offs[c as usize], st.comps[c as usize].len());
-                    b[o + l as usize * (m + 1)] = 0.0;
-                }
-                Ok((work, acc))
-            },
-        )
-        .map(|r| r.map(|(_, acc)| acc))
-        .try_reduce(
-            || vec![0.0; acc_len],
-            |mut a, b| {
-                a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
-                Ok(a)
-            },
-        )?;
+    for w in pool {
+        w.lock().unwrap_or_else(|e| e.into_inner()).acc.fill(0.0);
+    }
+    inv.par_iter_mut().enumerate().try_for_each(|(k, out)| {
+        // This thread's buffers (each worker locks only its own; any other index
+        // would only wait).
+        let t = rayon::current_thread_index().unwrap_or(0) % pool.len();
+        let mut work = pool[t].lock().unwrap_or_else(|e| e.into_inner());
+        let Work { b, l, x, mem, acc } = &mut *work;
+        // b is all zeros here: fresh, or cleared entry by entry below.
+        let th = &theta[st.rows(k)];
+        for (i, &p) in st.out_rows(k).iter().enumerate() {
+            let (u, v) = st.pairs[p as usize];
+            let ((c, u), (_, v)) = (st.place[u as usize], st.place[v as usize]);
+            let (o, m) = (st.offs[c as usize], st.comps[c as usize].len());
+            let (u, v) = (u as usize, v as usize);
+            let (t, a) = (th[i], st.inv_c[p as usize]);
+            b[o + u * m + u] += t * a * a;
+            b[o + v * m + v] += t;
+            b[o + u * m + v] -= t * a;
+            b[o + v * m + u] -= t * a;
+        }
+        let mut dmax = vec![0.0f64; st.comps.len()];
+        for u in 0..n {
+            let j = k * n + u;
+            let (c, l) = st.place[u];
+            let (o, m) = (st.offs[c as usize], st.comps[c as usize].len());
+            let d = &mut b[o + l as usize * (m + 1)];
+            *d += it.w[j] / it.x[j];
+            dmax[c as usize] = dmax[c as usize].max(*d);
+        }
+        let mut ok = true;
+        for (c, comp) in st.comps.iter().enumerate() {
+            let (o, m) = (st.offs[c], comp.len());
+            let (bc, oc) = (&b[o..o + m * m], &mut out[o..o + m * m]);
+            let shift = dmax[c] * 1e-14 + 1e-300;
+            ok = spd_inverse(bc, m, &st.split[c], shift, (l, x, mem), !compact, oc);
+            if !ok {
+                break;
+            }
+            if compact {
+                // Y follows X in the work buffer ([`spd_inverse`]).
+                let (p1, p2) = st.split[c].top();
+                let y = &x[(p1 + p2) * (m - p1 - p2)..];
+                add_inverse(oc, m, (p1, p2), y, &mut acc[o..o + m * m]);
+            }
+        }
+        // Clear the entries written above (B's pattern: the pairs and the diagonal),
+        // not the whole buffer: Σ_c n_c² entries per output were ≈ 2 % of the time
+        // on Rome500.
+        for &p in st.out_rows(k) {
+            let (u, v) = st.pairs[p as usize];
+            let ((c, u), (_, v)) = (st.place[u as usize], st.place[v as usize]);
+            let (o, m) = (st.offs[c as usize], st.comps[c as usize].len());
+            let (u, v) = (u as usize, v as usize);
+            b[o + u * m + v] = 0.0;
+            b[o + v * m + u] = 0.0;
+        }
+        for &(c, l) in &st.place {
+            let (o, m) = (st.offs[c as usize], st.comps[c as usize].len());
+            b[o + l as usize * (m + 1)] = 0.0;
+        }
+        if ok {
+            Ok(())
+        } else {
+            Err(SolveError(format!(
+                "block interior point: output {k}'s block is not positive definite"
+            )))
+        }
+    })?;
+    let mut acc = vec![0.0; if compact { total } else { 0 }];
+    for w in pool {
+        let w = w.lock().unwrap_or_else(|e| e.into_inner());
+        acc.iter_mut().zip(&w.acc).for_each(|(a, v)| *a += v);
+    }
     let ns = if st.max_loss { 2 * n + 1 } else { n };
     let sums = if compact {
         // Scatter each component's sum (its lower triangle, mirrored); B⁻¹ is 0 between

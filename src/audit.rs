@@ -773,6 +773,14 @@ pub fn claimed_loss_check(claim: &Q, l: FI, tol: &Q) -> Check {
     }
 }
 
+/// The η-graph (the pairs in scope) with upper bounds on their distances, for the chained
+/// distances d_G ([`Space::shortest_paths_upper`]).
+fn scope_graph(p: &Prepared) -> Vec<Vec<(u32, f64)>> {
+    let n = p.n;
+    p.space
+        .upper_adjacency(&|a, b| p.scope[a * n + b].then(|| p.dist[a * n + b].hi))
+}
+
 fn neighbors_report(p: &Prepared) -> Check {
     let n = p.n;
     // Components of the η-graph and the worst stretch d_G/d over connected pairs.
@@ -798,9 +806,7 @@ fn neighbors_report(p: &Prepared) -> Check {
     // O(n³): the stretch is computed up to n = 1000 inputs, one source per task.
     let stretch_known = n <= 1000;
     let stretch = if stretch_known {
-        let adj = p
-            .space
-            .upper_adjacency(&|a, b| p.scope[a * n + b].then(|| p.dist[a * n + b].hi));
+        let adj = scope_graph(p);
         (0..n)
             .into_par_iter()
             .map(|s| {
@@ -872,9 +878,7 @@ fn packing_check(
     // become 0, still valid).
     let scoped = file.within.is_some();
     let chained: Option<Vec<Vec<f64>>> = (scoped && n <= 1000).then(|| {
-        let adj = p
-            .space
-            .upper_adjacency(&|a, b| p.scope[a * n + b].then(|| p.dist[a * n + b].hi));
+        let adj = scope_graph(p);
         packing
             .centers
             .iter()

@@ -823,6 +823,26 @@ impl Structure {
         }
         parts
     }
+    /// The entries of an output's flat block buffer ([`Structure::offs`]) that pair `p`'s
+    /// privacy row touches: (u, u), (v, v), (u, v), (v, u); and its component.
+    #[inline]
+    fn pattern(&self, p: u32) -> ([usize; 4], usize) {
+        let (u, v) = self.pairs[p as usize];
+        let ((c, u), (_, v)) = (self.place[u as usize], self.place[v as usize]);
+        let (o, m) = (self.offs[c as usize], self.comps[c as usize].len());
+        let (u, v) = (u as usize, v as usize);
+        (
+            [o + u * m + u, o + v * m + v, o + u * m + v, o + v * m + u],
+            c as usize,
+        )
+    }
+    /// Input `u`'s diagonal entry in an output's flat block buffer, and its component.
+    #[inline]
+    fn diagonal(&self, u: usize) -> (usize, usize) {
+        let (c, l) = self.place[u];
+        let (o, m) = (self.offs[c as usize], self.comps[c as usize].len());
+        (o + l as usize * (m + 1), c as usize)
+    }
     /// (A_I x) of the privacy row of pair `p` of the output whose column of x is `xk`.
     #[inline]
     fn ax(&self, xk: &[f64], p: usize) -> f64 {
@@ -1532,8 +1552,10 @@ fn run(
         // 37, 9.4·10⁻⁷ above the optimum against the dual's 1.6·10⁻⁷ below), keeps x, s ≥ 0
         // and scales the primal residual by 1 − α. If the aim is met there, the iterate
         // takes that primal step only and the run stops (expected loss, every row).
+        // The step factor (fraction of the way to the boundary) of this iteration's steps.
+        let eta = 0.995f64.max(1.0 - mu).min(0.9999);
         if let Some(a) = aim.filter(|_| rows.is_none() && !max_loss && res_p <= SOLVED_GAP) {
-            let step = 0.995f64.max(1.0 - mu).min(0.9999) * ap;
+            let step = eta * ap;
             let dobj: f64 = st.c_m.par_iter().zip(&aff.dx).map(|(c, d)| c * d).sum();
             let pobj_aff = pobj + step * dobj;
             if pobj_aff < pobj && aim_met(pobj_aff, end.lb, a) {
@@ -1572,7 +1594,6 @@ fn run(
         let (sp, zp) = row_steps(&st, &it, tc, &d.dx);
         let (xp, sp_l) = (max_step(&it.x, &d.dx), max_step(s_l, &d.ds_l));
         let (wp, zp_l) = (max_step(&it.w, &d.dw), max_step(z_l, &d.dz_l));
-        let eta = 0.995f64.max(1.0 - mu).min(0.9999);
         let ap = (eta * xp.min(sp).min(sp_l)).min(1.0);
         let ad = (eta * wp.min(zp).min(zp_l)).min(1.0);
         if std::env::var_os("MDP_BLOCK_DEBUG").is_some() {
@@ -1768,24 +1789,19 @@ fn factor(
         // b is all zeros here: fresh, or cleared entry by entry below.
         let th = &theta[st.rows(k)];
         for (i, &p) in st.out_rows(k).iter().enumerate() {
-            let (u, v) = st.pairs[p as usize];
-            let ((c, u), (_, v)) = (st.place[u as usize], st.place[v as usize]);
-            let (o, m) = (st.offs[c as usize], st.comps[c as usize].len());
-            let (u, v) = (u as usize, v as usize);
+            let ([uu, vv, uv, vu], _) = st.pattern(p);
             let (t, a) = (th[i], st.inv_c[p as usize]);
-            b[o + u * m + u] += t * a * a;
-            b[o + v * m + v] += t;
-            b[o + u * m + v] -= t * a;
-            b[o + v * m + u] -= t * a;
+            b[uu] += t * a * a;
+            b[vv] += t;
+            b[uv] -= t * a;
+            b[vu] -= t * a;
         }
         let mut dmax = vec![0.0f64; st.comps.len()];
         for u in 0..n {
-            let j = k * n + u;
-            let (c, l) = st.place[u];
-            let (o, m) = (st.offs[c as usize], st.comps[c as usize].len());
-            let d = &mut b[o + l as usize * (m + 1)];
-            *d += it.w[j] / it.x[j];
-            dmax[c as usize] = dmax[c as usize].max(*d);
+            let (d, c) = st.diagonal(u);
+            let d = &mut b[d];
+            *d += it.w[k * n + u] / it.x[k * n + u];
+            dmax[c] = dmax[c].max(*d);
         }
         let mut ok = true;
         for (c, comp) in st.comps.iter().enumerate() {
@@ -1807,16 +1823,12 @@ fn factor(
         // not the whole buffer: Σ_c n_c² entries per output were ≈ 2 % of the time
         // on Rome500.
         for &p in st.out_rows(k) {
-            let (u, v) = st.pairs[p as usize];
-            let ((c, u), (_, v)) = (st.place[u as usize], st.place[v as usize]);
-            let (o, m) = (st.offs[c as usize], st.comps[c as usize].len());
-            let (u, v) = (u as usize, v as usize);
-            b[o + u * m + v] = 0.0;
-            b[o + v * m + u] = 0.0;
+            let ([_, _, uv, vu], _) = st.pattern(p);
+            b[uv] = 0.0;
+            b[vu] = 0.0;
         }
-        for &(c, l) in &st.place {
-            let (o, m) = (st.offs[c as usize], st.comps[c as usize].len());
-            b[o + l as usize * (m + 1)] = 0.0;
+        for u in 0..n {
+            b[st.diagonal(u).0] = 0.0;
         }
         if ok {
             Ok(())

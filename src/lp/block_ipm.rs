@@ -191,19 +191,20 @@ impl Work {
         }
     }
 
-    /// A worker's buffers for `st`'s blocks (and its Schur sums, for the expected loss).
+    /// A worker's buffers for `st`'s blocks (and its Schur sums, for the expected loss:
+    /// per component on the whole LP, n×n on a localized one).
     fn for_structure(st: &Structure) -> Work {
-        let total = st.offs[st.comps.len()];
-        let m = st.comps.iter().map(Vec::len).max().unwrap_or(0);
-        let xlen = st
-            .comps
-            .iter()
-            .zip(&st.split)
-            .map(|(c, sp)| sp.scratch(c.len()))
-            .max()
-            .unwrap_or(0);
+        let total = st.layouts.iter().map(Layout::total).max().unwrap_or(0);
+        let comps = || st.layouts.iter().flat_map(|l| l.comps.iter().zip(&l.split));
+        let m = comps().map(|(c, _)| c.len()).max().unwrap_or(0);
+        let xlen = comps().map(|(c, sp)| sp.scratch(c.len())).max().unwrap_or(0);
+        let acc = match (st.max_loss, st.shared()) {
+            (true, _) => 0,
+            (false, true) => total,
+            (false, false) => st.n * st.n,
+        };
         Work {
-            acc: vec![0.0; if st.max_loss { 0 } else { total }],
+            acc: vec![0.0; acc],
             ..Work::new(m, total, xlen)
         }
     }
@@ -758,6 +759,97 @@ impl Lu {
     }
 }
 
+/// How an output's block B_k is laid out: the connected components of its privacy rows'
+/// graph over the inputs it has variables for, each its inputs in the order of its
+/// dissection. No privacy row joins two of them, so B_k is block-diagonal over them and
+/// is factorized and inverted component by component ([`factor`]): Σ_c n_c³ flops instead
+/// of n³. On the whole LP every output has the same layout (one component for OPTMech,
+/// the η-components of a `--within` LP, Qiu 2024 Proposition 3.1); on a localized LP
+/// ([`solve_local`]) each output has its own.
+struct Layout {
+    comps: Vec<Vec<u32>>,
+    /// Input u's component and its position in it ([`ABSENT`] when the output has no
+    /// variable for u).
+    place: Vec<(u32, u32)>,
+    /// Each component's nested dissection, its inputs ordered [P1, P2, S] at every level
+    /// ([`dissect`]); [`Split::default`] when its block is inverted whole.
+    split: Vec<Split>,
+    /// Where component c's m_c×m_c block starts in the output's flat block storage
+    /// (`offs\[c + 1\] − offs\[c\] = m_c²`; the last entry is Σ_c m_c²).
+    offs: Vec<usize>,
+}
+
+/// [`Layout::place`] of an input without a variable in the output.
+const ABSENT: (u32, u32) = (u32::MAX, u32::MAX);
+
+impl Layout {
+    /// The layout of the `n` inputs with `present` (all if `None`) under the privacy rows
+    /// `pairs` (pairs of present inputs).
+    fn new(n: usize, present: Option<&[bool]>, pairs: &[(usize, usize)], debug: bool) -> Layout {
+        let here = |u: usize| present.is_none_or(|p| p[u]);
+        let comp = crate::metric::components(n, pairs);
+        let mut id = vec![u32::MAX; n];
+        let mut comps: Vec<Vec<u32>> = vec![];
+        for u in (0..n).filter(|&u| here(u)) {
+            let c = &mut id[comp[u] as usize];
+            if *c == u32::MAX {
+                *c = comps.len() as u32;
+                comps.push(vec![]);
+            }
+            comps[*c as usize].push(u as u32);
+        }
+        let mut adj = vec![vec![]; n];
+        for &(u, v) in pairs {
+            adj[u].push(v as u32);
+            adj[v].push(u as u32);
+        }
+        let mut split = Vec::with_capacity(comps.len());
+        for c in comps.iter_mut() {
+            let (order, sp) = dissect(c, &adj);
+            *c = order;
+            split.push(sp);
+        }
+        if debug {
+            for (c, sp) in comps
+                .iter()
+                .zip(&split)
+                .filter(|(c, _)| c.len() >= DISSECT_MIN)
+            {
+                let (p1, p2) = sp.top();
+                eprintln!(
+                    "component of {}: dissected into {p1} + {p2} + separator {} ({} levels)",
+                    c.len(),
+                    c.len() - p1 - p2,
+                    sp.depth()
+                );
+            }
+        }
+        let mut place = vec![ABSENT; n];
+        for (c, members) in comps.iter().enumerate() {
+            for (l, &u) in members.iter().enumerate() {
+                place[u as usize] = (c as u32, l as u32);
+            }
+        }
+        let offs = std::iter::once(0)
+            .chain(comps.iter().scan(0, |o, c| {
+                *o += c.len() * c.len();
+                Some(*o)
+            }))
+            .collect();
+        Layout {
+            comps,
+            place,
+            split,
+            offs,
+        }
+    }
+
+    /// Σ_c m_c²: the entries of the output's block storage.
+    fn total(&self) -> usize {
+        self.offs[self.comps.len()]
+    }
+}
+
 /// The structure of one LP: pairs, scaled constants and costs.
 struct Structure {
     n: usize,
@@ -765,20 +857,14 @@ struct Structure {
     max_loss: bool,
     /// Privacy pairs (u, v) and 1/c_dn(u, v).
     pairs: Vec<(u32, u32)>,
-    /// The connected components of the pairs' graph, each its inputs in the order of its
-    /// dissection ([`Structure::split`]; one component for OPTMech, the η-components of a
-    /// `--within` LP). No privacy row
-    /// joins two of them, so every B_k is block-diagonal over them and is factorized and
-    /// inverted component by component ([`factor`]): Σ_c n_c³ flops instead of n³.
-    comps: Vec<Vec<u32>>,
-    /// Input u's component and its position in it.
-    place: Vec<(u32, u32)>,
-    /// Each component's nested dissection, its inputs ordered [P1, P2, S] at every level
-    /// ([`dissect`]); [`Split::default`] when its block is inverted whole.
-    split: Vec<Split>,
-    /// Where component c's m_c×m_c block starts in an output's flat block storage
-    /// (`offs\[c + 1\] − offs\[c\] = m_c²`; the last entry is Σ_c m_c²).
-    offs: Vec<usize>,
+    /// The block layouts, and output k's (`lay\[k\]`): one shared by every output on the
+    /// whole LP.
+    layouts: Vec<Layout>,
+    lay: Vec<u32>,
+    /// On a localized LP ([`solve_local`]), which variables x\[k n + u\] it has: the others
+    /// are held at 0 (x = w = 0, no Newton entry) and enter the verifier's bound with their
+    /// bare cost ([`bound`]). `None`: every variable.
+    present: Option<Vec<bool>>,
     inv_c: Vec<f64>,
     /// The privacy rows present, output by output: on a working set ([`solve_rows`]),
     /// output k's are the pairs `sel[row_off[k]..row_off[k + 1]]` (indices into `pairs`);
@@ -798,6 +884,25 @@ struct Structure {
 impl Structure {
     fn nv(&self) -> usize {
         self.n * self.kk + usize::from(self.max_loss)
+    }
+    /// Output k's block layout.
+    fn layout(&self, k: usize) -> &Layout {
+        &self.layouts[self.lay[k] as usize]
+    }
+    /// Whether every output has the same layout (the whole LP).
+    fn shared(&self) -> bool {
+        self.layouts.len() == 1
+    }
+    /// Whether variable j (x\[k n + u\], or L) is held at 0 on a localized LP.
+    #[inline]
+    fn absent(&self, j: usize) -> bool {
+        self.present.as_ref().is_some_and(|p| j < p.len() && !p[j])
+    }
+    /// The variables the LP has.
+    fn nv_present(&self) -> usize {
+        self.present
+            .as_ref()
+            .map_or(self.nv(), |p| p.iter().filter(|&&b| b).count() + usize::from(self.max_loss))
     }
     fn np(&self) -> usize {
         self.row_off[self.kk]
@@ -823,25 +928,31 @@ impl Structure {
         }
         parts
     }
-    /// The entries of an output's flat block buffer ([`Structure::offs`]) that pair `p`'s
+    /// The entries of output k's flat block buffer ([`Layout::offs`]) that pair `p`'s
     /// privacy row touches: (u, u), (v, v), (u, v), (v, u); and its component.
     #[inline]
-    fn pattern(&self, p: u32) -> ([usize; 4], usize) {
+    fn pattern(&self, k: usize, p: u32) -> ([usize; 4], usize) {
         let (u, v) = self.pairs[p as usize];
-        let ((c, u), (_, v)) = (self.place[u as usize], self.place[v as usize]);
-        let (o, m) = (self.offs[c as usize], self.comps[c as usize].len());
+        let ly = self.layout(k);
+        let ((c, u), (_, v)) = (ly.place[u as usize], ly.place[v as usize]);
+        let (o, m) = (ly.offs[c as usize], ly.comps[c as usize].len());
         let (u, v) = (u as usize, v as usize);
         (
             [o + u * m + u, o + v * m + v, o + u * m + v, o + v * m + u],
             c as usize,
         )
     }
-    /// Input `u`'s diagonal entry in an output's flat block buffer, and its component.
+    /// Input `u`'s diagonal entry in output k's flat block buffer, and its component
+    /// (`None` if the output has no variable for u).
     #[inline]
-    fn diagonal(&self, u: usize) -> (usize, usize) {
-        let (c, l) = self.place[u];
-        let (o, m) = (self.offs[c as usize], self.comps[c as usize].len());
-        (o + l as usize * (m + 1), c as usize)
+    fn diagonal(&self, k: usize, u: usize) -> Option<(usize, usize)> {
+        let ly = self.layout(k);
+        let (c, l) = ly.place[u];
+        if c == u32::MAX {
+            return None;
+        }
+        let (o, m) = (ly.offs[c as usize], ly.comps[c as usize].len());
+        Some((o + l as usize * (m + 1), c as usize))
     }
     /// (A_I x) of the privacy row of pair `p` of the output whose column of x is `xk`.
     #[inline]
@@ -971,17 +1082,9 @@ pub fn solve(
         )));
     }
     let start = Instant::now();
-    let (st, it, end) = run(lp, None, TARGET_GAP, aim, progress)?;
-    let (n, kk) = (st.n, st.kk);
-    let mut rows = Vec::new();
-    for k in 0..kk {
-        for (r, &p) in st.rows(k).zip(st.out_rows(k)) {
-            let (u, v) = st.pairs[p as usize];
-            if it.s[r] < NEAR_TIGHT * it.x[k * n + v as usize] {
-                rows.push((u, v, k as u32));
-            }
-        }
-    }
+    let (st, it, end) = run(lp, Rows::Every, TARGET_GAP, aim, progress)?;
+    let kk = st.kk;
+    let rows = near_tight(&st, &it);
     if !(end.aimed || end.gap <= SOLVED_GAP && end.res_p <= SOLVED_GAP) {
         progress.note(&format!(
             "lp: the structured interior point stopped at relative gap {:.1e} (iteration {}, {:.2} s); its {} nearly tight rows seed the lazy rows",
@@ -999,17 +1102,88 @@ pub fn solve(
         };
         return Ok(Outcome::WorkingSet(rows, used, Box::new(warm)));
     }
+    let (p, d) = solution(lp, &st, it, &end, rows, start, progress);
+    Ok(Outcome::Solved(p, d))
+}
+
+/// The localized LP of `lp` (spec/lp.md §4.6): output k has variables for the inputs
+/// `keep\[k\]` only (the others held at 0) and the privacy rows among them, solved by the
+/// structured interior point with each output's own block layout, to [`TARGET_GAP`] or
+/// the caller's aim. Any row duals bound the whole LP (the verifier's bound takes every
+/// output's bare cost where an input has no variable), so the dual is a certificate of
+/// the whole LP; the mechanism has zeros outside `keep` and is completed by the caller
+/// ([`super::local::complete`]). An error when it stops short of [`SOLVED_GAP`].
+pub fn solve_local(
+    lp: &PrivacyLp,
+    keep: &[Vec<u32>],
+    aim: Option<f64>,
+    progress: &dyn Progress,
+) -> Result<(Primal, Dual), SolveError> {
+    let start = Instant::now();
+    let (st, it, end) = run(lp, Rows::Local(keep), TARGET_GAP, aim, progress)?;
+    if !(end.aimed || end.gap <= SOLVED_GAP && end.res_p <= SOLVED_GAP) {
+        return Err(SolveError(format!(
+            "the structured interior point stopped on the localized LP at relative gap {:.1e} (iteration {})",
+            end.gap, end.iterations
+        )));
+    }
+    let rows = near_tight(&st, &it);
+    Ok(solution(lp, &st, it, &end, rows, start, progress))
+}
+
+/// The privacy rows the iterate holds nearly tight ([`NEAR_TIGHT`]).
+fn near_tight(st: &Structure, it: &Iterate) -> Vec<Row> {
+    let mut rows = Vec::new();
+    for k in 0..st.kk {
+        for (r, &p) in st.rows(k).zip(st.out_rows(k)) {
+            let (u, v) = st.pairs[p as usize];
+            if it.s[r] < NEAR_TIGHT * it.x[k * st.n + v as usize] {
+                rows.push((u, v, k as u32));
+            }
+        }
+    }
+    rows
+}
+
+/// The privacy rows of the localized LP: those among `keep\[k\]` for each output k.
+fn local_rows(lp: &PrivacyLp, keep: &[Vec<u32>]) -> Vec<Row> {
+    let mut here = vec![false; lp.n];
+    let mut rows = Vec::new();
+    for (k, ins) in keep.iter().enumerate() {
+        ins.iter().for_each(|&u| here[u as usize] = true);
+        rows.extend(
+            lp.pairs
+                .iter()
+                .filter(|&&(u, v)| here[u] && here[v])
+                .map(|&(u, v)| (u as u32, v as u32, k as u32)),
+        );
+        ins.iter().for_each(|&u| here[u as usize] = false);
+    }
+    rows
+}
+
+/// The converged iterate as the caller's solution: its mechanism, and its best dual
+/// (scaled, sparsified) with the bound it proves.
+fn solution(
+    lp: &PrivacyLp,
+    st: &Structure,
+    it: Iterate,
+    end: &End,
+    rows: Vec<Row>,
+    start: Instant,
+    progress: &dyn Progress,
+) -> (Primal, Dual) {
+    let (n, kk) = (st.n, st.kk);
     // The iterate's slacks and duals are no longer needed: freed before the multipliers
     // are listed (the peak that BYTES_PER_ROW covers).
-    let m = mechanism(&st, &it);
+    let m = mechanism(st, &it);
     drop(it);
     // The dual of row (u, v, k), scaled M[u][k]/c_dn − M[v][k] ≤ 0 here, is c_dn·γ (as
     // Clarabel's, spec/lp.md §5); rows whose constant was capped are left out (γ = 0).
     // γ scaled by 1/Σβ like β's normalization in the verifier (any γ ≥ 0 is valid).
-    let scale = weight_total(&st, &end.z);
+    let scale = weight_total(st, &end.z);
     let gamma: Vec<(u32, u32, u32, f64)> = (0..kk)
         .flat_map(|k| {
-            let (st, end) = (&st, &end);
             st.rows(k).zip(st.out_rows(k)).filter_map(move |(r, &p)| {
                 let (u, v) = st.pairs[p as usize];
                 let z = end.z[r] / scale;
@@ -1043,7 +1217,7 @@ pub fn solve(
         dual.gamma.len(),
         dual.gamma.len() + dropped + free
     ));
-    Ok(Outcome::Solved(
+    (
         Primal {
             m,
             objective: end.pobj,
@@ -1052,7 +1226,7 @@ pub fn solve(
             seconds: start.elapsed().as_secs_f64(),
         },
         dual,
-    ))
+    )
 }
 
 /// The LP `lp` (the whole LP of `warm` restricted to its outputs `keep`) with the privacy
@@ -1070,7 +1244,7 @@ pub(crate) fn solve_rows(
     let start = Instant::now();
     // Its iterations are not lazy rounds: only its summary is reported.
     let quiet = crate::progress::Silent;
-    let (st, it, end) = run(lp, Some((rows, warm, keep)), TARGET_GAP, None, &quiet)?;
+    let (st, it, end) = run(lp, Rows::Working(rows, warm, keep), TARGET_GAP, None, &quiet)?;
     if !(end.gap <= WORKING_GAP && end.res_p <= SOLVED_GAP) {
         return Err(SolveError(format!(
             "the structured interior point stopped on the working set at relative gap {:.1e}, primal residual {:.1e} (iteration {})",
@@ -1170,7 +1344,12 @@ fn bound(st: &Structure, it: &Iterate, rd: &[f64]) -> f64 {
             (0..kk)
                 .map(|k| {
                     let j = k * n + u;
-                    rd[j] + it.y[u] + it.w[j]
+                    if st.absent(j) {
+                        // No rows and no variable: the verifier's bare cost.
+                        st.c_m[j]
+                    } else {
+                        rd[j] + it.y[u] + it.w[j]
+                    }
                 })
                 .fold(f64::INFINITY, f64::min)
         })
@@ -1248,9 +1427,21 @@ fn warm_start(st: &Structure, warm: &Warm, keep: &[usize]) -> Iterate {
 /// `keep`); stops at convergence, at relative gap `target`, on every row also at `aim`
 /// ([`solve`]) or the hand-over, or when the reduced system loses accuracy (then the last
 /// good iterate is returned).
+/// Which privacy rows (and variables) [`run`] solves with.
+#[derive(Clone, Copy)]
+enum Rows<'a> {
+    /// The whole LP: every row, every variable.
+    Every,
+    /// A working set over the outputs `keep` of the whole LP, started from its iterate.
+    Working(&'a [Row], &'a Warm, &'a [usize]),
+    /// A localized LP ([`solve_local`]): output k has variables for the inputs `keep\[k\]`
+    /// only, and the rows among them.
+    Local(&'a [Vec<u32>]),
+}
+
 fn run(
     lp: &PrivacyLp,
-    rows: Option<(&[Row], &Warm, &[usize])>,
+    rows: Rows,
     target: f64,
     aim: Option<f64>,
     progress: &dyn Progress,
@@ -1276,68 +1467,55 @@ fn run(
             }
         }
     }
-    let comp = crate::metric::components(n, &lp.pairs);
-    let mut comps: Vec<Vec<u32>> =
-        vec![vec![]; comp.iter().map(|&c| c as usize + 1).max().unwrap_or(0)];
-    for (u, &c) in comp.iter().enumerate() {
-        comps[c as usize].push(u as u32);
-    }
-    let mut adj = vec![vec![]; n];
-    for &(u, v) in &lp.pairs {
-        adj[u].push(v as u32);
-        adj[v].push(u as u32);
-    }
-    let mut split = Vec::with_capacity(comps.len());
-    for c in comps.iter_mut() {
-        let (order, sp) = dissect(c, &adj);
-        *c = order;
-        split.push(sp);
-    }
-    drop(adj);
-    if std::env::var_os("MDP_BLOCK_DEBUG").is_some() {
-        for (c, sp) in comps
-            .iter()
-            .zip(&split)
-            .filter(|(c, _)| c.len() >= DISSECT_MIN)
-        {
-            let (p1, p2) = sp.top();
-            eprintln!(
-                "component of {}: dissected into {p1} + {p2} + separator {} ({} levels)",
-                c.len(),
-                c.len() - p1 - p2,
-                sp.depth()
-            );
-        }
-    }
-    let mut place = vec![(0u32, 0u32); n];
-    for (c, members) in comps.iter().enumerate() {
-        for (l, &u) in members.iter().enumerate() {
-            place[u as usize] = (c as u32, l as u32);
-        }
-    }
-    let offs = std::iter::once(0)
-        .chain(comps.iter().scan(0, |o, c| {
-            *o += c.len() * c.len();
-            Some(*o)
-        }))
-        .collect();
+    let debug = std::env::var_os("MDP_BLOCK_DEBUG").is_some();
     let np1 = pairs.len();
     let (sel, row_off) = match rows {
-        None => (None, (0..=kk).map(|k| k * np1).collect()),
-        Some((rows, _, _)) => {
+        Rows::Every => (None, (0..=kk).map(|k| k * np1).collect()),
+        Rows::Working(rows, _, _) => {
             let (sel, row_off) = select(rows, kk, n, &pair_index(&pairs, n));
             (Some(sel), row_off)
         }
+        Rows::Local(keep) => {
+            let (sel, row_off) = select(&local_rows(lp, keep), kk, n, &pair_index(&pairs, n));
+            (Some(sel), row_off)
+        }
+    };
+    let (layouts, lay, present) = match rows {
+        Rows::Local(keep) => {
+            let mut present = vec![false; n * kk];
+            let layouts: Vec<Layout> = keep
+                .par_iter()
+                .enumerate()
+                .map(|(k, ins)| {
+                    let mut here = vec![false; n];
+                    ins.iter().for_each(|&u| here[u as usize] = true);
+                    let sel = sel.as_deref().unwrap_or_default();
+                    let rows: Vec<(usize, usize)> = sel[row_off[k]..row_off[k + 1]]
+                        .iter()
+                        .map(|&p| (pairs[p as usize].0 as usize, pairs[p as usize].1 as usize))
+                        .collect();
+                    Layout::new(n, Some(&here), &rows, false)
+                })
+                .collect();
+            for (k, ins) in keep.iter().enumerate() {
+                ins.iter().for_each(|&u| present[k * n + u as usize] = true);
+            }
+            (layouts, (0..kk as u32).collect(), Some(present))
+        }
+        _ => (
+            vec![Layout::new(n, None, &lp.pairs, debug)],
+            vec![0; kk],
+            None,
+        ),
     };
     let st = Structure {
         n,
         kk,
         max_loss,
         pairs,
-        comps,
-        place,
-        split,
-        offs,
+        layouts,
+        lay,
+        present,
         inv_c,
         sel,
         every: (0..np1 as u32).collect(),
@@ -1346,13 +1524,15 @@ fn run(
         c_m,
     };
     let (nv, np) = (st.nv(), st.np());
+    let nv_present = st.nv_present();
     // Each worker thread's block buffers, reused by every iteration (fresh ones per rayon
     // job cost their zeroing: ≈ 2 % of the time on Rome500).
     let pool: Vec<std::sync::Mutex<Work>> = (0..rayon::current_num_threads().max(1))
         .map(|_| std::sync::Mutex::new(Work::for_structure(&st)))
         .collect();
     // A working set's directions may be less accurate (below).
-    let accuracy = if rows.is_some() {
+    let working = matches!(rows, Rows::Working(..));
+    let accuracy = if working {
         WORKING_ACCURACY
     } else {
         ACCURACY
@@ -1375,8 +1555,14 @@ fn run(
         s: vec![1.0 / kk as f64; ni],
         z: vec![START_DUAL / n as f64; ni],
     };
-    if let Some((_, warm, keep)) = rows {
+    if let Rows::Working(_, warm, keep) = rows {
         it = warm_start(&st, warm, keep);
+    } else if let Some(present) = &st.present {
+        for (j, &p) in present.iter().enumerate() {
+            if !p {
+                (it.x[j], it.w[j]) = (0.0, 0.0);
+            }
+        }
     } else if max_loss {
         it.x[n * kk] = cmax;
         for u in 0..n {
@@ -1413,7 +1599,7 @@ fn run(
         rd.par_iter_mut().enumerate().for_each(|(j, r)| {
             let c = if j < n * kk { st.c_m[j] } else { 1.0 };
             let y = if j < n * kk { it.y[j % n] } else { 0.0 };
-            *r = c - y - it.w[j];
+            *r = if st.absent(j) { 0.0 } else { c - y - it.w[j] };
         });
         let (res_pi, sz_p) = if np > 0 {
             rd[..n * kk]
@@ -1464,7 +1650,7 @@ fn run(
                 .map(|(a, b)| a * b)
                 .sum::<f64>()
             + it.x.par_iter().zip(&it.w).map(|(a, b)| a * b).sum::<f64>())
-            / (ni + nv) as f64;
+            / (ni + nv_present) as f64;
         let res_p = rp_l.iter().chain(&rpe).fold(res_pi, |m, v| m.max(v.abs()));
         let res_d = rd.iter().fold(0.0f64, |m, v| m.max(v.abs()));
         let gap = (pobj - dobj).abs() / (1.0 + pobj.abs());
@@ -1485,10 +1671,10 @@ fn run(
         // to it (a certified gap, unlike `gap`'s 1 + |objective|), on a nearly feasible
         // iterate.
         end.aimed =
-            rows.is_none() && aim.is_some_and(|a| aim_met(pobj, end.lb, a) && res_p <= SOLVED_GAP);
+            !working && aim.is_some_and(|a| aim_met(pobj, end.lb, a) && res_p <= SOLVED_GAP);
         if end.aimed
             || end.gap <= target && res_p <= target
-            || (rows.is_none() && iter >= handover_iter && end.gap <= handover_gap)
+            || (!working && iter >= handover_iter && end.gap <= handover_gap)
         {
             break;
         }
@@ -1502,7 +1688,10 @@ fn run(
             });
         }
         if std::env::var_os("MDP_BLOCK_DEBUG").is_some() {
-            let xmin = it.x.iter().cloned().fold(f64::INFINITY, f64::min);
+            let xmin = (0..nv)
+                .filter(|&j| !st.absent(j))
+                .map(|j| it.x[j])
+                .fold(f64::INFINITY, f64::min);
             let smin = it.s.par_iter().cloned().reduce(|| f64::INFINITY, f64::min);
             eprintln!("it {iter}: pobj {pobj:.12} dobj {dobj:.12} gap {gap:.2e} mu {mu:.2e} rp {res_p:.2e} rd {res_d:.2e} xmin {xmin:.2e} smin {smin:.2e}");
         }
@@ -1512,9 +1701,9 @@ fn run(
         // Converged in y; on a working set, once the verifier's bound has stopped
         // improving instead (its dual residual lags: Rome n = 200 reached a y-gap of
         // 5·10⁻¹⁰ with the bound's gap at 6.4·10⁻⁸).
-        if rows.is_none() && gap < target && res_p < 1e-6 && res_d < 1e-6
-            || rows.is_some() && end.gap <= WORKING_GAP && iter >= improved + STALL
-            || rows.is_some() && iter >= improved + 3 * STALL
+        if !working && gap < target && res_p < 1e-6 && res_d < 1e-6
+            || working && end.gap <= WORKING_GAP && iter >= improved + STALL
+            || working && iter >= improved + 3 * STALL
         {
             break;
         }
@@ -1554,7 +1743,7 @@ fn run(
         // takes that primal step only and the run stops (expected loss, every row).
         // The step factor (fraction of the way to the boundary) of this iteration's steps.
         let eta = 0.995f64.max(1.0 - mu).min(0.9999);
-        if let Some(a) = aim.filter(|_| rows.is_none() && !max_loss && res_p <= SOLVED_GAP) {
+        if let Some(a) = aim.filter(|_| !working && !max_loss && res_p <= SOLVED_GAP) {
             let step = eta * ap;
             let dobj: f64 = st.c_m.par_iter().zip(&aff.dx).map(|(c, d)| c * d).sum();
             let pobj_aff = pobj + step * dobj;
@@ -1570,7 +1759,7 @@ fn run(
         let mu_aff = (row_complementarity(&st, &it, ta, &aff.dx, ap, ad)
             + complementarity(s_l, &aff.ds_l, z_l, &aff.dz_l, ap, ad)
             + complementarity(&it.x, &aff.dx, &it.w, &aff.dw, ap, ad))
-            / (ni + nv) as f64;
+            / (ni + nv_present) as f64;
         let sigma = (mu_aff / mu).powi(3).clamp(0.0, 1.0);
         // Corrector: r_sz = S z + ΔS_a Δz_a − σμ (the privacy rows' recomputed per row).
         let sigma_mu = sigma * mu;
@@ -1579,7 +1768,13 @@ fn run(
             .collect();
         let rxw: Vec<f64> = (0..nv)
             .into_par_iter()
-            .map(|j| it.x[j] * it.w[j] + aff.dx[j] * aff.dw[j] - sigma_mu)
+            .map(|j| {
+                if st.absent(j) {
+                    0.0
+                } else {
+                    it.x[j] * it.w[j] + aff.dx[j] * aff.dw[j] - sigma_mu
+                }
+            })
             .collect();
         let tc = Target::Corrector {
             dx: &aff.dx,
@@ -1771,12 +1966,13 @@ fn factor(
     pool: &[std::sync::Mutex<Work>],
 ) -> Result<Factor, SolveError> {
     let (n, kk) = (st.n, st.kk);
-    let total = st.offs[st.comps.len()];
-    let mut inv = spare.unwrap_or_else(|| vec![vec![0.0; total]; kk]);
-    // Without loss rows the Schur complement is Σ_k B_k⁻¹, summed per component as the
-    // blocks are inverted (each thread its own sum), and the dissected inverses stay
-    // compact ([`spd_inverse`]); with them it needs the cost-weighted blocks below.
-    let compact = !st.max_loss;
+    let mut inv = spare.unwrap_or_else(|| (0..kk).map(|k| vec![0.0; st.layout(k).total()]).collect());
+    // Without loss rows the Schur complement is Σ_k B_k⁻¹, summed as the blocks are
+    // inverted (each thread its own sum): per component on the whole LP, where the
+    // dissected inverses stay compact ([`spd_inverse`]), and scattered into n×n sums on a
+    // localized LP, whose outputs' components differ. With loss rows it needs the
+    // cost-weighted blocks below.
+    let compact = !st.max_loss && st.shared();
     for w in pool {
         w.lock().unwrap_or_else(|e| e.into_inner()).acc.fill(0.0);
     }
@@ -1788,47 +1984,61 @@ fn factor(
         let Work { b, l, x, mem, acc } = &mut *work;
         // b is all zeros here: fresh, or cleared entry by entry below.
         let th = &theta[st.rows(k)];
+        let ly = st.layout(k);
         for (i, &p) in st.out_rows(k).iter().enumerate() {
-            let ([uu, vv, uv, vu], _) = st.pattern(p);
+            let ([uu, vv, uv, vu], _) = st.pattern(k, p);
             let (t, a) = (th[i], st.inv_c[p as usize]);
             b[uu] += t * a * a;
             b[vv] += t;
             b[uv] -= t * a;
             b[vu] -= t * a;
         }
-        let mut dmax = vec![0.0f64; st.comps.len()];
+        let mut dmax = vec![0.0f64; ly.comps.len()];
         for u in 0..n {
-            let (d, c) = st.diagonal(u);
+            let Some((d, c)) = st.diagonal(k, u) else {
+                continue;
+            };
             let d = &mut b[d];
             *d += it.w[k * n + u] / it.x[k * n + u];
             dmax[c] = dmax[c].max(*d);
         }
         let mut ok = true;
-        for (c, comp) in st.comps.iter().enumerate() {
-            let (o, m) = (st.offs[c], comp.len());
+        for (c, comp) in ly.comps.iter().enumerate() {
+            let (o, m) = (ly.offs[c], comp.len());
             let (bc, oc) = (&b[o..o + m * m], &mut out[o..o + m * m]);
             let shift = dmax[c] * 1e-14 + 1e-300;
-            ok = spd_inverse(bc, m, &st.split[c], shift, (l, x, mem), !compact, oc);
+            ok = spd_inverse(bc, m, &ly.split[c], shift, (l, x, mem), !compact, oc);
             if !ok {
                 break;
             }
             if compact {
                 // Y follows X in the work buffer ([`spd_inverse`]).
-                let (p1, p2) = st.split[c].top();
+                let (p1, p2) = ly.split[c].top();
                 let y = &x[(p1 + p2) * (m - p1 - p2)..];
                 add_inverse(oc, m, (p1, p2), y, &mut acc[o..o + m * m]);
+            } else if !st.max_loss {
+                // A localized LP: the whole inverse into this thread's n×n sums.
+                for (jb, &j) in comp.iter().enumerate() {
+                    let col = &oc[jb * m..(jb + 1) * m];
+                    let a = &mut acc[j as usize * n..(j as usize + 1) * n];
+                    for (&i, v) in comp.iter().zip(col) {
+                        a[i as usize] += v;
+                    }
+                }
             }
         }
         // Clear the entries written above (B's pattern: the pairs and the diagonal),
         // not the whole buffer: Σ_c n_c² entries per output were ≈ 2 % of the time
         // on Rome500.
         for &p in st.out_rows(k) {
-            let ([_, _, uv, vu], _) = st.pattern(p);
+            let ([_, _, uv, vu], _) = st.pattern(k, p);
             b[uv] = 0.0;
             b[vu] = 0.0;
         }
         for u in 0..n {
-            b[st.diagonal(u).0] = 0.0;
+            if let Some((d, _)) = st.diagonal(k, u) {
+                b[d] = 0.0;
+            }
         }
         if ok {
             Ok(())
@@ -1838,7 +2048,7 @@ fn factor(
             )))
         }
     })?;
-    let mut acc = vec![0.0; if compact { total } else { 0 }];
+    let mut acc = vec![0.0; if st.max_loss { 0 } else { pool[0].lock().unwrap_or_else(|e| e.into_inner()).acc.len() }];
     for w in pool {
         let w = w.lock().unwrap_or_else(|e| e.into_inner());
         acc.iter_mut().zip(&w.acc).for_each(|(a, v)| *a += v);
@@ -1848,8 +2058,9 @@ fn factor(
         // Scatter each component's sum (its lower triangle, mirrored); B⁻¹ is 0 between
         // components.
         let mut sums = vec![0.0; ns * ns];
-        for (c, comp) in st.comps.iter().enumerate() {
-            let (a, m) = (&acc[st.offs[c]..st.offs[c + 1]], comp.len());
+        let ly = &st.layouts[0];
+        for (c, comp) in ly.comps.iter().enumerate() {
+            let (a, m) = (&acc[ly.offs[c]..ly.offs[c + 1]], comp.len());
             for (jb, &j) in comp.iter().enumerate() {
                 for (ia, &i) in comp.iter().enumerate().skip(jb) {
                     let v = a[jb * m + ia];
@@ -1859,6 +2070,9 @@ fn factor(
             }
         }
         sums
+    } else if !st.max_loss {
+        // A localized LP's n×n sums, whole.
+        acc
     } else {
         cost_weighted_sums(st, &inv, ns)
     };
@@ -1907,8 +2121,9 @@ fn cost_weighted_sums(st: &Structure, inv: &[Vec<f64>], ns: usize) -> Vec<f64> {
         .fold(
             || vec![0.0; ns * ns],
             |mut acc, (k, bks)| {
-                for (c, comp) in st.comps.iter().enumerate() {
-                    let (bi, m) = (&bks[st.offs[c]..st.offs[c + 1]], comp.len());
+                let ly = st.layout(k);
+                for (c, comp) in ly.comps.iter().enumerate() {
+                    let (bi, m) = (&bks[ly.offs[c]..ly.offs[c + 1]], comp.len());
                     for (a, &i) in comp.iter().enumerate() {
                         let i = i as usize;
                         for (b, &j) in comp.iter().enumerate() {
@@ -1954,11 +2169,13 @@ fn apply_binv(st: &Structure, f: &Factor, r: &[f64]) -> Vec<f64> {
         .par_chunks_mut(n)
         .zip(r[..n * st.kk].par_chunks(n))
         .zip(f.inv.par_iter())
-        .for_each(|((tk, rk), bks)| {
-            for (c, comp) in st.comps.iter().enumerate() {
+        .enumerate()
+        .for_each(|(k, ((tk, rk), bks))| {
+            let ly = st.layout(k);
+            for (c, comp) in ly.comps.iter().enumerate() {
                 mul_vec_on(
-                    &bks[st.offs[c]..st.offs[c + 1]],
-                    st.split[c].top(),
+                    &bks[ly.offs[c]..ly.offs[c + 1]],
+                    ly.split[c].top(),
                     f.compact,
                     comp,
                     rk,
@@ -2040,7 +2257,13 @@ fn apply_reduced(
     let (n, kk, np) = (st.n, st.kk, st.np());
     let mut g: Vec<f64> = (0..st.nv())
         .into_par_iter()
-        .map(|j| it.w[j] / it.x[j] * dx[j] - if j < n * kk { dy[j % n] } else { 0.0 })
+        .map(|j| {
+            if st.absent(j) {
+                0.0
+            } else {
+                it.w[j] / it.x[j] * dx[j] - if j < n * kk { dy[j % n] } else { 0.0 }
+            }
+        })
         .collect();
     if np > 0 {
         g[..n * kk]
@@ -2115,7 +2338,13 @@ fn direction(
     }
     let r1: Vec<f64> = (0..st.nv())
         .into_par_iter()
-        .map(|j| -rd[j] - aq[j] - rxw[j] / it.x[j])
+        .map(|j| {
+            if st.absent(j) {
+                0.0
+            } else {
+                -rd[j] - aq[j] - rxw[j] / it.x[j]
+            }
+        })
         .collect();
     let r2: Vec<f64> = rpe.iter().map(|v| -v).collect();
     let (mut dx, mut dy) = reduced_solve(st, f, &r1, &r2)?;
@@ -2158,7 +2387,13 @@ fn direction(
         .collect();
     let dw: Vec<f64> = (0..st.nv())
         .into_par_iter()
-        .map(|j| (-rxw[j] - it.w[j] * dx[j]) / it.x[j])
+        .map(|j| {
+            if st.absent(j) {
+                0.0
+            } else {
+                (-rxw[j] - it.w[j] * dx[j]) / it.x[j]
+            }
+        })
         .collect();
     Ok(Direction {
         accuracy,

@@ -8,6 +8,7 @@ pub mod block_angular;
 pub mod block_ipm;
 pub mod certificate;
 pub mod ipm;
+pub mod local;
 pub mod model;
 pub mod mps;
 pub mod repair;

@@ -64,6 +64,9 @@ fn solve_float(
             // repaired and verified exactly; if it fails, the lazy rows start as
             // `--solver ipm`'s do.
             let start = std::time::Instant::now();
+            if let Some(found) = solve_localized(lp, aim, progress) {
+                return Ok((found.0, dual.then_some(found.1)));
+            }
             let (mut used, mut warm) = (None, None);
             let rows = match crate::lp::block_ipm::solve(lp, aim, progress) {
                 Ok(crate::lp::block_ipm::Outcome::Solved(p, d)) => {
@@ -111,6 +114,55 @@ fn solve_float(
             Ok((p, d))
         }
     }
+}
+
+/// The localized LP (spec/lp.md §4.6) when it applies: solved by the structured interior
+/// point on each output's neighbourhood, its mechanism completed. `None` (with a note)
+/// when it does not apply, fails, or its completed loss is further from its dual's bound
+/// than the aim (else [`crate::lp::block_ipm::SOLVED_GAP`]): the whole LP is then solved.
+fn solve_localized(
+    lp: &PrivacyLp,
+    aim: Option<f64>,
+    progress: &dyn Progress,
+) -> Option<(simplex::Primal, simplex::Dual)> {
+    use crate::lp::{block_ipm, local};
+    let keep = local::neighbourhoods(lp)?;
+    let held: usize = keep.iter().map(Vec::len).sum();
+    progress.note(&format!(
+        "lp: localized LP: {held} of {} variables (outputs' neighbourhoods, chained decay {})",
+        lp.n * lp.k(),
+        local::DECAY
+    ));
+    let (mut p, d) = match block_ipm::solve_local(lp, &keep, aim, progress) {
+        Ok(x) => x,
+        Err(e) => {
+            progress.note(&format!("lp: {e}; solving the whole LP"));
+            return None;
+        }
+    };
+    local::complete(lp, &mut p.m, &keep);
+    let kk = lp.k();
+    let upper: f64 = (0..lp.n)
+        .map(|u| {
+            let (row, c) = (&p.m[u * kk..(u + 1) * kk], &lp.cost_dn[u * kk..(u + 1) * kk]);
+            let s: f64 = row.iter().sum();
+            lp.prior_f64(u) * row.iter().zip(c).map(|(x, c)| x * c).sum::<f64>() / s
+        })
+        .sum();
+    let slack = match aim {
+        Some(a) => a * upper.abs(),
+        None => block_ipm::SOLVED_GAP * (1.0 + upper.abs()),
+    };
+    if !(upper - d.objective <= slack) {
+        progress.note(&format!(
+            "lp: the localized LP's completed loss {upper:.10e} is {:.1e} above its bound {:.10e}; solving the whole LP",
+            upper - d.objective,
+            d.objective
+        ));
+        return None;
+    }
+    p.objective = upper;
+    Some((p, d))
 }
 
 /// A certified LP mechanism and what was measured while building it.

@@ -1,0 +1,130 @@
+//! The localized PMO LP (spec/lp.md §4.6): under pure ε·d privacy an output's probability
+//! can fall by at most e^{ε d} per privacy row, and at the optimum it does fall at that
+//! rate away from the inputs that prefer the output. So on a `--within` LP whose chains
+//! are long (ε·η large against the space's extent), output k only needs variables for
+//! the inputs within a chained decay of [`DECAY`] (a factor e^{−37} ≈ 10⁻¹⁶) of its
+//! *cell*, the inputs whose cheapest output it is ([`neighbourhoods`]). The structured
+//! interior point solves that LP with one small block per output
+//! ([`super::block_ipm::solve_local`]); its row duals bound the whole LP as they are
+//! (the verifier takes an absent variable's bare cost), and its mechanism is completed
+//! outside the neighbourhoods by the largest chained decay ([`complete`]), which satisfies
+//! every privacy row of the pair set. The exact repair and the exact dual check then
+//! decide, as for every float solution: nothing here is trusted.
+
+use super::model::{Objective, PrivacyLp};
+use crate::metric::Ord64;
+use rayon::prelude::*;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// The chained decay ln(1/10⁻¹⁶) beyond which an output's probabilities are left out: the
+/// completed mass there is below 10⁻¹⁶ of the cell's, under the float rounding of a
+/// row's entries.
+pub const DECAY: f64 = 37.0;
+
+/// Localize only when the neighbourhoods hold at most this share of the n·K variables:
+/// above it the whole LP's shared block layout is cheaper.
+pub const MAX_SHARE: f64 = 0.5;
+
+/// The privacy rows' graph: for each input u, the pairs (u, v) with ln c_dn(u, v) (the
+/// row M\[u\]\[k\] ≤ c_dn M\[v\]\[k\] lets M\[v\]\[k\] fall to M\[u\]\[k\]/c_dn).
+fn decay_graph(lp: &PrivacyLp) -> Vec<Vec<(u32, f64)>> {
+    let n = lp.n;
+    let mut adj = vec![vec![]; n];
+    for &(u, v) in &lp.pairs {
+        adj[u].push((v as u32, lp.c_dn[u * n + v].max(1.0).ln()));
+    }
+    adj
+}
+
+/// Dijkstra from the sources `dist` (finite entries) over `adj`, settling inputs up to
+/// `limit`; `dist` holds the chained lengths found (∞ beyond the limit).
+fn chain_lengths(adj: &[Vec<(u32, f64)>], dist: &mut [f64], limit: f64) {
+    let mut heap: BinaryHeap<Reverse<(Ord64, u32)>> = dist
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| d.is_finite())
+        .map(|(u, &d)| Reverse((Ord64(d), u as u32)))
+        .collect();
+    while let Some(Reverse((Ord64(d), u))) = heap.pop() {
+        if d > dist[u as usize] {
+            continue;
+        }
+        for &(v, w) in &adj[u as usize] {
+            let nd = d + w;
+            if nd <= limit && nd < dist[v as usize] {
+                dist[v as usize] = nd;
+                heap.push(Reverse((Ord64(nd), v)));
+            }
+        }
+    }
+}
+
+/// Each output's neighbourhood: the inputs within a chained decay of [`DECAY`] of the
+/// output's cell (the inputs for which it is a cheapest output), sorted. `None` when
+/// localizing does not apply (a max loss) or does not pay (more than [`MAX_SHARE`] of the
+/// variables).
+pub fn neighbourhoods(lp: &PrivacyLp) -> Option<Vec<Vec<u32>>> {
+    if lp.objective == Objective::MaxLoss {
+        return None;
+    }
+    let (n, kk) = (lp.n, lp.k());
+    let mut cells = vec![vec![]; kk];
+    for u in 0..n {
+        let c = &lp.cost_dn[u * kk..(u + 1) * kk];
+        let min = c.iter().cloned().fold(f64::INFINITY, f64::min);
+        for (k, &v) in c.iter().enumerate() {
+            if v <= min {
+                cells[k].push(u);
+            }
+        }
+    }
+    let adj = decay_graph(lp);
+    let keep: Vec<Vec<u32>> = cells
+        .par_iter()
+        .map(|cell| {
+            let mut dist = vec![f64::INFINITY; n];
+            cell.iter().for_each(|&u| dist[u] = 0.0);
+            chain_lengths(&adj, &mut dist, DECAY);
+            (0..n as u32)
+                .filter(|&u| dist[u as usize].is_finite())
+                .collect()
+        })
+        .collect();
+    let held: usize = keep.iter().map(Vec::len).sum();
+    (held as f64 <= MAX_SHARE * (n * kk) as f64).then_some(keep)
+}
+
+/// Complete the localized LP's mechanism `m` (n×K, zeros outside `keep`): every entry
+/// becomes the largest chained decay max_v M\[v\]\[k\]/C(v → u) over the held entries, C the
+/// product of c_dn along a path of privacy rows (so held entries stay unless a path
+/// outside the neighbourhood is shorter). The result satisfies every privacy row of the
+/// pair set in exact arithmetic on these floats (a row's two ends differ by at most one
+/// edge of the paths); its rows sum to 1 plus the completed mass, which the repair
+/// normalizes away.
+pub fn complete(lp: &PrivacyLp, m: &mut [f64], keep: &[Vec<u32>]) {
+    let (n, kk) = (lp.n, lp.k());
+    let adj = decay_graph(lp);
+    let cols: Vec<Vec<f64>> = keep
+        .par_iter()
+        .enumerate()
+        .map(|(k, ins)| {
+            let mut dist = vec![f64::INFINITY; n];
+            for &u in ins {
+                let x = m[u as usize * kk + k];
+                if x > 0.0 {
+                    dist[u as usize] = -x.ln();
+                }
+            }
+            // Below e^{−700} an entry is 0 in f64 anyway.
+            chain_lengths(&adj, &mut dist, 700.0);
+            dist.iter().map(|d| (-d).exp()).collect()
+        })
+        .collect();
+    for (k, col) in cols.iter().enumerate() {
+        for (u, &x) in col.iter().enumerate() {
+            let e = &mut m[u * kk + k];
+            *e = e.max(x);
+        }
+    }
+}

@@ -1118,17 +1118,67 @@ pub fn solve_local(
     keep: &[Vec<u32>],
     aim: Option<f64>,
     progress: &dyn Progress,
-) -> Result<(Primal, Dual), SolveError> {
+) -> Result<Localized, SolveError> {
     let start = Instant::now();
     let (st, it, end) = run(lp, Rows::Local(keep), TARGET_GAP, aim, progress)?;
-    if !(end.aimed || end.gap <= SOLVED_GAP && end.res_p <= SOLVED_GAP) {
+    let converged = end.gap <= SOLVED_GAP || end.y_gap <= SOLVED_GAP;
+    if !(end.aimed || converged && end.res_p <= SOLVED_GAP) {
         return Err(SolveError(format!(
             "the structured interior point stopped on the localized LP at relative gap {:.1e} (iteration {})",
             end.gap, end.iterations
         )));
     }
+    let (entering, shortfall) = pricing(&st, &end.z);
     let rows = near_tight(&st, &it);
-    Ok(solution(lp, &st, it, &end, rows, start, progress))
+    let (primal, dual) = solution(lp, &st, it, &end, rows, start, progress);
+    Ok(Localized {
+        primal,
+        dual,
+        entering,
+        shortfall,
+    })
+}
+
+/// What [`solve_local`] found.
+pub struct Localized {
+    pub primal: Primal,
+    pub dual: Dual,
+    /// The absent variables (u, k) whose bare cost lies below input u's least reduced cost
+    /// over its present ones, α_u: they price in, and the bound falls short by
+    /// `shortfall` = Σ_u (α_u − min(α_u, least such cost)).
+    pub entering: Vec<(u32, u32)>,
+    pub shortfall: f64,
+}
+
+/// The absent variables that price in against the row duals `z` ([`Localized`]).
+fn pricing(st: &Structure, z: &[f64]) -> (Vec<(u32, u32)>, f64) {
+    let (n, kk) = (st.n, st.kk);
+    let mut g = st.c_m.clone();
+    g.par_chunks_mut(n).enumerate().for_each(|(k, gk)| {
+        let zk = &z[st.rows(k)];
+        for (i, &p) in st.out_rows(k).iter().enumerate() {
+            let (u, v) = st.pairs[p as usize];
+            gk[u as usize] += zk[i] * st.inv_c[p as usize];
+            gk[v as usize] -= zk[i];
+        }
+    });
+    let (mut entering, mut shortfall) = (vec![], 0.0);
+    for u in 0..n {
+        let alpha = (0..kk)
+            .filter(|&k| !st.absent(k * n + u))
+            .map(|k| g[k * n + u])
+            .fold(f64::INFINITY, f64::min);
+        let mut least = alpha;
+        for k in (0..kk).filter(|&k| st.absent(k * n + u)) {
+            let c = st.c_m[k * n + u];
+            if c < alpha {
+                entering.push((u as u32, k as u32));
+                least = least.min(c);
+            }
+        }
+        shortfall += alpha - least;
+    }
+    (entering, shortfall)
 }
 
 /// The privacy rows the iterate holds nearly tight ([`NEAR_TIGHT`]).
@@ -1317,6 +1367,9 @@ struct End {
     z: Vec<f64>,
     /// It stopped at the caller's aim ([`solve`]'s `aim`), short of [`TARGET_GAP`].
     aimed: bool,
+    /// The relative gap between the objective and the row-sum duals' Σy (converged in y
+    /// while the verifier's bound may lag).
+    y_gap: f64,
 }
 
 /// The total the verifier normalizes the objective weights by: Σβ, β the loss rows' duals
@@ -1585,6 +1638,7 @@ fn run(
         iterations: 0,
         z: vec![],
         aimed: false,
+        y_gap: f64::INFINITY,
     };
     // Whether `end` describes the current iterate (not when MAX_ITER ran out after a step).
     let mut measured = false;
@@ -1654,6 +1708,7 @@ fn run(
         let res_p = rp_l.iter().chain(&rpe).fold(res_pi, |m, v| m.max(v.abs()));
         let res_d = rd.iter().fold(0.0f64, |m, v| m.max(v.abs()));
         let gap = (pobj - dobj).abs() / (1.0 + pobj.abs());
+        end.y_gap = gap;
         // Near the optimum the dual residual can grow while the primal settles: the dual
         // kept is the one whose verifier bound is best (spec/lp.md §4.3).
         let lb = bound(&st, &it, &rd);

@@ -60,31 +60,37 @@ fn chain_lengths(adj: &[Vec<(u32, f64)>], dist: &mut [f64], limit: f64) {
     }
 }
 
-/// Each output's neighbourhood: the inputs within a chained decay of [`DECAY`] of the
-/// output's cell (the inputs for which it is a cheapest output), sorted. `None` when
-/// localizing does not apply (a max loss) or does not pay (more than [`MAX_SHARE`] of the
-/// variables).
-pub fn neighbourhoods(lp: &PrivacyLp) -> Option<Vec<Vec<u32>>> {
+/// Each output's cell: the inputs for which it is a cheapest output (the first seeds of
+/// [`neighbourhoods`]); `None` for a max loss, which is not localized.
+pub fn cells(lp: &PrivacyLp) -> Option<Vec<Vec<u32>>> {
     if lp.objective == Objective::MaxLoss {
         return None;
     }
-    let (n, kk) = (lp.n, lp.k());
+    let kk = lp.k();
     let mut cells = vec![vec![]; kk];
-    for u in 0..n {
+    for u in 0..lp.n {
         let c = &lp.cost_dn[u * kk..(u + 1) * kk];
         let min = c.iter().cloned().fold(f64::INFINITY, f64::min);
         for (k, &v) in c.iter().enumerate() {
             if v <= min {
-                cells[k].push(u);
+                cells[k].push(u as u32);
             }
         }
     }
+    Some(cells)
+}
+
+/// Each output's neighbourhood: the inputs within a chained decay of [`DECAY`] of its
+/// seeds (its cell, [`cells`], and the inputs that priced in on an earlier solve), sorted.
+/// `None` when localizing does not pay (more than [`MAX_SHARE`] of the variables).
+pub fn neighbourhoods(lp: &PrivacyLp, seeds: &[Vec<u32>]) -> Option<Vec<Vec<u32>>> {
+    let (n, kk) = (lp.n, lp.k());
     let adj = decay_graph(lp);
-    let keep: Vec<Vec<u32>> = cells
+    let keep: Vec<Vec<u32>> = seeds
         .par_iter()
         .map(|cell| {
             let mut dist = vec![f64::INFINITY; n];
-            cell.iter().for_each(|&u| dist[u] = 0.0);
+            cell.iter().for_each(|&u| dist[u as usize] = 0.0);
             chain_lengths(&adj, &mut dist, DECAY);
             (0..n as u32)
                 .filter(|&u| dist[u as usize].is_finite())
@@ -101,8 +107,10 @@ pub fn neighbourhoods(lp: &PrivacyLp) -> Option<Vec<Vec<u32>>> {
 /// outside the neighbourhood is shorter). The result satisfies every privacy row of the
 /// pair set in exact arithmetic on these floats (a row's two ends differ by at most one
 /// edge of the paths); its rows sum to 1 plus the completed mass, which the repair
-/// normalizes away.
-pub fn complete(lp: &PrivacyLp, m: &mut [f64], keep: &[Vec<u32>]) {
+/// normalizes away. Returns the *spills*: the entries (u, k) outside the neighbourhoods
+/// completed above [`SPILL`], where the neighbourhood was too small (normalizing them away
+/// would cost the repair a mix of their order over c − 1 of the nearest pairs).
+pub fn complete(lp: &PrivacyLp, m: &mut [f64], keep: &[Vec<u32>]) -> Vec<(u32, u32)> {
     let (n, kk) = (lp.n, lp.k());
     let adj = decay_graph(lp);
     let cols: Vec<Vec<f64>> = keep
@@ -121,10 +129,43 @@ pub fn complete(lp: &PrivacyLp, m: &mut [f64], keep: &[Vec<u32>]) {
             dist.iter().map(|d| (-d).exp()).collect()
         })
         .collect();
+    let mut spills = vec![];
+    let mut held = vec![false; n];
     for (k, col) in cols.iter().enumerate() {
+        keep[k].iter().for_each(|&u| held[u as usize] = true);
         for (u, &x) in col.iter().enumerate() {
             let e = &mut m[u * kk + k];
             *e = e.max(x);
+            if !held[u] && x > SPILL {
+                spills.push((u as u32, k as u32));
+            }
         }
+        keep[k].iter().for_each(|&u| held[u as usize] = false);
     }
+    spills
+}
+
+/// The largest completed entry outside a neighbourhood that needs no larger one.
+pub const SPILL: f64 = 1e-13;
+
+/// The exact repair's uniform mix r = t/(1−t) for the float mechanism `m` (n×K), estimated
+/// in floats (`lp::repair` step 3, which bounds it rigorously): the rows normalized to H,
+/// the largest (H\[u\]\[k\] − c H\[v\]\[k\])·K/(c − 1) over the privacy rows with c > 1.
+pub fn mix_estimate(lp: &PrivacyLp, m: &[f64]) -> f64 {
+    let (n, kk) = (lp.n, lp.k());
+    let sums: Vec<f64> = m.chunks(kk).map(|r| r.iter().sum()).collect();
+    lp.pairs
+        .par_iter()
+        .map(|&(u, v)| {
+            let c = lp.c_dn[u * n + v];
+            if c <= 1.0 {
+                return 0.0;
+            }
+            let (hu, hv) = (&m[u * kk..(u + 1) * kk], &m[v * kk..(v + 1) * kk]);
+            hu.iter()
+                .zip(hv)
+                .map(|(a, b)| (a / sums[u] - c * b / sums[v]) * kk as f64 / (c - 1.0))
+                .fold(0.0, f64::max)
+        })
+        .reduce(|| 0.0, f64::max)
 }

@@ -117,53 +117,84 @@ fn solve_float(
 }
 
 /// The localized LP (spec/lp.md §4.6) when it applies: solved by the structured interior
-/// point on each output's neighbourhood, its mechanism completed. `None` (with a note)
-/// when it does not apply, fails, or its completed loss is further from its dual's bound
-/// than the aim (else [`crate::lp::block_ipm::SOLVED_GAP`]): the whole LP is then solved.
+/// point on each output's neighbourhood, its mechanism completed. Absent variables that
+/// price in against its dual become seeds of their outputs' neighbourhoods and the LP is
+/// solved again (at most [`LOCAL_ROUNDS`] times). `None` (with a note) when it does not
+/// apply, fails, or its completed loss is further from its dual's bound than the aim (else
+/// [`crate::lp::block_ipm::SOLVED_GAP`]): the whole LP is then solved.
 fn solve_localized(
     lp: &PrivacyLp,
     aim: Option<f64>,
     progress: &dyn Progress,
 ) -> Option<(simplex::Primal, simplex::Dual)> {
     use crate::lp::{block_ipm, local};
-    let keep = local::neighbourhoods(lp)?;
-    let held: usize = keep.iter().map(Vec::len).sum();
-    progress.note(&format!(
-        "lp: localized LP: {held} of {} variables (outputs' neighbourhoods, chained decay {})",
-        lp.n * lp.k(),
-        local::DECAY
-    ));
-    let (mut p, d) = match block_ipm::solve_local(lp, &keep, aim, progress) {
-        Ok(x) => x,
-        Err(e) => {
-            progress.note(&format!("lp: {e}; solving the whole LP"));
+    let mut seeds = local::cells(lp)?;
+    let start = std::time::Instant::now();
+    for round in 1..=LOCAL_ROUNDS {
+        let keep = local::neighbourhoods(lp, &seeds)?;
+        let held: usize = keep.iter().map(Vec::len).sum();
+        progress.note(&format!(
+            "lp: localized LP (round {round}): {held} of {} variables (outputs' neighbourhoods, chained decay {})",
+            lp.n * lp.k(),
+            local::DECAY
+        ));
+        let found = match block_ipm::solve_local(lp, &keep, aim, progress) {
+            Ok(x) => x,
+            Err(e) => {
+                progress.note(&format!("lp: {e}; solving the whole LP"));
+                return None;
+            }
+        };
+        let (mut p, d) = (found.primal, found.dual);
+        let spills = local::complete(lp, &mut p.m, &keep);
+        let kk = lp.k();
+        let upper: f64 = (0..lp.n)
+            .map(|u| {
+                let (row, c) = (&p.m[u * kk..(u + 1) * kk], &lp.cost_dn[u * kk..(u + 1) * kk]);
+                let s: f64 = row.iter().sum();
+                lp.prior_f64(u) * row.iter().zip(c).map(|(x, c)| x * c).sum::<f64>() / s
+            })
+            .sum();
+        let slack = match aim {
+            Some(a) => a * upper.abs(),
+            None => block_ipm::SOLVED_GAP * (1.0 + upper.abs()),
+        };
+        // The repair mixes in the uniform mechanism at r/(1 + r): its loss moves towards
+        // the uniform one's.
+        let r = local::mix_estimate(lp, &p.m);
+        let uniform: f64 = (0..lp.n)
+            .map(|u| lp.prior_f64(u) * lp.cost_dn[u * kk..(u + 1) * kk].iter().sum::<f64>() / kk as f64)
+            .sum();
+        let upper = upper + r / (1.0 + r) * (uniform - upper).max(0.0);
+        if upper - d.objective <= slack {
+            p.objective = upper;
+            p.seconds = start.elapsed().as_secs_f64();
+            return Some((p, d));
+        }
+        if found.entering.is_empty() && spills.is_empty() || round == LOCAL_ROUNDS {
+            progress.note(&format!(
+                "lp: the localized LP's completed loss {upper:.10e} (the repair's mix ≈ {r:.1e} included) is {:.1e} above its bound {:.10e}; solving the whole LP",
+                upper - d.objective,
+                d.objective
+            ));
             return None;
         }
-    };
-    local::complete(lp, &mut p.m, &keep);
-    let kk = lp.k();
-    let upper: f64 = (0..lp.n)
-        .map(|u| {
-            let (row, c) = (&p.m[u * kk..(u + 1) * kk], &lp.cost_dn[u * kk..(u + 1) * kk]);
-            let s: f64 = row.iter().sum();
-            lp.prior_f64(u) * row.iter().zip(c).map(|(x, c)| x * c).sum::<f64>() / s
-        })
-        .sum();
-    let slack = match aim {
-        Some(a) => a * upper.abs(),
-        None => block_ipm::SOLVED_GAP * (1.0 + upper.abs()),
-    };
-    if !(upper - d.objective <= slack) {
         progress.note(&format!(
-            "lp: the localized LP's completed loss {upper:.10e} is {:.1e} above its bound {:.10e}; solving the whole LP",
-            upper - d.objective,
-            d.objective
+            "lp: {} absent variables price in (the bound falls {:.1e} short) and {} completed entries spill over {:.0e} (the repair's mix ≈ {r:.1e}): they join their outputs' neighbourhoods",
+            found.entering.len(),
+            found.shortfall,
+            spills.len(),
+            local::SPILL
         ));
-        return None;
+        for (u, k) in found.entering.into_iter().chain(spills) {
+            seeds[k as usize].push(u);
+        }
     }
-    p.objective = upper;
-    Some((p, d))
+    None
 }
+
+/// Most solves of the localized LP before the whole LP is solved instead.
+const LOCAL_ROUNDS: usize = 3;
 
 /// A certified LP mechanism and what was measured while building it.
 pub struct Built {

@@ -131,7 +131,10 @@ def main() -> None:
             r = run([str(BIN / "mdp"), "build", "pmo", *base, *e, *g, "-o", str(out)], a.limit)
             st = stats(r["err"])
             lb, ub = st.get("certified_lower_bound"), (st.get("expected_loss") or [None, None])[1]
-            rows.append({"eps": eps, "method": "ours: pmo (whole LP, structured)" + (f", --gap {gap}" if gap else ""),
+            local = [l for l in r["err"].splitlines() if "localized LP (round" in l]
+            whole = any("solving the whole LP" in l for l in r["err"].splitlines())
+            how = "whole LP" if not local or whole else f"localized, {len(local)} round(s)"
+            rows.append({"eps": eps, "method": f"ours: pmo ({how})" + (f", --gap {gap}" if gap else ""),
                          "status": "ok" if r["code"] == 0 else ("timeout" if r["code"] is None else f"exit {r['code']}"),
                          "objective": st.get("lp", {}).get("objective"),
                          "certified_lb": lb, "audited_ub": ub,

@@ -68,6 +68,10 @@ def main() -> None:
     ap.add_argument("--work", default="/tmp/benders_growth")
     ap.add_argument("--skip-peers", action="store_true", help="Benders only (no pmo, no HiGHS)")
     ap.add_argument("--skip-pmo", action="store_true", help="no `mdp build pmo` (e.g. it hit the limit before)")
+    ap.add_argument("--skip-benders", action="store_true", help="no `mdp build benders`")
+    ap.add_argument("--pmo-gap", type=float, default=None, help="pass --gap REL to `mdp build pmo`")
+    ap.add_argument("--max-entries", type=int, default=None,
+                    help="pass --max-entries to mdp (N = 5 000 needs 25 000 000)")
     ap.add_argument("--partitioning", default="km-dv", help="--partitioning of `mdp build benders`")
     ap.add_argument("--peers-upto", type=int, default=None,
                     help="run pmo and HiGHS only for N up to this (larger N: 'not run')")
@@ -82,9 +86,12 @@ def main() -> None:
         if a.peers_upto is not None and n > a.peers_upto:
             stopped |= {"pmo", "highs"}
         base = instance(n, work, a.city)
+        if a.max_entries:
+            base += ["--max-entries", str(a.max_entries)]
         out = work / f"benders{n}.json"
-        r = run([str(BIN / "mdp"), "build", "benders", *base, "--partitioning", a.partitioning,
-                 "--max-iter", str(a.max_iter), "-o", str(out)], a.limit)
+        r = (run([str(BIN / "mdp"), "build", "benders", *base, "--partitioning", a.partitioning,
+                  "--max-iter", str(a.max_iter), "-o", str(out)], a.limit)
+             if not a.skip_benders else {"code": "skipped", "err": "", "seconds": 0})
         st = stats(r["err"])
         b = st.get("benders", {})
         shape = b.get("shape", {})
@@ -92,7 +99,7 @@ def main() -> None:
         last = [l for l in r["err"].splitlines() if l.startswith("benders: iter")]
         sizes = [l for l in r["err"].splitlines() if l.startswith("benders: ") and "records," in l]
         rows.append({"n": n, "method": f"ours: benders ({a.partitioning}, C = n/60, max-iter {a.max_iter})",
-                     "status": b.get("status", status(r)),
+                     "status": "not run (skipped)" if a.skip_benders else b.get("status", status(r)),
                      "rows": st.get("lp", {}).get("rows_total"),
                      "shape": f"{shape.get('partitions')} subsets, {shape.get('master_records')} master, largest {shape.get('free_max')}" if shape else None,
                      "lb_float": b.get("lb_float"), "ub_float": b.get("ub_float"),
@@ -106,12 +113,24 @@ def main() -> None:
                          "status": "not run (skipped)" if a.skip_peers or a.skip_pmo or (a.peers_upto or n) < n else "not run (hit the limit at a smaller N)"})
         else:
             out = work / f"pmo{n}.json"
-            r = run([str(BIN / "mdp"), "build", "pmo", *base, "-o", str(out)], a.limit)
+            gap = ["--gap", str(a.pmo_gap)] if a.pmo_gap else []
+            r = run(["/usr/bin/time", "-f", "peak %M KB", str(BIN / "mdp"), "build", "pmo", *base, *gap,
+                     "-o", str(out)], a.limit)
             st = stats(r["err"])
-            rows.append({"n": n, "method": "ours: pmo (whole LP, lazy rows)", "status": status(r),
+            el = (st.get("expected_loss") or [None, None])[1]
+            lb = st.get("certified_lower_bound")
+            notes = [l for l in r["err"].splitlines() if "localized LP (round" in l]
+            peak = [l for l in r["err"].splitlines() if l.startswith("peak ")]
+            rows.append({"n": n, "method": "ours: pmo" + (f" --gap {a.pmo_gap}" if a.pmo_gap else ""),
+                         "status": status(r),
                          "rows": st.get("lp", {}).get("rows_total"),
-                         "objective": st.get("lp", {}).get("objective"),
-                         "certified_lb": st.get("certified_lower_bound"),
+                         "objective": el,
+                         "certified_lb": lb,
+                         "certified_gap": (el - lb) / el if el and lb else None,
+                         "localized": notes[-1][len("lp: "):] if notes else "whole LP",
+                         "iterations": st.get("lp", {}).get("rounds"),
+                         "peak": peak[-1][len("peak "):] if peak else None,
+                         "audit": audit(out) if r["code"] == 0 else None,
                          "seconds": round(r["seconds"], 1)})
             if r["code"] != 0:
                 stopped.add("pmo")
@@ -151,6 +170,11 @@ def main() -> None:
                        f"certified ≥ {r.get('certified_lb')}")
                 if r.get("audit"):
                     res += f"; audit: {json.dumps(r['audit'])}"
+            elif "certified_gap" in r:
+                res = (f"audited loss {r.get('objective')}, certified ≥ {r.get('certified_lb')} "
+                       f"(gap {r['certified_gap']:.1e}); {r.get('localized')}; "
+                       f"{r.get('iterations')} iterations; peak {r.get('peak')}; "
+                       f"audit: {json.dumps(r.get('audit'))}") if r.get("certified_gap") is not None else str(r.get("status"))
             elif "certified_lb" in r:
                 res = f"{r.get('objective')} (certified ≥ {r.get('certified_lb')})"
             else:

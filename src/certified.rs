@@ -48,8 +48,19 @@ impl Certified {
         document: &serde_json::Value,
         progress: &dyn Progress,
     ) -> Result<Certified, CertifyError> {
+        Self::certify_within(document, &Limits::default(), progress)
+    }
+
+    /// [`Certified::certify`] under the reader's `limits` (a producer whose space was
+    /// admitted past the default `--max-entries` reads its own file back the same way; a
+    /// reader then needs that flag too).
+    pub fn certify_within(
+        document: &serde_json::Value,
+        limits: &Limits,
+        progress: &dyn Progress,
+    ) -> Result<Certified, CertifyError> {
         let text = document.to_string();
-        let limits = Limits::default();
+        let limits = *limits;
         if text.len() as u64 > limits.max_bytes {
             return Err(CertifyError::TooLarge {
                 bytes: text.len() as u64,

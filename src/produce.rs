@@ -706,6 +706,9 @@ pub fn build(
             };
             let solver = match *solver {
                 Solver::Auto if fits_block(rows) => Solver::Block,
+                // The localized LP (its rows and blocks a fraction of the whole LP's;
+                // spec/lp.md §4.6), Clarabel's lazy rows where it does not apply.
+                Solver::Auto if pmo.within.is_some() => Solver::Auto,
                 Solver::Auto => Solver::Ipm,
                 s => s,
             };
@@ -865,7 +868,20 @@ fn package(
     }
     merge(&mut doc, &a.fields);
     // The self-audit's phases are nearly always quick: only those ≥ 2 s are reported.
-    let certified = Certified::certify(&doc, &crate::progress::OnlyLong::new(progress, 2.0))?;
+    // A space admitted past the default --max-entries (n×n entries) is read back with
+    // the same allowance; mdp-audit then needs --max-entries as the build did.
+    let n = req.space.n() as u64;
+    let limits = crate::io::Limits {
+        max_entries: crate::io::Limits::default()
+            .max_entries
+            .max(n.saturating_mul(n)),
+        ..crate::io::Limits::default()
+    };
+    let certified = Certified::certify_within(
+        &doc,
+        &limits,
+        &crate::progress::OnlyLong::new(progress, 2.0),
+    )?;
     let report = certified.report();
     let mut summary = json!({
         "mechanism": name,

@@ -462,6 +462,60 @@ fn pmo_aim_stops_early_within_the_asked_gap() {
     }
 }
 
+/// Records the notes of a build.
+#[derive(Default)]
+struct Notes(std::sync::Mutex<Vec<String>>);
+
+impl mdp::progress::Progress for Notes {
+    fn note(&self, line: &str) {
+        self.0.lock().unwrap().push(line.to_string());
+    }
+}
+
+/// The localized LP (spec/lp.md §4.6): 60 points 1/4 apart on a line, ε = 20, η = 1, ten
+/// outputs, a non-uniform prior. `--solver block` solves it localized (its outputs'
+/// neighbourhoods hold about a third of the variables), and its certified bound and
+/// audited loss agree with Clarabel's on the whole LP; the file passes the audit.
+#[test]
+fn localized_pmo_agrees_with_the_whole_lp() {
+    let pts = (0..60).map(|i| vec![q(i, 4)]).collect();
+    let space = Space::from_points(MetricKind::Euclidean, pts, None).unwrap();
+    let (eps, eta) = (q(20, 1), q(1, 1));
+    let prior: Vec<Q> = (0..60).map(|i| q(1 + (i * 7) % 5, 1)).collect();
+    let params = PmoParams {
+        within: Some(&eta),
+        prior: Some(prior.clone()),
+        cost: None,
+        outputs: Some((0..60).step_by(6).collect()),
+    };
+    let outputs: Vec<usize> = (0..60).step_by(6).collect();
+    let extra = json!({"loss": {"prior": prior.iter().map(io::number_value).collect::<Vec<_>>()}, "neighbors": {"within": io::number_value(&eta)}, "outputs": {"of_inputs": outputs}});
+    let notes = Notes::default();
+    let local = optimal::pmo(&space, &eps, &params, Solver::Block, None, PREC, &notes).unwrap();
+    let notes = notes.0.into_inner().unwrap();
+    assert!(
+        notes.iter().any(|l| l.contains("localized LP (round 1)")),
+        "{notes:?}"
+    );
+    assert!(!notes.iter().any(|l| l.contains("solving the whole LP")), "{notes:?}");
+    let whole = optimal::pmo(&space, &eps, &params, Solver::Ipm, None, PREC, &Silent).unwrap();
+    for b in [&local, &whole] {
+        let r = audited(&space, &eps, b, extra.clone());
+        assert_eq!(r.verdict, Verdict::Pass, "{}", audit::human(&r));
+        assert_eq!(check(&r, "lp_dual"), Verdict::Pass);
+    }
+    let (ll, lw) = (local.lower_bound.unwrap(), whole.lower_bound.unwrap());
+    let (el, ew) = (
+        audited(&space, &eps, &local, extra.clone()).expected_loss.unwrap()[1],
+        audited(&space, &eps, &whole, extra).expected_loss.unwrap()[1],
+    );
+    // Each bound is below the other's loss (both are bounds of the same LP), and the
+    // localized build's own gap is the whole LP's tolerance.
+    assert!(ll <= ew && lw <= el, "bounds {ll} {lw}, losses {el} {ew}");
+    assert!(el - ll <= 1e-7 * (1.0 + el), "localized: bound {ll}, loss {el}");
+    assert!((ll - lw).abs() <= 1e-6 * ew, "bounds {ll} and {lw}");
+}
+
 /// CI found (session 16): two points 0.02 apart, the prior on one, Clarabel. The optimum
 /// is 0 and the interior point left 1.1e-9 of mass on the far output (loss 2.2e-11), inside
 /// its absolute gap tolerance 1e-10 but outside a slack of 1e-9·d_max + 1e-12.

@@ -1729,7 +1729,7 @@ fn run(
             !working && aim.is_some_and(|a| aim_met(pobj, end.lb, a) && res_p <= SOLVED_GAP);
         if end.aimed
             || end.gap <= target && res_p <= target
-            || (!working && iter >= handover_iter && end.gap <= handover_gap)
+            || (matches!(rows, Rows::Every) && iter >= handover_iter && end.gap <= handover_gap)
         {
             break;
         }

@@ -169,3 +169,87 @@ pub fn mix_estimate(lp: &PrivacyLp, m: &[f64]) -> f64 {
         })
         .reduce(|| 0.0, f64::max)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exact::Q;
+    use crate::mechanisms::optimal::{pmo_lp, PmoParams};
+    use crate::metric::{MetricKind, Space};
+
+    /// 60 points 1/4 apart on a line, ε = 20, η = 1, every sixth point an output: the
+    /// outputs' neighbourhoods (chained decay 37, ≈ 1.85 on either side of a cell) hold
+    /// about a third of the variables.
+    fn line<'a>(space: &'a Space, eps: &Q, eta: &'a Q) -> PrivacyLp<'a> {
+        let params = PmoParams {
+            within: Some(eta),
+            prior: None,
+            cost: None,
+            outputs: Some((0..60).step_by(6).collect()),
+        };
+        pmo_lp(space, eps, &params, 64).unwrap()
+    }
+
+    fn line_space() -> Space {
+        let pts = (0..60i64).map(|i| vec![Q::from_signeds(i, 4)]).collect();
+        Space::from_points(MetricKind::Euclidean, pts, None).unwrap()
+    }
+
+    #[test]
+    fn neighbourhoods_hold_their_cells_and_stop_at_the_decay() {
+        let (space, eps, eta) = (line_space(), Q::from(20u32), Q::from(1u32));
+        let lp = line(&space, &eps, &eta);
+        let seeds = cells(&lp).unwrap();
+        // Every input is in the cell of a nearest output.
+        let mut seen = vec![false; 60];
+        seeds.iter().flatten().for_each(|&u| seen[u as usize] = true);
+        assert!(seen.iter().all(|&s| s));
+        let keep = neighbourhoods(&lp, &seeds).unwrap();
+        let held: usize = keep.iter().map(Vec::len).sum();
+        assert!(held < 60 * 10 / 2, "{held} variables held");
+        for (k, (cell, ins)) in seeds.iter().zip(&keep).enumerate() {
+            assert!(cell.iter().all(|u| ins.contains(u)), "output {k}");
+            // Within 37/20 = 1.85 of the cell (7 steps of 1/4), and not beyond it.
+            let (lo, hi) = (cell[0] as i64, *cell.last().unwrap() as i64);
+            for u in 0..60i64 {
+                let gap = (lo - u).max(u - hi).max(0);
+                assert_eq!(
+                    ins.contains(&(u as u32)),
+                    gap <= 7,
+                    "output {k}, input {u}, {gap} steps from its cell"
+                );
+            }
+        }
+        // A max loss is not localized.
+        let opt = crate::mechanisms::optimal::optimal_lp(&space, &eps, 64);
+        assert!(cells(&opt).is_none());
+    }
+
+    #[test]
+    fn completion_satisfies_every_privacy_row() {
+        let (space, eps, eta) = (line_space(), Q::from(20u32), Q::from(1u32));
+        let lp = line(&space, &eps, &eta);
+        let keep = neighbourhoods(&lp, &cells(&lp).unwrap()).unwrap();
+        let (n, kk) = (lp.n, lp.k());
+        // Held entries at pseudo-random values that need not satisfy the rows among them.
+        let mut m = vec![0.0; n * kk];
+        let mut state = 12345u64;
+        for (k, ins) in keep.iter().enumerate() {
+            for &u in ins {
+                state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                m[u as usize * kk + k] = ((state >> 11) as f64 / (1u64 << 53) as f64).max(1e-3);
+            }
+        }
+        let before = m.clone();
+        complete(&lp, &mut m, &keep);
+        for &(u, v) in &lp.pairs {
+            let c = lp.c_dn[u * n + v];
+            for k in 0..kk {
+                let (a, b) = (m[u * kk + k], m[v * kk + k]);
+                assert!(a <= c * b * (1.0 + 1e-12), "row ({u}, {v}, {k}): {a} > {c}·{b}");
+            }
+        }
+        // Completion only raises entries.
+        assert!(m.iter().zip(&before).all(|(a, b)| a >= b));
+    }
+}

@@ -42,8 +42,9 @@ pub enum Solver {
     /// stops short; spec/lp.md §4.3).
     Block,
     /// [`Solver::Block`] for OPTMech and PMO when its every-row iterate fits the memory
-    /// budget (resolved by [`crate::produce`]), else [`Solver::Ipm`]; `Ipm` for the other
-    /// LPs (measured in spec/lp.md §4.3).
+    /// budget (resolved by [`crate::produce`]); else, for a PMO within η, the localized LP
+    /// (spec/lp.md §4.6) and [`Solver::Ipm`] if it does not apply or fails; `Ipm` for the
+    /// other LPs (measured in spec/lp.md §4.3).
     Auto,
 }
 
@@ -56,7 +57,17 @@ fn solve_float(
     progress: &dyn Progress,
 ) -> Result<(simplex::Primal, Option<simplex::Dual>), simplex::SolveError> {
     match solver {
-        Solver::Ipm | Solver::Auto => ipm::solve(lp, progress).map(|(p, d)| (p, dual.then_some(d))),
+        Solver::Ipm => ipm::solve(lp, progress).map(|(p, d)| (p, dual.then_some(d))),
+        Solver::Auto => {
+            // `auto` reaches here only where the whole LP is past the structured solver's
+            // budget (`produce`): the localized LP if it applies, else Clarabel's lazy rows.
+            let start = std::time::Instant::now();
+            if let Some((mut p, d)) = solve_localized(lp, aim, progress) {
+                p.seconds = start.elapsed().as_secs_f64();
+                return Ok((p, dual.then_some(d)));
+            }
+            ipm::solve(lp, progress).map(|(p, d)| (p, dual.then_some(d)))
+        }
         Solver::Block => {
             // The structured interior point on every row; if it stops short, its working
             // set, support and iterate start the lazy rounds, which it solves (spec/lp.md
@@ -64,8 +75,8 @@ fn solve_float(
             // repaired and verified exactly; if it fails, the lazy rows start as
             // `--solver ipm`'s do.
             let start = std::time::Instant::now();
-            if let Some(found) = solve_localized(lp, aim, progress) {
-                return Ok((found.0, dual.then_some(found.1)));
+            if let Some((p, d)) = solve_localized(lp, aim, progress) {
+                return Ok((p, dual.then_some(d)));
             }
             let (mut used, mut warm) = (None, None);
             let rows = match crate::lp::block_ipm::solve(lp, aim, progress) {

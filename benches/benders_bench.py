@@ -60,8 +60,8 @@ def stats(err: str) -> dict:
     return {}
 
 
-def audit(path: Path) -> dict:
-    r = run([str(BIN / "mdp-audit"), "--json", "--require-within", "2", str(path)], 600)
+def audit(path: Path, extra: list[str] | None = None) -> dict:
+    r = run([str(BIN / "mdp-audit"), "--json", "--require-within", "2", *(extra or []), str(path)], 600)
     try:
         rep = json.loads(r["out"])
     except json.JSONDecodeError:

@@ -74,7 +74,7 @@ def main() -> None:
                     help="pass --max-entries to mdp (N = 5 000 needs 25 000 000)")
     ap.add_argument("--partitioning", default="km-dv", help="--partitioning of `mdp build benders`")
     ap.add_argument("--peers-upto", type=int, default=None,
-                    help="run pmo and HiGHS only for N up to this (larger N: 'not run')")
+                    help="run HiGHS only for N up to this (larger N: 'not run')")
     ap.add_argument("--report", default="benders_growth",
                     help="report name under benches/reports (NAME.md and NAME.csv)")
     a = ap.parse_args()
@@ -84,7 +84,7 @@ def main() -> None:
     stopped = {"pmo", "highs"} if a.skip_peers else ({"pmo"} if a.skip_pmo else set())
     for n in a.sizes:
         if a.peers_upto is not None and n > a.peers_upto:
-            stopped |= {"pmo", "highs"}
+            stopped |= {"highs"}
         base = instance(n, work, a.city)
         if a.max_entries:
             base += ["--max-entries", str(a.max_entries)]
@@ -130,7 +130,8 @@ def main() -> None:
                          "localized": notes[-1][len("lp: "):] if notes else "whole LP",
                          "iterations": st.get("lp", {}).get("rounds"),
                          "peak": peak[-1][len("peak "):] if peak else None,
-                         "audit": audit(out) if r["code"] == 0 else None,
+                         "audit": audit(out, ["--max-entries", str(a.max_entries)] if a.max_entries else None)
+                         if r["code"] == 0 else None,
                          "seconds": round(r["seconds"], 1)})
             if r["code"] != 0:
                 stopped.add("pmo")

@@ -714,7 +714,16 @@ pub fn build(
             };
             check_lp_memory_rows(n, k, rows, solver, req.max_memory)?;
             let params = pmo.params();
-            let built = optimal::pmo(space, eps, &params, solver, *gap, MAX_PREC, progress)?;
+            let built = optimal::pmo(
+                space,
+                eps,
+                &params,
+                solver,
+                *gap,
+                req.max_memory,
+                MAX_PREC,
+                progress,
+            )?;
             Assembled {
                 fields: pmo.fields(n),
                 ..lp_assembled(built, json!({}))

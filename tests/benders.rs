@@ -83,7 +83,7 @@ fn whole_lp_optimum(space: &Space, eps: &Q, p: &PmoParams) -> (f64, f64, f64) {
         .solve_ipm()
         .unwrap()
         .objective;
-    let whole = optimal::pmo(space, eps, p, Solver::Ipm, None, PREC, &Silent).unwrap();
+    let whole = optimal::pmo(space, eps, p, Solver::Ipm, None, u64::MAX, PREC, &Silent).unwrap();
     let lo = whole.lower_bound.expect("a certified lower bound");
     (
         lo,

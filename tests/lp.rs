@@ -379,7 +379,7 @@ fn pmo_case(
         cost: None,
         outputs: None,
     };
-    let b = optimal::pmo(space, eps, &params, solver, None, PREC, &Silent).unwrap();
+    let b = optimal::pmo(space, eps, &params, solver, None, u64::MAX, PREC, &Silent).unwrap();
     let extra = json!({"loss": {"prior": prior.iter().map(io::number_value).collect::<Vec<_>>()}, "neighbors": {"within": io::number_value(&eta)}});
     let r = audited(space, eps, &b, extra);
     prop_assert_eq!(r.verdict, Verdict::Pass, "{}", audit::human(&r));
@@ -421,7 +421,7 @@ fn pmo_aim_stops_early_within_the_asked_gap() {
         outputs: None,
     };
     let extra = json!({"loss": {"prior": prior.iter().map(io::number_value).collect::<Vec<_>>()}, "neighbors": {"within": io::number_value(&eta)}});
-    let whole = optimal::pmo(&space, &eps, &params, Solver::Block, None, PREC, &Silent).unwrap();
+    let whole = optimal::pmo(&space, &eps, &params, Solver::Block, None, u64::MAX, PREC, &Silent).unwrap();
     for aim in [1e-2, 1e-4] {
         let b = optimal::pmo(
             &space,
@@ -429,7 +429,7 @@ fn pmo_aim_stops_early_within_the_asked_gap() {
             &params,
             Solver::Block,
             Some(aim),
-            PREC,
+            u64::MAX, PREC,
             &Silent,
         )
         .unwrap();
@@ -455,7 +455,7 @@ fn pmo_aim_stops_early_within_the_asked_gap() {
             &params,
             Solver::Block,
             Some(bad),
-            PREC,
+            u64::MAX, PREC,
             &Silent
         )
         .is_err());
@@ -491,14 +491,14 @@ fn localized_pmo_agrees_with_the_whole_lp() {
     let outputs: Vec<usize> = (0..60).step_by(6).collect();
     let extra = json!({"loss": {"prior": prior.iter().map(io::number_value).collect::<Vec<_>>()}, "neighbors": {"within": io::number_value(&eta)}, "outputs": {"of_inputs": outputs}});
     let notes = Notes::default();
-    let local = optimal::pmo(&space, &eps, &params, Solver::Block, None, PREC, &notes).unwrap();
+    let local = optimal::pmo(&space, &eps, &params, Solver::Block, None, u64::MAX, PREC, &notes).unwrap();
     let notes = notes.0.into_inner().unwrap();
     assert!(
         notes.iter().any(|l| l.contains("localized LP (round 1)")),
         "{notes:?}"
     );
     assert!(!notes.iter().any(|l| l.contains("solving the whole LP")), "{notes:?}");
-    let whole = optimal::pmo(&space, &eps, &params, Solver::Ipm, None, PREC, &Silent).unwrap();
+    let whole = optimal::pmo(&space, &eps, &params, Solver::Ipm, None, u64::MAX, PREC, &Silent).unwrap();
     for b in [&local, &whole] {
         let r = audited(&space, &eps, b, extra.clone());
         assert_eq!(r.verdict, Verdict::Pass, "{}", audit::human(&r));

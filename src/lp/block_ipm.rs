@@ -158,6 +158,39 @@ pub fn memory_estimate(rows_total: u64, n: u64, k: u64) -> u64 {
         .saturating_add(schur.saturating_mul(8 * 8))
 }
 
+/// An upper estimate of the memory [`solve_local`] needs on the neighbourhoods `keep`:
+/// its rows (at most Σ_k Σ_{u ∈ V_k} deg(u), at [`BYTES_PER_ROW`]), each output's block
+/// inverses (|V_k|² entries, an upper bound for its components'), each worker's block and
+/// n×n Schur sums, the Schur complement and its factor, and the n·K-long vectors.
+pub fn local_memory_estimate(lp: &PrivacyLp, keep: &[Vec<u32>]) -> u64 {
+    let (n, kk) = (lp.n as u64, lp.k() as u64);
+    let mut deg = vec![0u64; lp.n];
+    lp.pairs.iter().for_each(|&(u, _)| deg[u] += 1);
+    let rows: u64 = keep
+        .iter()
+        .flatten()
+        .map(|&u| deg[u as usize])
+        .fold(0, u64::saturating_add);
+    let blocks: u64 = keep
+        .iter()
+        .map(|v| (v.len() as u64).saturating_mul(v.len() as u64))
+        .fold(0, u64::saturating_add);
+    let largest = keep.iter().map(|v| v.len() as u64).max().unwrap_or(0);
+    let threads = rayon::current_num_threads().max(1) as u64;
+    let per_thread = largest
+        .saturating_mul(largest)
+        .saturating_mul(3)
+        .saturating_add(n.saturating_mul(n));
+    rows.saturating_mul(BYTES_PER_ROW)
+        .saturating_add(
+            blocks
+                .saturating_add(threads.saturating_mul(per_thread))
+                .saturating_add(n.saturating_mul(n).saturating_mul(3))
+                .saturating_add(n.saturating_mul(kk).saturating_mul(16))
+                .saturating_mul(8),
+        )
+}
+
 /// One thread's reusable memory for the block factorizations ([`factor`]): output k's
 /// blocks B_k as they are formed (every component's, flat as in [`Structure::offs`]),
 /// the Cholesky factor of the block being inverted, and faer's scratch; one per worker

@@ -148,6 +148,23 @@ pub fn complete(lp: &PrivacyLp, m: &mut [f64], keep: &[Vec<u32>]) -> Vec<(u32, u
 /// The largest completed entry outside a neighbourhood that needs no larger one.
 pub const SPILL: f64 = 1e-13;
 
+/// The expected loss the exact repair will give the completed mechanism `m` (n×K), in
+/// floats, and the mix r it will need ([`mix_estimate`]): the row-normalized loss moved
+/// towards the uniform mechanism's by r/(1 + r).
+pub fn repaired_loss_estimate(lp: &PrivacyLp, m: &[f64]) -> (f64, f64) {
+    let kk = lp.k();
+    let (mut loss, mut uniform) = (0.0, 0.0);
+    for u in 0..lp.n {
+        let (row, c) = (&m[u * kk..(u + 1) * kk], &lp.cost_dn[u * kk..(u + 1) * kk]);
+        let s: f64 = row.iter().sum();
+        let pi = lp.prior_f64(u);
+        loss += pi * row.iter().zip(c).map(|(x, c)| x * c).sum::<f64>() / s;
+        uniform += pi * c.iter().sum::<f64>() / kk as f64;
+    }
+    let r = mix_estimate(lp, m);
+    (loss + r / (1.0 + r) * (uniform - loss).max(0.0), r)
+}
+
 /// The exact repair's uniform mix r = t/(1−t) for the float mechanism `m` (n×K), estimated
 /// in floats (`lp::repair` step 3, which bounds it rigorously): the rows normalized to H,
 /// the largest (H\[u\]\[k\] − c H\[v\]\[k\])·K/(c − 1) over the privacy rows with c > 1.

@@ -54,6 +54,7 @@ fn solve_float(
     solver: Solver,
     dual: bool,
     aim: Option<f64>,
+    max_memory: u64,
     progress: &dyn Progress,
 ) -> Result<(simplex::Primal, Option<simplex::Dual>), simplex::SolveError> {
     match solver {
@@ -62,7 +63,7 @@ fn solve_float(
             // `auto` reaches here only where the whole LP is past the structured solver's
             // budget (`produce`): the localized LP if it applies, else Clarabel's lazy rows.
             let start = std::time::Instant::now();
-            if let Some((mut p, d)) = solve_localized(lp, aim, progress) {
+            if let Some((mut p, d)) = solve_localized(lp, aim, max_memory, progress) {
                 p.seconds = start.elapsed().as_secs_f64();
                 return Ok((p, dual.then_some(d)));
             }
@@ -75,7 +76,7 @@ fn solve_float(
             // repaired and verified exactly; if it fails, the lazy rows start as
             // `--solver ipm`'s do.
             let start = std::time::Instant::now();
-            if let Some((p, d)) = solve_localized(lp, aim, progress) {
+            if let Some((p, d)) = solve_localized(lp, aim, max_memory, progress) {
                 return Ok((p, dual.then_some(d)));
             }
             let (mut used, mut warm) = (None, None);
@@ -136,6 +137,7 @@ fn solve_float(
 fn solve_localized(
     lp: &PrivacyLp,
     aim: Option<f64>,
+    max_memory: u64,
     progress: &dyn Progress,
 ) -> Option<(simplex::Primal, simplex::Dual)> {
     use crate::lp::{block_ipm, local};
@@ -144,6 +146,15 @@ fn solve_localized(
     for round in 1..=LOCAL_ROUNDS {
         let keep = local::neighbourhoods(lp, &seeds)?;
         let held: usize = keep.iter().map(Vec::len).sum();
+        let need = block_ipm::local_memory_estimate(lp, &keep);
+        if need > max_memory {
+            progress.note(&format!(
+                "lp: the localized LP ({held} of {} variables) needs about {} MiB, over --max-memory; not localized",
+                lp.n * lp.k(),
+                need >> 20
+            ));
+            return None;
+        }
         progress.note(&format!(
             "lp: localized LP (round {round}): {held} of {} variables (outputs' neighbourhoods, chained decay {})",
             lp.n * lp.k(),
@@ -158,25 +169,11 @@ fn solve_localized(
         };
         let (mut p, d) = (found.primal, found.dual);
         let spills = local::complete(lp, &mut p.m, &keep);
-        let kk = lp.k();
-        let upper: f64 = (0..lp.n)
-            .map(|u| {
-                let (row, c) = (&p.m[u * kk..(u + 1) * kk], &lp.cost_dn[u * kk..(u + 1) * kk]);
-                let s: f64 = row.iter().sum();
-                lp.prior_f64(u) * row.iter().zip(c).map(|(x, c)| x * c).sum::<f64>() / s
-            })
-            .sum();
+        let (upper, r) = local::repaired_loss_estimate(lp, &p.m);
         let slack = match aim {
             Some(a) => a * upper.abs(),
             None => block_ipm::SOLVED_GAP * (1.0 + upper.abs()),
         };
-        // The repair mixes in the uniform mechanism at r/(1 + r): its loss moves towards
-        // the uniform one's.
-        let r = local::mix_estimate(lp, &p.m);
-        let uniform: f64 = (0..lp.n)
-            .map(|u| lp.prior_f64(u) * lp.cost_dn[u * kk..(u + 1) * kk].iter().sum::<f64>() / kk as f64)
-            .sum();
-        let upper = upper + r / (1.0 + r) * (uniform - upper).max(0.0);
         if upper - d.objective <= slack {
             p.objective = upper;
             p.seconds = start.elapsed().as_secs_f64();
@@ -263,6 +260,7 @@ pub fn certified(
     dual: bool,
     solver: Solver,
     aim: Option<f64>,
+    max_memory: u64,
     max_prec: u64,
     progress: &dyn Progress,
 ) -> Result<Built, BuildError> {
@@ -287,7 +285,7 @@ pub fn certified(
         attempt = CAPS.iter().position(|&c| c == SIMPLEX_CAP).unwrap_or(0);
     }
     let (primal, dual_sol) = loop {
-        match solve_float(lp, solver, dual, aim, progress) {
+        match solve_float(lp, solver, dual, aim, max_memory, progress) {
             Ok(x) => break x,
             Err(e) if attempt + 1 < CAPS.len() => {
                 attempt += 1;
@@ -322,6 +320,7 @@ pub fn certified(
             dual,
             Solver::Simplex,
             aim,
+            max_memory,
             max_prec,
             progress,
         );
@@ -652,7 +651,7 @@ pub fn optimal(
     progress: &dyn Progress,
 ) -> Result<Built, BuildError> {
     let lp = optimal_lp(space, eps, max_prec);
-    certified(&lp, eps, None, None, true, solver, None, max_prec, progress)
+    certified(&lp, eps, None, None, true, solver, None, u64::MAX, max_prec, progress)
 }
 
 /// OPTMech's LP.
@@ -748,13 +747,16 @@ pub fn pmo_lp<'a>(
 }
 
 /// PMO: the mechanism with the least expected loss under the prior; `aim`, a certified
-/// relative gap in (0, 1) to stop at ([`certified`]; `--gap`).
+/// relative gap in (0, 1) to stop at ([`certified`]; `--gap`); `max_memory`, the budget
+/// the localized LP's estimate must fit (spec/lp.md §4.6; `--max-memory`).
+#[allow(clippy::too_many_arguments)]
 pub fn pmo(
     space: &Space,
     eps: &Q,
     p: &PmoParams,
     solver: Solver,
     aim: Option<f64>,
+    max_memory: u64,
     max_prec: u64,
     progress: &dyn Progress,
 ) -> Result<Built, BuildError> {
@@ -770,6 +772,7 @@ pub fn pmo(
         true,
         solver,
         aim,
+        max_memory,
         max_prec,
         progress,
     )

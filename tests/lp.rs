@@ -421,7 +421,17 @@ fn pmo_aim_stops_early_within_the_asked_gap() {
         outputs: None,
     };
     let extra = json!({"loss": {"prior": prior.iter().map(io::number_value).collect::<Vec<_>>()}, "neighbors": {"within": io::number_value(&eta)}});
-    let whole = optimal::pmo(&space, &eps, &params, Solver::Block, None, u64::MAX, PREC, &Silent).unwrap();
+    let whole = optimal::pmo(
+        &space,
+        &eps,
+        &params,
+        Solver::Block,
+        None,
+        u64::MAX,
+        PREC,
+        &Silent,
+    )
+    .unwrap();
     for aim in [1e-2, 1e-4] {
         let b = optimal::pmo(
             &space,
@@ -429,7 +439,8 @@ fn pmo_aim_stops_early_within_the_asked_gap() {
             &params,
             Solver::Block,
             Some(aim),
-            u64::MAX, PREC,
+            u64::MAX,
+            PREC,
             &Silent,
         )
         .unwrap();
@@ -455,7 +466,8 @@ fn pmo_aim_stops_early_within_the_asked_gap() {
             &params,
             Solver::Block,
             Some(bad),
-            u64::MAX, PREC,
+            u64::MAX,
+            PREC,
             &Silent
         )
         .is_err());
@@ -491,14 +503,37 @@ fn localized_pmo_agrees_with_the_whole_lp() {
     let outputs: Vec<usize> = (0..60).step_by(6).collect();
     let extra = json!({"loss": {"prior": prior.iter().map(io::number_value).collect::<Vec<_>>()}, "neighbors": {"within": io::number_value(&eta)}, "outputs": {"of_inputs": outputs}});
     let notes = Notes::default();
-    let local = optimal::pmo(&space, &eps, &params, Solver::Block, None, u64::MAX, PREC, &notes).unwrap();
+    let local = optimal::pmo(
+        &space,
+        &eps,
+        &params,
+        Solver::Block,
+        None,
+        u64::MAX,
+        PREC,
+        &notes,
+    )
+    .unwrap();
     let notes = notes.0.into_inner().unwrap();
     assert!(
         notes.iter().any(|l| l.contains("localized LP (round 1)")),
         "{notes:?}"
     );
-    assert!(!notes.iter().any(|l| l.contains("solving the whole LP")), "{notes:?}");
-    let whole = optimal::pmo(&space, &eps, &params, Solver::Ipm, None, u64::MAX, PREC, &Silent).unwrap();
+    assert!(
+        !notes.iter().any(|l| l.contains("solving the whole LP")),
+        "{notes:?}"
+    );
+    let whole = optimal::pmo(
+        &space,
+        &eps,
+        &params,
+        Solver::Ipm,
+        None,
+        u64::MAX,
+        PREC,
+        &Silent,
+    )
+    .unwrap();
     for b in [&local, &whole] {
         let r = audited(&space, &eps, b, extra.clone());
         assert_eq!(r.verdict, Verdict::Pass, "{}", audit::human(&r));
@@ -506,13 +541,18 @@ fn localized_pmo_agrees_with_the_whole_lp() {
     }
     let (ll, lw) = (local.lower_bound.unwrap(), whole.lower_bound.unwrap());
     let (el, ew) = (
-        audited(&space, &eps, &local, extra.clone()).expected_loss.unwrap()[1],
+        audited(&space, &eps, &local, extra.clone())
+            .expected_loss
+            .unwrap()[1],
         audited(&space, &eps, &whole, extra).expected_loss.unwrap()[1],
     );
     // Each bound is below the other's loss (both are bounds of the same LP), and the
     // localized build's own gap is the whole LP's tolerance.
     assert!(ll <= ew && lw <= el, "bounds {ll} {lw}, losses {el} {ew}");
-    assert!(el - ll <= 1e-7 * (1.0 + el), "localized: bound {ll}, loss {el}");
+    assert!(
+        el - ll <= 1e-7 * (1.0 + el),
+        "localized: bound {ll}, loss {el}"
+    );
     assert!((ll - lw).abs() <= 1e-6 * ew, "bounds {ll} and {lw}");
 }
 
@@ -783,4 +823,61 @@ fn support_solve_drops_and_prices_unused_outputs() {
     // From the structured phase's hand-over, every round solved by it from its iterate:
     // the same optimum and a dual proving it.
     support_agrees(&space, &q(14, 100), 10, false, true).unwrap();
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, .. ProptestConfig::default() })]
+
+    /// The localized LP against the reference (spec/lp.md §4.6): random points on a strip
+    /// [0, L] × [0, 2], L ∈ [6, 20] (n ≤ 36), ε ∈ [8, 40], η ∈ [0.5, 2], every fourth input an output,
+    /// a random prior. `--solver block` (localized where it applies, else the whole LP)
+    /// and Clarabel on the whole LP both pass the audit; each certified bound is below the
+    /// other build's audited loss, and the block build's own gap is the whole LP's
+    /// tolerance. Every case where the neighbourhoods hold at most half the variables is
+    /// localized (or says why not).
+    #[test]
+    fn localized_lp_agrees_with_clarabel(
+        pts in proptest::collection::vec((0i64..1000, 0i64..1000), 12..=36),
+        stretch in 6i64..20,
+        eps in 8i64..40,
+        eta in 50i64..200,
+        weights in proptest::collection::vec(1i64..5, 36),
+    ) {
+        let n = pts.len();
+        let space = Space::from_points(
+            MetricKind::Euclidean,
+            pts.iter().map(|&(x, y)| vec![q(x * stretch, 1000), q(y, 500)]).collect(),
+            None,
+        ).unwrap();
+        let (eps, eta) = (q(eps, 1), q(eta, 100));
+        let prior: Vec<Q> = weights[..n].iter().map(|&w| q(w, 1)).collect();
+        let outputs: Vec<usize> = (0..n).step_by(4).collect();
+        let params = PmoParams {
+            within: Some(&eta),
+            prior: Some(prior.clone()),
+            cost: None,
+            outputs: Some(outputs.clone()),
+        };
+        let extra = json!({"loss": {"prior": prior.iter().map(io::number_value).collect::<Vec<_>>()}, "neighbors": {"within": io::number_value(&eta)}, "outputs": {"of_inputs": outputs}});
+        let notes = Notes::default();
+        let local = optimal::pmo(&space, &eps, &params, Solver::Block, None, u64::MAX, PREC, &notes).unwrap();
+        let whole = optimal::pmo(&space, &eps, &params, Solver::Ipm, None, u64::MAX, PREC, &Silent).unwrap();
+        let (rl, rw) = (audited(&space, &eps, &local, extra.clone()), audited(&space, &eps, &whole, extra));
+        prop_assert_eq!(rl.verdict, Verdict::Pass, "{}", audit::human(&rl));
+        prop_assert_eq!(rw.verdict, Verdict::Pass, "{}", audit::human(&rw));
+        let (ll, lw) = (local.lower_bound.unwrap(), whole.lower_bound.unwrap());
+        let (el, ew) = (rl.expected_loss.unwrap()[1], rw.expected_loss.unwrap()[1]);
+        prop_assert!(ll <= ew && lw <= el, "bounds {} {}, losses {} {}", ll, lw, el, ew);
+        prop_assert!(el - ll <= 1e-7 * (1.0 + el), "block: bound {}, loss {}", ll, el);
+        // Localizing applies exactly where the first neighbourhoods hold at most half the
+        // variables; then the build says so.
+        let lp = optimal::pmo_lp(&space, &eps, &params, PREC).unwrap();
+        let applies = mdp::lp::local::neighbourhoods(&lp, &mdp::lp::local::cells(&lp).unwrap()).is_some();
+        let notes = notes.0.into_inner().unwrap();
+        let tried = notes.iter().any(|l| l.contains("localized LP (round 1)"));
+        prop_assert_eq!(applies, tried, "{:?}", notes);
+        if std::env::var_os("MDP_TEST_DEBUG").is_some() {
+            eprintln!("n {n} applies {applies}: {notes:?}");
+        }
+    }
 }

@@ -181,14 +181,13 @@ pub fn local_memory_estimate(lp: &PrivacyLp, keep: &[Vec<u32>]) -> u64 {
         .saturating_mul(largest)
         .saturating_mul(3)
         .saturating_add(n.saturating_mul(n));
-    rows.saturating_mul(BYTES_PER_ROW)
-        .saturating_add(
-            blocks
-                .saturating_add(threads.saturating_mul(per_thread))
-                .saturating_add(n.saturating_mul(n).saturating_mul(3))
-                .saturating_add(n.saturating_mul(kk).saturating_mul(16))
-                .saturating_mul(8),
-        )
+    rows.saturating_mul(BYTES_PER_ROW).saturating_add(
+        blocks
+            .saturating_add(threads.saturating_mul(per_thread))
+            .saturating_add(n.saturating_mul(n).saturating_mul(3))
+            .saturating_add(n.saturating_mul(kk).saturating_mul(16))
+            .saturating_mul(8),
+    )
 }
 
 /// One thread's reusable memory for the block factorizations ([`factor`]): output k's
@@ -230,7 +229,10 @@ impl Work {
         let total = st.layouts.iter().map(Layout::total).max().unwrap_or(0);
         let comps = || st.layouts.iter().flat_map(|l| l.comps.iter().zip(&l.split));
         let m = comps().map(|(c, _)| c.len()).max().unwrap_or(0);
-        let xlen = comps().map(|(c, sp)| sp.scratch(c.len())).max().unwrap_or(0);
+        let xlen = comps()
+            .map(|(c, sp)| sp.scratch(c.len()))
+            .max()
+            .unwrap_or(0);
         let acc = match (st.max_loss, st.shared()) {
             (true, _) => 0,
             (false, true) => total,
@@ -933,9 +935,9 @@ impl Structure {
     }
     /// The variables the LP has.
     fn nv_present(&self) -> usize {
-        self.present
-            .as_ref()
-            .map_or(self.nv(), |p| p.iter().filter(|&&b| b).count() + usize::from(self.max_loss))
+        self.present.as_ref().map_or(self.nv(), |p| {
+            p.iter().filter(|&&b| b).count() + usize::from(self.max_loss)
+        })
     }
     fn np(&self) -> usize {
         self.row_off[self.kk]
@@ -1327,7 +1329,13 @@ pub(crate) fn solve_rows(
     let start = Instant::now();
     // Its iterations are not lazy rounds: only its summary is reported.
     let quiet = crate::progress::Silent;
-    let (st, it, end) = run(lp, Rows::Working(rows, warm, keep), TARGET_GAP, None, &quiet)?;
+    let (st, it, end) = run(
+        lp,
+        Rows::Working(rows, warm, keep),
+        TARGET_GAP,
+        None,
+        &quiet,
+    )?;
     if !(end.gap <= WORKING_GAP && end.res_p <= SOLVED_GAP) {
         return Err(SolveError(format!(
             "the structured interior point stopped on the working set at relative gap {:.1e}, primal residual {:.1e} (iteration {})",
@@ -1618,11 +1626,7 @@ fn run(
         .collect();
     // A working set's directions may be less accurate (below).
     let working = matches!(rows, Rows::Working(..));
-    let accuracy = if working {
-        WORKING_ACCURACY
-    } else {
-        ACCURACY
-    };
+    let accuracy = if working { WORKING_ACCURACY } else { ACCURACY };
     let nl = if max_loss { n } else { 0 };
     let ni = np + nl;
     let (handover_iter, handover_gap) = if max_loss {
@@ -2054,7 +2058,8 @@ fn factor(
     pool: &[std::sync::Mutex<Work>],
 ) -> Result<Factor, SolveError> {
     let (n, kk) = (st.n, st.kk);
-    let mut inv = spare.unwrap_or_else(|| (0..kk).map(|k| vec![0.0; st.layout(k).total()]).collect());
+    let mut inv =
+        spare.unwrap_or_else(|| (0..kk).map(|k| vec![0.0; st.layout(k).total()]).collect());
     // Without loss rows the Schur complement is Σ_k B_k⁻¹, summed as the blocks are
     // inverted (each thread its own sum): per component on the whole LP, where the
     // dissected inverses stay compact ([`spd_inverse`]), and scattered into n×n sums on a
@@ -2136,7 +2141,14 @@ fn factor(
             )))
         }
     })?;
-    let mut acc = vec![0.0; if st.max_loss { 0 } else { pool[0].lock().unwrap_or_else(|e| e.into_inner()).acc.len() }];
+    let mut acc = vec![
+        0.0;
+        if st.max_loss {
+            0
+        } else {
+            pool[0].lock().unwrap_or_else(|e| e.into_inner()).acc.len()
+        }
+    ];
     for w in pool {
         let w = w.lock().unwrap_or_else(|e| e.into_inner());
         acc.iter_mut().zip(&w.acc).for_each(|(a, v)| *a += v);

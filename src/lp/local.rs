@@ -219,7 +219,10 @@ mod tests {
         let seeds = cells(&lp).unwrap();
         // Every input is in the cell of a nearest output.
         let mut seen = vec![false; 60];
-        seeds.iter().flatten().for_each(|&u| seen[u as usize] = true);
+        seeds
+            .iter()
+            .flatten()
+            .for_each(|&u| seen[u as usize] = true);
         assert!(seen.iter().all(|&s| s));
         let keep = neighbourhoods(&lp, &seeds).unwrap();
         let held: usize = keep.iter().map(Vec::len).sum();
@@ -253,7 +256,9 @@ mod tests {
         let mut state = 12345u64;
         for (k, ins) in keep.iter().enumerate() {
             for &u in ins {
-                state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                state = state
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
                 m[u as usize * kk + k] = ((state >> 11) as f64 / (1u64 << 53) as f64).max(1e-3);
             }
         }
@@ -263,7 +268,10 @@ mod tests {
             let c = lp.c_dn[u * n + v];
             for k in 0..kk {
                 let (a, b) = (m[u * kk + k], m[v * kk + k]);
-                assert!(a <= c * b * (1.0 + 1e-12), "row ({u}, {v}, {k}): {a} > {c}·{b}");
+                assert!(
+                    a <= c * b * (1.0 + 1e-12),
+                    "row ({u}, {v}, {k}): {a} > {c}·{b}"
+                );
             }
         }
         // Completion only raises entries.

@@ -651,7 +651,18 @@ pub fn optimal(
     progress: &dyn Progress,
 ) -> Result<Built, BuildError> {
     let lp = optimal_lp(space, eps, max_prec);
-    certified(&lp, eps, None, None, true, solver, None, u64::MAX, max_prec, progress)
+    certified(
+        &lp,
+        eps,
+        None,
+        None,
+        true,
+        solver,
+        None,
+        u64::MAX,
+        max_prec,
+        progress,
+    )
 }
 
 /// OPTMech's LP.

@@ -128,7 +128,16 @@ pub fn spanner_mech(
     );
     // No dual: a bound for the spanner LP is not a bound for ε·d-private mechanisms.
     let built = certified(
-        &lp, eps, None, None, false, solver, None, u64::MAX, max_prec, progress,
+        &lp,
+        eps,
+        None,
+        None,
+        false,
+        solver,
+        None,
+        u64::MAX,
+        max_prec,
+        progress,
     )?;
     Ok((built, edges, stretch))
 }

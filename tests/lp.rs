@@ -421,17 +421,7 @@ fn pmo_aim_stops_early_within_the_asked_gap() {
         outputs: None,
     };
     let extra = json!({"loss": {"prior": prior.iter().map(io::number_value).collect::<Vec<_>>()}, "neighbors": {"within": io::number_value(&eta)}});
-    let whole = optimal::pmo(
-        &space,
-        &eps,
-        &params,
-        Solver::Block,
-        None,
-        u64::MAX,
-        PREC,
-        &Silent,
-    )
-    .unwrap();
+    let whole = pmo_build(&space, &eps, &params, Solver::Block, &Silent);
     for aim in [1e-2, 1e-4] {
         let b = optimal::pmo(
             &space,
@@ -474,6 +464,17 @@ fn pmo_aim_stops_early_within_the_asked_gap() {
     }
 }
 
+/// PMO built with `solver` to the default target, no memory budget.
+fn pmo_build(
+    space: &Space,
+    eps: &Q,
+    params: &PmoParams,
+    solver: Solver,
+    progress: &dyn mdp::progress::Progress,
+) -> Built {
+    optimal::pmo(space, eps, params, solver, None, u64::MAX, PREC, progress).unwrap()
+}
+
 /// Records the notes of a build.
 #[derive(Default)]
 struct Notes(std::sync::Mutex<Vec<String>>);
@@ -503,17 +504,7 @@ fn localized_pmo_agrees_with_the_whole_lp() {
     let outputs: Vec<usize> = (0..60).step_by(6).collect();
     let extra = json!({"loss": {"prior": prior.iter().map(io::number_value).collect::<Vec<_>>()}, "neighbors": {"within": io::number_value(&eta)}, "outputs": {"of_inputs": outputs}});
     let notes = Notes::default();
-    let local = optimal::pmo(
-        &space,
-        &eps,
-        &params,
-        Solver::Block,
-        None,
-        u64::MAX,
-        PREC,
-        &notes,
-    )
-    .unwrap();
+    let local = pmo_build(&space, &eps, &params, Solver::Block, &notes);
     let notes = notes.0.into_inner().unwrap();
     assert!(
         notes.iter().any(|l| l.contains("localized LP (round 1)")),
@@ -523,17 +514,7 @@ fn localized_pmo_agrees_with_the_whole_lp() {
         !notes.iter().any(|l| l.contains("solving the whole LP")),
         "{notes:?}"
     );
-    let whole = optimal::pmo(
-        &space,
-        &eps,
-        &params,
-        Solver::Ipm,
-        None,
-        u64::MAX,
-        PREC,
-        &Silent,
-    )
-    .unwrap();
+    let whole = pmo_build(&space, &eps, &params, Solver::Ipm, &Silent);
     for b in [&local, &whole] {
         let r = audited(&space, &eps, b, extra.clone());
         assert_eq!(r.verdict, Verdict::Pass, "{}", audit::human(&r));
@@ -860,8 +841,8 @@ proptest! {
         };
         let extra = json!({"loss": {"prior": prior.iter().map(io::number_value).collect::<Vec<_>>()}, "neighbors": {"within": io::number_value(&eta)}, "outputs": {"of_inputs": outputs}});
         let notes = Notes::default();
-        let local = optimal::pmo(&space, &eps, &params, Solver::Block, None, u64::MAX, PREC, &notes).unwrap();
-        let whole = optimal::pmo(&space, &eps, &params, Solver::Ipm, None, u64::MAX, PREC, &Silent).unwrap();
+        let local = pmo_build(&space, &eps, &params, Solver::Block, &notes);
+        let whole = pmo_build(&space, &eps, &params, Solver::Ipm, &Silent);
         let (rl, rw) = (audited(&space, &eps, &local, extra.clone()), audited(&space, &eps, &whole, extra));
         prop_assert_eq!(rl.verdict, Verdict::Pass, "{}", audit::human(&rl));
         prop_assert_eq!(rw.verdict, Verdict::Pass, "{}", audit::human(&rw));

@@ -21,7 +21,9 @@
 //! support to the lazy rounds (`lp::support`), whose working sets this method then solves
 //! from that iterate ([`solve_rows`]; the rows are held output by output,
 //! [`Structure::sel`]). Either way the mechanism is repaired exactly and the dual verified
-//! exactly: this solver is trusted for nothing.
+//! exactly: this solver is trusted for nothing. [`solve_local`] solves the localized PMO LP
+//! (`lp::local`, spec/lp.md §4.6) the same way: each output has variables for its
+//! neighbourhood only ([`Structure::present`]) and its own block layout ([`Layout`]).
 //! `MDP_BLOCK_DEBUG=1` prints each iteration's gap, μ, residuals and steps on stderr (the
 //! measurements of spec/lp.md §4.3).
 

@@ -218,7 +218,7 @@ mod tests {
         let lp = line(&space, &eps, &eta);
         let seeds = cells(&lp).unwrap();
         // Every input is in the cell of a nearest output.
-        let mut seen = vec![false; 60];
+        let mut seen = [false; 60];
         seeds
             .iter()
             .flatten()

@@ -811,7 +811,9 @@ proptest! {
 
     /// The localized LP against the reference (spec/lp.md §4.6): random points on a strip
     /// [0, L] × [0, 2], L ∈ [6, 20] (n ≤ 36), ε ∈ [8, 40], η ∈ [0.5, 2], every fourth input an output,
-    /// a random prior. `--solver block` (localized where it applies, else the whole LP)
+    /// a random prior, and costs the distance to the output, the horizontal distance plus
+    /// random noise (cheapest outputs then differ from the nearest: variables price in and
+    /// the localized LP takes more rounds), or random. `--solver block` (localized where it applies, else the whole LP)
     /// and Clarabel on the whole LP both pass the audit; each certified bound is below the
     /// other build's audited loss, and the block build's own gap is the whole LP's
     /// tolerance. Every case where the neighbourhoods hold at most half the variables is
@@ -823,6 +825,8 @@ proptest! {
         eps in 8i64..40,
         eta in 50i64..200,
         weights in proptest::collection::vec(1i64..5, 36),
+        cost_kind in 0usize..3,
+        noise in proptest::collection::vec(0i64..3000, 36 * 9),
     ) {
         let n = pts.len();
         let space = Space::from_points(
@@ -833,13 +837,29 @@ proptest! {
         let (eps, eta) = (q(eps, 1), q(eta, 100));
         let prior: Vec<Q> = weights[..n].iter().map(|&w| q(w, 1)).collect();
         let outputs: Vec<usize> = (0..n).step_by(4).collect();
+        let kk = outputs.len();
+        let cost: Option<Vec<Q>> = (cost_kind > 0).then(|| {
+            (0..n)
+                .flat_map(|u| outputs.iter().enumerate().map(move |(k, &o)| (u, k, o)))
+                .map(|(u, k, o)| {
+                    let r = noise[u * kk + k];
+                    match cost_kind {
+                        1 => q((pts[u].0 - pts[o].0).abs() * stretch + r, 1000),
+                        _ => q(r, 300),
+                    }
+                })
+                .collect()
+        });
         let params = PmoParams {
             within: Some(&eta),
             prior: Some(prior.clone()),
-            cost: None,
+            cost: cost.clone(),
             outputs: Some(outputs.clone()),
         };
-        let extra = json!({"loss": {"prior": prior.iter().map(io::number_value).collect::<Vec<_>>()}, "neighbors": {"within": io::number_value(&eta)}, "outputs": {"of_inputs": outputs}});
+        let mut extra = json!({"loss": {"prior": prior.iter().map(io::number_value).collect::<Vec<_>>()}, "neighbors": {"within": io::number_value(&eta)}, "outputs": {"of_inputs": outputs}});
+        if let Some(c) = &cost {
+            extra["loss"]["cost"] = c.chunks(kk).map(|row| row.iter().map(io::number_value).collect::<Vec<_>>()).collect();
+        }
         let notes = Notes::default();
         let local = pmo_build(&space, &eps, &params, Solver::Block, &notes);
         let whole = pmo_build(&space, &eps, &params, Solver::Ipm, &Silent);

@@ -144,7 +144,14 @@ fn solve_localized(
     let mut seeds = local::cells(lp)?;
     let start = std::time::Instant::now();
     for round in 1..=LOCAL_ROUNDS {
-        let keep = local::neighbourhoods(lp, &seeds)?;
+        let Some(keep) = local::neighbourhoods(lp, &seeds) else {
+            if round > 1 {
+                progress.note(
+                    "lp: the grown neighbourhoods hold over half the variables; solving the whole LP",
+                );
+            }
+            return None;
+        };
         let held: usize = keep.iter().map(Vec::len).sum();
         let need = block_ipm::local_memory_estimate(lp, &keep);
         if need > max_memory {

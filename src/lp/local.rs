@@ -1,7 +1,7 @@
 //! The localized PMO LP (spec/lp.md §4.6): under pure ε·d privacy an output's probability
 //! can fall by at most e^{ε d} per privacy row, and at the optimum it does fall at that
-//! rate away from the inputs that prefer the output. So on a `--within` LP whose chains
-//! are long (ε·η large against the space's extent), output k only needs variables for
+//! rate away from the inputs that prefer the output. So on a `--within` LP over a space
+//! much wider than 37/ε, output k only needs variables for
 //! the inputs within a chained decay of [`DECAY`] (a factor e^{−37} ≈ 10⁻¹⁶) of its
 //! *cell*, the inputs whose cheapest output it is ([`neighbourhoods`]). The structured
 //! interior point solves that LP with one small block per output

@@ -877,8 +877,5 @@ proptest! {
         let notes = notes.0.into_inner().unwrap();
         let tried = notes.iter().any(|l| l.contains("localized LP (round 1)"));
         prop_assert_eq!(applies, tried, "{:?}", notes);
-        if std::env::var_os("MDP_TEST_DEBUG").is_some() {
-            eprintln!("n {n} applies {applies}: {notes:?}");
-        }
     }
 }

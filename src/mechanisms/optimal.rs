@@ -278,7 +278,7 @@ pub fn certified(
         return Err(invalid(
             "solver",
             format!(
-                "block holds every privacy row ({rows_total} here): above its limit of {} rows; use --solver ipm (lazy rows)",
+                "block holds every privacy row ({rows_total} here): above its limit of {} rows; use --solver auto (for PMO within η the localized LP, else lazy rows) or ipm (lazy rows)",
                 crate::lp::block_ipm::MAX_ROWS
             ),
         ));

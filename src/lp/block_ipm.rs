@@ -1149,7 +1149,9 @@ pub fn solve(
 /// the caller's aim. Any row duals bound the whole LP (the verifier's bound takes every
 /// output's bare cost where an input has no variable), so the dual is a certificate of
 /// the whole LP; the mechanism has zeros outside `keep` and is completed by the caller
-/// ([`super::local::complete`]). An error when it stops short of [`SOLVED_GAP`].
+/// ([`super::local::complete`]). An error when it stops short of [`SOLVED_GAP`], by the
+/// verifier's bound and by Σy alike (the caller's check of the completed loss against
+/// the bound then decides).
 pub fn solve_local(
     lp: &PrivacyLp,
     keep: &[Vec<u32>],
@@ -1232,21 +1234,41 @@ fn near_tight(st: &Structure, it: &Iterate) -> Vec<Row> {
     rows
 }
 
-/// The privacy rows of the localized LP: those among `keep\[k\]` for each output k.
-fn local_rows(lp: &PrivacyLp, keep: &[Vec<u32>]) -> Vec<Row> {
-    let mut here = vec![false; lp.n];
-    let mut rows = Vec::new();
-    for (k, ins) in keep.iter().enumerate() {
-        ins.iter().for_each(|&u| here[u as usize] = true);
-        rows.extend(
-            lp.pairs
+/// The localized LP's rows and block layouts ([`Rows::Local`]): output k's privacy rows
+/// are the pairs among `keep\[k\]` in pair order (`sel`, `row_off` of [`Structure`]), its
+/// [`Layout`] that of those rows over `keep\[k\]`; and which variables x\[k n + u\] are
+/// present ([`Structure::present`]).
+fn local_structure(
+    lp: &PrivacyLp,
+    keep: &[Vec<u32>],
+) -> (Vec<u32>, Vec<usize>, Vec<Layout>, Vec<bool>) {
+    let (n, kk) = (lp.n, lp.k());
+    let per_output: Vec<(Vec<u32>, Layout)> = keep
+        .par_iter()
+        .map(|ins| {
+            let mut here = vec![false; n];
+            ins.iter().for_each(|&u| here[u as usize] = true);
+            let (ps, rows): (Vec<u32>, Vec<(usize, usize)>) = lp
+                .pairs
                 .iter()
-                .filter(|&&(u, v)| here[u] && here[v])
-                .map(|&(u, v)| (u as u32, v as u32, k as u32)),
-        );
-        ins.iter().for_each(|&u| here[u as usize] = false);
+                .enumerate()
+                .filter(|&(_, &(u, v))| here[u] && here[v])
+                .map(|(p, &uv)| (p as u32, uv))
+                .unzip();
+            (ps, Layout::new(n, Some(&here), &rows, false))
+        })
+        .collect();
+    let (mut sel, mut row_off, mut layouts) = (vec![], vec![0], vec![]);
+    for (ps, layout) in per_output {
+        sel.extend(ps);
+        row_off.push(sel.len());
+        layouts.push(layout);
     }
-    rows
+    let mut present = vec![false; n * kk];
+    for (k, ins) in keep.iter().enumerate() {
+        ins.iter().for_each(|&u| present[k * n + u as usize] = true);
+    }
+    (sel, row_off, layouts, present)
 }
 
 /// The converged iterate as the caller's solution: its mechanism, and its best dual
@@ -1565,44 +1587,24 @@ fn run(
     }
     let debug = std::env::var_os("MDP_BLOCK_DEBUG").is_some();
     let np1 = pairs.len();
-    let (sel, row_off) = match rows {
-        Rows::Every => (None, (0..=kk).map(|k| k * np1).collect()),
-        Rows::Working(rows, _, _) => {
-            let (sel, row_off) = select(rows, kk, n, &pair_index(&pairs, n));
-            (Some(sel), row_off)
-        }
-        Rows::Local(keep) => {
-            let (sel, row_off) = select(&local_rows(lp, keep), kk, n, &pair_index(&pairs, n));
-            (Some(sel), row_off)
-        }
-    };
-    let (layouts, lay, present) = match rows {
-        Rows::Local(keep) => {
-            let mut present = vec![false; n * kk];
-            let layouts: Vec<Layout> = keep
-                .par_iter()
-                .enumerate()
-                .map(|(k, ins)| {
-                    let mut here = vec![false; n];
-                    ins.iter().for_each(|&u| here[u as usize] = true);
-                    let sel = sel.as_deref().unwrap_or_default();
-                    let rows: Vec<(usize, usize)> = sel[row_off[k]..row_off[k + 1]]
-                        .iter()
-                        .map(|&p| (pairs[p as usize].0 as usize, pairs[p as usize].1 as usize))
-                        .collect();
-                    Layout::new(n, Some(&here), &rows, false)
-                })
-                .collect();
-            for (k, ins) in keep.iter().enumerate() {
-                ins.iter().for_each(|&u| present[k * n + u as usize] = true);
-            }
-            (layouts, (0..kk as u32).collect(), Some(present))
-        }
-        _ => (
+    let whole = || {
+        (
             vec![Layout::new(n, None, &lp.pairs, debug)],
             vec![0; kk],
             None,
-        ),
+        )
+    };
+    let (sel, row_off, (layouts, lay, present)) = match rows {
+        Rows::Every => (None, (0..=kk).map(|k| k * np1).collect(), whole()),
+        Rows::Working(rows, _, _) => {
+            let (sel, row_off) = select(rows, kk, n, &pair_index(&pairs, n));
+            (Some(sel), row_off, whole())
+        }
+        Rows::Local(keep) => {
+            let (sel, row_off, layouts, present) = local_structure(lp, keep);
+            let lay = (0..kk as u32).collect();
+            (Some(sel), row_off, (layouts, lay, Some(present)))
+        }
     };
     let st = Structure {
         n,

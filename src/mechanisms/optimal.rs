@@ -62,9 +62,7 @@ fn solve_float(
         Solver::Auto => {
             // `auto` reaches here only where the whole LP is past the structured solver's
             // budget (`produce`): the localized LP if it applies, else Clarabel's lazy rows.
-            let start = std::time::Instant::now();
-            if let Some((mut p, d)) = solve_localized(lp, aim, max_memory, progress) {
-                p.seconds = start.elapsed().as_secs_f64();
+            if let Some((p, d)) = solve_localized(lp, aim, max_memory, progress) {
                 return Ok((p, dual.then_some(d)));
             }
             ipm::solve(lp, progress).map(|(p, d)| (p, dual.then_some(d)))

@@ -1,7 +1,8 @@
 //! Measurement for spec/lp.md §4: the dual LP on every row, then the primal started from
 //! the dual support. `cargo run --release --example lp_explore -- SPACE EPSILON`.
 use mdp::exact::Q;
-use mdp::io::{load_space, Limits};
+use mdp::import::load_space;
+use mdp::io::Limits;
 use mdp::lp::simplex;
 use mdp::mechanisms::optimal;
 use std::time::Instant;

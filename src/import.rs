@@ -23,6 +23,13 @@ use std::fmt;
 // ---------------------------------------------------------------------------------------
 // Spaces
 // ---------------------------------------------------------------------------------------
+/// Load a space given as `builtin:NAME`, a CSV or GeoJSON file of points, a JSON metric
+/// object file, or an `mdp/1` file (its `metric` is used); [`load_space_with_labels`] also
+/// returns the points' labels.
+pub fn load_space(spec: &str, limits: &Limits) -> Result<Space, InputError> {
+    load_space_with_labels(spec, limits).map(|(s, _)| s)
+}
+
 
 /// Load a space and, when the source has them, the labels of its points: `builtin:NAME`
 /// (the data set's labels), a `.csv` file ([`space_from_csv`]), a `.geojson` file or any

@@ -113,7 +113,7 @@ pub(crate) fn lp_space(spec: &str) -> Result<mdp::metric::Space, String> {
 
 /// [`lp_space`] under the limits of `--max-entries` (`mdp build`, `mdp lp export`).
 fn lp_space_within(spec: &str, limits: &Limits) -> Result<mdp::metric::Space, String> {
-    require_metric(io::load_space(spec, limits).map_err(fail)?)
+    require_metric(mdp::import::load_space(spec, limits).map_err(fail)?)
 }
 
 /// A loaded space that LP mechanisms and samplers accept: a metric (exit 2 otherwise).
@@ -444,7 +444,7 @@ fn run(cli: Cli) -> Result<i32, String> {
 /// audit printed.
 fn demo(space_spec: &str, e: &str, output: &str) -> Result<i32, String> {
     let eps = epsilon(e)?;
-    let space = io::load_space(space_spec, &Limits::default()).map_err(fail)?;
+    let space = mdp::import::load_space(space_spec, &Limits::default()).map_err(fail)?;
     let req = Request::new(&space, space_spec, eps);
     let family = Family::Exponential { weights: None };
     match produce::produce(&req, &family, &Silent) {

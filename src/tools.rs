@@ -78,7 +78,7 @@ fn producer_meta(extra: Value) -> Value {
 pub fn import(a: &ImportArgs) -> Result<i32, String> {
     let limits = Limits::default();
     let eps = epsilon(&a.epsilon)?;
-    let space = io::load_space(&a.space, &limits).map_err(|e| e.to_string())?;
+    let space = mdp::import::load_space(&a.space, &limits).map_err(|e| e.to_string())?;
     let opts = ImportOptions {
         epsilon: eps,
         eps_in_metric: a.eps_in_metric,
@@ -157,7 +157,7 @@ pub fn repair(a: &RepairArgs) -> Result<i32, String> {
                     .as_deref()
                     .ok_or("--epsilon: required with --matrix")?,
             )?;
-            let space = io::load_space(space_spec, &limits).map_err(|e| e.to_string())?;
+            let space = mdp::import::load_space(space_spec, &limits).map_err(|e| e.to_string())?;
             let raw = import::read_matrix(mpath, &limits, &import::any_entry)
                 .map_err(|e| e.to_string())?;
             let (eps, fspace) =

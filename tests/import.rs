@@ -74,8 +74,8 @@ fn csv_lat_lon_with_labels_and_quoted_fields() {
     assert_eq!(s.points()[0], vec![q("41.9"), q("12.5")]);
     assert_eq!(s.points()[1], vec![q("41.901"), q("12.501")]);
     assert_eq!(s.points()[2], vec![q("41.73"), q("-12.28")]);
-    // io::load_space reads the same file (one implementation).
-    let s2 = io::load_space(&p, &Limits::default()).unwrap();
+    // import::load_space reads the same file (one implementation).
+    let s2 = mdp::import::load_space(&p, &Limits::default()).unwrap();
     assert_eq!(s2.points(), s.points());
     // Records keep quoted line breaks; row numbers are the file's lines.
     let recs = import::csv_records(csv, "x.csv").unwrap();

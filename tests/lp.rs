@@ -7,7 +7,7 @@ use mdp::bounds;
 use mdp::exact::{f64_down, f64_up, q_from_f64, Q};
 use mdp::io::lp_dual::{self, Bounded, LpDual};
 use mdp::io::{self, Limits};
-use mdp::lp::certificate;
+use mdp::certificate;
 use mdp::mechanisms::exponential::exponential;
 use mdp::mechanisms::optimal::{self, Built, PmoParams, Solver};
 use mdp::mechanisms::spanner;

@@ -5,7 +5,7 @@
 use mdp::audit::{self, Options, Verdict};
 use mdp::exact::Q;
 use mdp::io::{self, Limits};
-use mdp::lp::simplex::Round;
+use mdp::progress::Round;
 use mdp::mechanisms::optimal::{self, Solver};
 use mdp::metric::{MetricKind, Space};
 use mdp::progress::Progress;

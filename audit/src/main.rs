@@ -2,9 +2,9 @@
 //! Exit codes: 0 pass (a proof), 1 fail (with a witness), 2 input error, 3 inconclusive.
 
 use clap::Parser;
-use mdp::audit::{self, Options, EXIT_INPUT};
-use mdp::exact::parse_rational;
-use mdp::io::{self, Limits};
+use mdp_audit::audit::{self, Options, EXIT_INPUT};
+use mdp_audit::exact::parse_rational;
+use mdp_audit::io::{self, Limits};
 
 #[derive(Parser)]
 #[command(
@@ -58,12 +58,12 @@ struct Args {
     #[arg(long, default_value_t = Limits::default().max_number_bits)]
     max_number_bits: u64,
     /// Largest precision (bits) of the exact fallback before "inconclusive" (64 to 65536).
-    #[arg(long, default_value_t = mdp::privacy::DEFAULT_MAX_PREC,
+    #[arg(long, default_value_t = mdp_audit::privacy::DEFAULT_MAX_PREC,
           value_parser = clap::value_parser!(u64).range(64..=65536))]
     max_precision: u64,
 }
 
-fn number(flag: &str, s: &str, positive: bool) -> Result<mdp::exact::Q, String> {
+fn number(flag: &str, s: &str, positive: bool) -> Result<mdp_audit::exact::Q, String> {
     let q = parse_rational(s).map_err(|e| format!("--{flag}: {e}"))?;
     if positive && q <= 0u32 {
         return Err(format!("--{flag}: must be > 0"));
@@ -117,7 +117,7 @@ fn run(args: &Args) -> Result<i32, String> {
     };
     let bytes = io::read_source(&args.file, &limits).map_err(|e| e.to_string())?;
     let file = io::read_mechanism(&bytes, &limits).map_err(|e| e.to_string())?;
-    let progress = mdp::progress::Console::new(args.quiet, 2.0);
+    let progress = mdp_audit::progress::Console::new(args.quiet, 2.0);
     let report = audit::audit_with(&file, &opts, &progress).map_err(|e| e.to_string())?;
     if !args.quiet {
         if args.json {

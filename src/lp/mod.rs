@@ -1,12 +1,11 @@
 //! The LP engine (issue 3): privacy LPs assembled with directed rounding ([`model`]),
 //! floating-point solvers with lazy rows (an interior point method, [`ipm`], Clarabel,
-//! the default; and a simplex, [`simplex`], microlp), the exact repair of their primal ([`repair`]), the exactly checked dual certificate ([`certificate`]) and
+//! the default; and a simplex, [`simplex`], microlp), the exact repair of their primal ([`repair`]) and
 //! MPS export ([`mps`]). Floats find answers; exact rationals prove them
-//! (`spec/lp.md`).
+//! (`spec/lp.md`); the dual certificate is checked by the kernel, [`crate::certificate`].
 
 pub mod block_angular;
 pub mod block_ipm;
-pub mod certificate;
 pub mod ipm;
 pub mod local;
 pub mod model;

@@ -24,9 +24,9 @@
 //! rationals) are pruned: both directions of the argument survive pruning (spec §3).
 
 use super::sparse::{Sense, SparseLp};
-use crate::exact::float::FI;
 use crate::exact::{f64_down, Q};
 use crate::metric::{ExactDistance, Space};
+use crate::privacy::exp_eps_d;
 use rayon::prelude::*;
 use std::cmp::Ordering;
 
@@ -127,13 +127,6 @@ pub enum RowForm {
     Scaled,
 }
 
-/// Directed-rounding bounds [lo, hi] on e^{ε d(u,v)} as f64 (rigorous `FI` arithmetic).
-pub fn exp_eps_d(space: &Space, eps: &Q, u: usize, v: usize) -> FI {
-    if space.is_zero(u, v) {
-        return FI::point(1.0);
-    }
-    FI::from_q(eps).mul(space.fi(u, v)).exp()
-}
 
 /// How the pairs of a privacy LP are chosen.
 pub enum PairSet<'b> {

@@ -12,7 +12,8 @@
 //! 5. The exact auditor ([`crate::privacy::check_pure`]) decides the result; if it fails,
 //!    r grows 16× and steps 3–5 repeat (never observed; bounded by [`MAX_TRIES`]).
 
-use super::model::{exp_eps_d, PrivacyLp};
+use super::model::PrivacyLp;
+use crate::privacy::exp_eps_d;
 use crate::exact::float::FI;
 use crate::exact::{q_from_f64, Q};
 use crate::mechanism::Matrix;

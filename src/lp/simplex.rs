@@ -4,7 +4,7 @@
 //!
 //! Floats only *find* candidates here. Nothing this module returns is trusted: the
 //! primal goes through [`super::repair`] and the exact audit, the dual through
-//! [`super::certificate::verify`] (`spec/lp.md` §4–§5).
+//! [`crate::certificate::verify`] (`spec/lp.md` §4–§5).
 //!
 //! Lazy rows (issue 3, item 4): start from every row of each input's `initial_neighbours`
 //! nearest neighbours, solve, separate the rows the float solution violates (per
@@ -23,15 +23,7 @@ pub const SEPARATION_TOL: f64 = 1e-9;
 /// microlp's feasibility tolerance for our solves.
 pub const FEASIBILITY_TOL: f64 = 1e-9;
 
-/// Progress of a lazy solve, reported once per round.
-#[derive(Clone, Debug)]
-pub struct Round {
-    pub round: usize,
-    pub rows: usize,
-    pub added: usize,
-    pub objective: f64,
-    pub seconds: f64,
-}
+pub use crate::progress::Round;
 
 /// A float primal of a privacy LP.
 #[derive(Clone, Debug)]
@@ -120,7 +112,7 @@ impl Dual {
 
     /// Drop the smallest multipliers γ while their sum stays within `budget`, to shorten
     /// the certificate; returns how many were dropped and their sum. Any γ ≥ 0 is a valid
-    /// certificate (`lp::certificate`), so this is always sound. It costs little: in
+    /// certificate ([`crate::certificate`]), so this is always sound. It costs little: in
     /// α_u = min_k [w_u c(u,k) + Σ_{(u,v,k)} γ − Σ_{(v,u,k)} c_up γ], dropping the γ of
     /// row (u, v, k) lowers α_u by at most γ and cannot lower α_v, so the bound Σ_u α_u
     /// falls by at most the dropped sum (spec/benders.md §3).

@@ -9,7 +9,7 @@
 
 use crate::exact::{f64_down, q_from_f64, Q};
 use crate::io::lp_dual::{Bounded, LpDual};
-use crate::lp::certificate;
+use crate::certificate;
 use crate::lp::model::{Objective, PairSet, PrivacyLp, CAPS, SIMPLEX_CAP};
 use crate::lp::simplex;
 use crate::lp::{ipm, repair};

@@ -164,7 +164,7 @@ impl Space {
                 ));
             }
             // The radius's size sets the working precision of every exact enclosure.
-            if radius <= 0u32 || radius > Q::from(MAX_RADIUS) || crate::io::bits(&radius) > 256 {
+            if radius <= 0u32 || radius > Q::from(MAX_RADIUS) || crate::exact::bits(&radius) > 256 {
                 return Err(merr(
                     "radius",
                     format!("must be in (0, {MAX_RADIUS}] with at most 256 bits (a sphere's radius in the distance unit)"),
@@ -363,7 +363,7 @@ impl Space {
             used = dist
                 .iter()
                 .flatten()
-                .map(crate::io::bits)
+                .map(crate::exact::bits)
                 .fold(used, u64::saturating_add);
             if used > max_bits {
                 return Err(merr(
@@ -917,8 +917,8 @@ pub fn components(n: usize, pairs: &[(usize, usize)]) -> Vec<u32> {
 }
 
 /// f64 ordered by `total_cmp`, for the Dijkstra heaps ([`Space::shortest_paths_upper`],
-/// `benders::chain`).
-pub(crate) struct Ord64(pub(crate) f64);
+/// `benders::chain` and `lp::local` of the `mdp` crate).
+pub struct Ord64(pub f64);
 
 impl PartialEq for Ord64 {
     fn eq(&self, other: &Self) -> bool {

@@ -1,6 +1,6 @@
 //! The `lp_dual` certificate's layout in `mdp/1` (`spec/lp.md` §5): parsing (exact
 //! numbers, path-named errors) and writing. Its verification is
-//! [`crate::lp::certificate::verify`].
+//! [`crate::certificate::verify`].
 
 use super::{input_error, number, number_value, InputError};
 use crate::exact::Q;

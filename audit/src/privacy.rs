@@ -19,6 +19,16 @@ use crate::metric::Space;
 use rayon::prelude::*;
 use std::cmp::Ordering;
 
+/// Directed-rounding bounds [lo, hi] on e^{ε d(u,v)} as f64 (rigorous `FI` arithmetic):
+/// the privacy constant of rows (u, v, ·) of Definition 1, used by the `lp_dual` check
+/// ([`crate::certificate`]) and by the LP assembly of the `mdp` crate.
+pub fn exp_eps_d(space: &Space, eps: &Q, u: usize, v: usize) -> FI {
+    if space.is_zero(u, v) {
+        return FI::point(1.0);
+    }
+    FI::from_q(eps).mul(space.fi(u, v)).exp()
+}
+
 /// Unit roundoff of `f64` (round to nearest).
 pub const U: f64 = f64::EPSILON / 2.0;
 /// Proven bound on the relative error of a float-safe normalized entry h̃ = fl(fl(m)/fl(s)):

@@ -6,7 +6,16 @@
 //!
 //! Methods take `&self` and the trait is `Sync`, so parallel loops can advance a phase.
 
-use crate::lp::simplex::Round;
+/// Progress of a lazy or iterative LP solve, reported once per round (cutting-plane round or
+/// interior point iteration).
+#[derive(Clone, Debug)]
+pub struct Round {
+    pub round: usize,
+    pub rows: usize,
+    pub added: usize,
+    pub objective: f64,
+    pub seconds: f64,
+}
 
 /// Receives progress reports. Every method has an empty default.
 pub trait Progress: Sync {

@@ -197,7 +197,7 @@ fn lp_dual_check(
     losses: Option<&loss::Losses>,
     opts: &Options,
 ) -> (Check, Option<Q>) {
-    use crate::lp::certificate as cert;
+    use crate::certificate as cert;
     let cost: Option<Vec<Q>> = file
         .cost
         .as_ref()
@@ -404,10 +404,10 @@ pub fn audit_with(
             .matrix
             .row(u)
             .iter()
-            .map(crate::io::bits)
+            .map(crate::exact::bits)
             .max()
             .unwrap_or(0);
-        let b = widest + crate::io::bits(&prep.sums[u]);
+        let b = widest + crate::exact::bits(&prep.sums[u]);
         if b > opts.max_number_bits {
             return Err(crate::io::over_number_bits(
                 &format!("matrix[{u}] (row-normalized)"),

@@ -863,13 +863,6 @@ pub fn mechanism_to_value(epsilon: &Q, space: &Space, matrix: &Matrix, meta: Val
     Value::Object(o)
 }
 
-/// Load a space given as `builtin:NAME`, a CSV or GeoJSON file of points, a JSON metric
-/// object file, or an `mdp/1` file (its `metric` is used); see
-/// [`crate::import::load_space_with_labels`], which also returns the points' labels.
-pub fn load_space(spec: &str, limits: &Limits) -> Result<Space, InputError> {
-    crate::import::load_space_with_labels(spec, limits).map(|(s, _)| s)
-}
-
 /// A space from parsed JSON: a metric object, or an `mdp/1` document (its `metric`).
 pub fn space_from_json(v: &Value, limits: &Limits) -> Result<Space, InputError> {
     match v.get("metric") {

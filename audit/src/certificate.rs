@@ -12,11 +12,11 @@
 //! (possibly weaker) bound; the only claim it checks is `value ≤ Σ α`. A negative γ, a
 //! row outside the scope, u = v, or an index out of range rejects the certificate.
 
-use super::model::exp_eps_d;
 use crate::exact::float::FI;
 use crate::exact::{f64_down, functions, q_from_f64, scaled_div, sum_tree, N, Q};
 use crate::io::lp_dual::{Bounded, LpDual};
 use crate::metric::Space;
+use crate::privacy::exp_eps_d;
 use std::cmp::Ordering;
 use std::collections::HashMap;
 

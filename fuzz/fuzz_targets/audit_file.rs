@@ -2,8 +2,8 @@
 //! or a report, never a panic, and a report's verdict must be consistent with its checks.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use mdp::audit::{audit, Options, Verdict};
-use mdp::io::{read_mechanism, Limits};
+use mdp_audit::audit::{audit, Options, Verdict};
+use mdp_audit::io::{read_mechanism, Limits};
 
 fuzz_target!(|data: &[u8]| {
     let limits = Limits { max_bytes: 1 << 16, max_entries: 400, max_bits: 1 << 22, max_number_bits: 1 << 16 };

@@ -16,9 +16,9 @@
 //! private matrix impossible, and a passing `claimed_loss` is within tolerance of L(M).
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use mdp::audit::{audit, Options, Report, ScopePolicy, Verdict};
-use mdp::exact::{f64_nearest, format_rational, Q};
-use mdp::io::{read_mechanism, Limits};
+use mdp_audit::audit::{audit, Options, Report, ScopePolicy, Verdict};
+use mdp_audit::exact::{f64_nearest, format_rational, Q};
+use mdp_audit::io::{read_mechanism, Limits};
 use serde_json::{json, Map, Value};
 use std::sync::OnceLock;
 
@@ -108,7 +108,7 @@ impl Bytes<'_> {
 /// not derive new numbers from huge ones (its own exact arithmetic and printing of
 /// 300 kbit rationals made slow units that the auditor rejects in milliseconds).
 fn exact(v: &Value) -> Option<Q> {
-    mdp::io::number(v, "").ok().filter(|q| mdp::io::bits(q) <= 1 << 14)
+    mdp_audit::io::number(v, "").ok().filter(|q| mdp_audit::io::bits(q) <= 1 << 14)
 }
 
 fn qv(q: &Q) -> Value {
@@ -329,7 +329,7 @@ fn mutate(cert: &mut Map<String, Value>, b: &mut Bytes, t: &Template) {
     }
 }
 
-fn check(report: &Report, t: &Template, file: &mdp::io::MechanismFile) {
+fn check(report: &Report, t: &Template, file: &mdp_audit::io::MechanismFile) {
     let any_fail = report.checks.iter().any(|c| c.verdict == Verdict::Fail);
     assert_eq!(report.verdict == Verdict::Fail, any_fail);
     assert_eq!(report.loss_max, Some(t.loss_max), "{}: the matrix did not change", t.name);

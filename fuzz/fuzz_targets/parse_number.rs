@@ -1,7 +1,7 @@
 //! Fuzz exact number parsing: never panics; what parses prints back to the same rational.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use mdp::exact::{format_rational, parse_rational};
+use mdp_audit::exact::{format_rational, parse_rational};
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(s) = std::str::from_utf8(data) {

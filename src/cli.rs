@@ -4,7 +4,6 @@
 use crate::{suite, tools, user};
 use clap::{Parser, Subcommand};
 use mdp::io::Limits;
-use mdp::mechanisms::optimal;
 
 #[derive(Parser)]
 #[command(
@@ -201,13 +200,13 @@ pub(crate) enum SolverArg {
     Auto,
 }
 
-impl From<SolverArg> for optimal::Solver {
+impl From<SolverArg> for mdp::lp::Solver {
     fn from(s: SolverArg) -> Self {
         match s {
-            SolverArg::Ipm => optimal::Solver::Ipm,
-            SolverArg::Simplex => optimal::Solver::Simplex,
-            SolverArg::Block => optimal::Solver::Block,
-            SolverArg::Auto => optimal::Solver::Auto,
+            SolverArg::Ipm => mdp::lp::Solver::Ipm,
+            SolverArg::Simplex => mdp::lp::Solver::Simplex,
+            SolverArg::Block => mdp::lp::Solver::Block,
+            SolverArg::Auto => mdp::lp::Solver::Auto,
         }
     }
 }

@@ -51,7 +51,7 @@ impl Family {
         Family::Built(produce::Family::Constopt {
             replacement: produce::ReplacementSpec::NearestNeighbours { r },
             lambdas,
-            solver: crate::mechanisms::optimal::Solver::Auto,
+            solver: crate::lp::Solver::Auto,
         })
     }
 }

@@ -466,7 +466,7 @@ fn demo(space_spec: &str, e: &str, output: &str) -> Result<i32, String> {
 
 /// `mdp lp export`: the LP a family solves, as MPS.
 fn lp_export(problem: LpProblem) -> Result<i32, String> {
-    let lp_err = |e: mdp::mechanisms::optimal::BuildError| produce_exit(e.into());
+    let lp_err = |e: mdp::lp::BuildError| produce_exit(e.into());
     match problem {
         LpProblem::Optimal { base, output } => {
             let eps = epsilon(&base.epsilon)?;

@@ -29,7 +29,8 @@ use crate::exact::{f64_up, parse_rational, Q};
 use crate::io::{self, Limits};
 use crate::mechanism::Matrix;
 use crate::mechanisms::constopt::{self, Replacement};
-use crate::mechanisms::optimal::{self, BuildError, Built, PmoParams, Solver};
+use crate::mechanisms::optimal::{self, PmoParams};
+use crate::lp::{BuildError, Built, Solver};
 use crate::mechanisms::{exponential, spanner, tem};
 use crate::metric::Space;
 use crate::progress::Progress;
@@ -137,7 +138,7 @@ pub enum Family {
     /// # use mdp::metric::{MetricKind, Space};
     /// # use mdp::produce::*;
     /// # use mdp::progress::Silent;
-    /// # use mdp::mechanisms::optimal::Solver;
+    /// # use mdp::lp::Solver;
     /// # let pts = (0..6).map(|i| vec![Q::from(i * i)]).collect();
     /// # let space = Space::from_points(MetricKind::Euclidean, pts, None).unwrap();
     /// let req = Request::new(&space, "points", parse_rational("0.5").unwrap());
@@ -153,7 +154,7 @@ pub enum Family {
     /// # use mdp::metric::{MetricKind, Space};
     /// # use mdp::produce::*;
     /// # use mdp::progress::Silent;
-    /// # use mdp::mechanisms::optimal::Solver;
+    /// # use mdp::lp::Solver;
     /// # let pts = (0..6).map(|i| vec![Q::from(i * i)]).collect();
     /// # let space = Space::from_points(MetricKind::Euclidean, pts, None).unwrap();
     /// let req = Request::new(&space, "points", parse_rational("0.5").unwrap());
@@ -171,7 +172,7 @@ pub enum Family {
     /// # use mdp::metric::{MetricKind, Space};
     /// # use mdp::produce::*;
     /// # use mdp::progress::Silent;
-    /// # use mdp::mechanisms::optimal::Solver;
+    /// # use mdp::lp::Solver;
     /// # let pts = (0..6).map(|i| vec![Q::from(i * i)]).collect();
     /// # let space = Space::from_points(MetricKind::Euclidean, pts, None).unwrap();
     /// let req = Request::new(&space, "points", parse_rational("0.5").unwrap());
@@ -216,7 +217,7 @@ pub enum Family {
     /// # use mdp::metric::{MetricKind, Space};
     /// # use mdp::produce::*;
     /// # use mdp::progress::Silent;
-    /// # use mdp::mechanisms::optimal::Solver;
+    /// # use mdp::lp::Solver;
     /// # let pts = (0..6).map(|i| vec![Q::from(i * i)]).collect();
     /// # let space = Space::from_points(MetricKind::Euclidean, pts, None).unwrap();
     /// let req = Request::new(&space, "points", parse_rational("0.5").unwrap());
@@ -233,7 +234,7 @@ pub enum Family {
     /// # use mdp::metric::{MetricKind, Space};
     /// # use mdp::produce::*;
     /// # use mdp::progress::Silent;
-    /// # use mdp::mechanisms::optimal::Solver;
+    /// # use mdp::lp::Solver;
     /// # let pts = (0..6).map(|i| vec![Q::from(i * i)]).collect();
     /// # let space = Space::from_points(MetricKind::Euclidean, pts, None).unwrap();
     /// let req = Request::new(&space, "points", parse_rational("0.5").unwrap());
@@ -258,7 +259,7 @@ pub enum Family {
     /// # use mdp::metric::{MetricKind, Space};
     /// # use mdp::produce::*;
     /// # use mdp::progress::Silent;
-    /// # use mdp::mechanisms::optimal::Solver;
+    /// # use mdp::lp::Solver;
     /// # let pts = (0..6).map(|i| vec![Q::from(i * i)]).collect();
     /// # let space = Space::from_points(MetricKind::Euclidean, pts, None).unwrap();
     /// let req = Request::new(&space, "points", parse_rational("0.5").unwrap());
@@ -388,10 +389,7 @@ pub fn check_lp_memory_rows(
 ) -> Result<(), ProduceError> {
     let (n, k) = (n as u64, k as u64);
     let block = solver == Solver::Block;
-    let mut need = crate::lp::model::memory_estimate(n, k);
-    if block {
-        need = need.saturating_add(crate::lp::block_ipm::memory_estimate(rows, n, k));
-    }
+    let need = crate::lp::memory_need(n, k, rows, solver);
     if need > max_memory {
         let with = if block { " with --solver block" } else { "" };
         return Err(invalid(
@@ -681,16 +679,8 @@ pub fn build(
             }
         }
         Family::Optimal { solver } => {
-            let solver = match *solver {
-                Solver::Auto
-                    if crate::lp::model::rows_upper(n as u64, n as u64)
-                        <= crate::lp::block_ipm::MAX_ROWS
-                        && check_lp_memory(n, n, Solver::Block, req.max_memory).is_ok() =>
-                {
-                    Solver::Block
-                }
-                s => s,
-            };
+            let rows = crate::lp::model::rows_upper(n as u64, n as u64);
+            let solver = solver.resolve(n as u64, n as u64, rows, false, req.max_memory);
             check_lp_memory(n, n, solver, req.max_memory)?;
             lp_assembled(
                 optimal::optimal(space, eps, solver, MAX_PREC, progress)?,
@@ -700,18 +690,9 @@ pub fn build(
         Family::Pmo { pmo, solver, gap } => {
             let k = pmo.outputs.as_ref().map_or(n, Vec::len);
             let rows = pmo.privacy_rows(space, k);
-            let fits_block = |rows: u64| {
-                rows <= crate::lp::block_ipm::MAX_ROWS
-                    && check_lp_memory_rows(n, k, rows, Solver::Block, req.max_memory).is_ok()
-            };
-            let solver = match *solver {
-                Solver::Auto if fits_block(rows) => Solver::Block,
-                // The localized LP (its rows and blocks a fraction of the whole LP's;
-                // spec/lp.md §4.6), Clarabel's lazy rows where it does not apply.
-                Solver::Auto if pmo.within.is_some() => Solver::Auto,
-                Solver::Auto => Solver::Ipm,
-                s => s,
-            };
+            // Within η, `auto` may take the localized LP (spec/lp.md §4.6).
+            let localizable = pmo.within.is_some();
+            let solver = solver.resolve(n as u64, k as u64, rows, localizable, req.max_memory);
             check_lp_memory_rows(n, k, rows, solver, req.max_memory)?;
             let params = pmo.params();
             let built = optimal::pmo(

@@ -389,7 +389,7 @@ fn family(f: FamilyArg, p: &FamilyParams, n: usize) -> Result<Family, String> {
     use mdp::produce::{Family as F, ReplacementSpec, Truncation};
     let flag = |e: mdp::produce::ProduceError| crate::flag_error(&e);
     // `mdp build`'s default: the block hybrid for OPTMech when it fits the memory budget.
-    let solver = mdp::mechanisms::optimal::Solver::Auto;
+    let solver = mdp::lp::Solver::Auto;
     Ok(Family::Built(match f {
         FamilyArg::Exponential => F::Exponential { weights: None },
         FamilyArg::Constopt => {

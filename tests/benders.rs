@@ -14,7 +14,8 @@ use mdp::io::{self, Limits};
 use mdp::loss::{self, Cost};
 use mdp::lp::model::RowForm;
 use mdp::mechanism::Matrix;
-use mdp::mechanisms::optimal::{self, PmoParams, Solver};
+use mdp::mechanisms::optimal::{self, PmoParams};
+use mdp::lp::Solver;
 use mdp::metric::{MetricKind, Space};
 use mdp::privacy::Prepared;
 use mdp::produce::{produce, Family, Pmo, Request};
@@ -111,7 +112,7 @@ fn certified_bounds_bracket(
     space: &Space,
     eps: &Q,
     eta: &Q,
-    built: &mdp::mechanisms::optimal::Built,
+    built: &mdp::lp::Built,
 ) -> (f64, f64) {
     let (opt_lo, opt_hi, _) = whole_lp_optimum(space, eps, &params(eta));
     let lb = built.lower_bound.expect("a certified lower bound");

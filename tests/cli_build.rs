@@ -243,7 +243,7 @@ fn bad_input_is_one_line_exit_2() {
 /// whole; both builds are certified and pass.
 #[test]
 fn auto_solver_picks_block_only_within_the_memory_budget() {
-    use mdp::mechanisms::optimal::Solver;
+    use mdp::lp::Solver;
     use mdp::produce::check_lp_memory;
     let pts: Vec<String> = (0..20)
         .map(|i| format!("[{}, {}]", i % 5, (i * 7) % 11))

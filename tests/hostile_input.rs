@@ -287,7 +287,7 @@ fn block_solver_refuses_lps_past_its_row_limit() {
 /// in is refused for block, with one line naming the option, before anything is built.
 #[test]
 fn max_memory_counts_the_block_solver() {
-    use mdp::mechanisms::optimal::Solver;
+    use mdp::lp::Solver;
     use mdp::produce::check_lp_memory;
     let ipm = mdp::lp::model::memory_estimate(100, 100);
     let budget = ipm + (50 << 20);

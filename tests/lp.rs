@@ -9,7 +9,8 @@ use mdp::io::lp_dual::{self, Bounded, LpDual};
 use mdp::io::{self, Limits};
 use mdp::certificate;
 use mdp::mechanisms::exponential::exponential;
-use mdp::mechanisms::optimal::{self, Built, PmoParams, Solver};
+use mdp::mechanisms::optimal::{self, PmoParams};
+use mdp::lp::{Built, Solver};
 use mdp::mechanisms::spanner;
 use mdp::metric::{MetricKind, Space};
 use mdp::progress::Silent;
@@ -645,7 +646,7 @@ fn extreme_constants_weak_ipm_dual_is_not_fatal() {
 /// optimum, no row outside the final working set broken, and a dual whose exactly proven
 /// bound (the priced multipliers of the unused outputs included) reaches the optimum, or,
 /// where a round Clarabel solved left its dual short, the simplex's dual on the same rows
-/// does (the producer's own fallback, `optimal::certify_dual`).
+/// does (the producer's own fallback, `mdp::lp::pipeline::certify_dual`).
 /// With `seeded`, the solve starts from a given support (as after the structured phase):
 /// every other output the whole solve uses, so the rest must enter by pricing.
 /// With `warm`, it starts instead where the structured phase hands over (its working set,
@@ -708,7 +709,7 @@ fn support_agrees(
     for row in p.m.chunks(kk) {
         prop_assert!((row.iter().sum::<f64>() - 1.0).abs() < 1e-7);
     }
-    let cert = optimal::lp_dual_of(&lp, &d);
+    let cert = mdp::lp::lp_dual_of(&lp, &d);
     let sites: Vec<usize> = (0..n).collect();
     let pb = certificate::Problem {
         space,
@@ -723,12 +724,12 @@ fn support_agrees(
     // A round Clarabel solved (the structured method stopped above WORKING_GAP on it) has a
     // dual only as accurate as Clarabel's tolerances: the producer then proves the
     // simplex's dual on the same working rows too and keeps the better bound
-    // (`optimal::certify_dual`), and so does this check. Found by CI (session 17): 11
+    // (`mdp::lp::pipeline::certify_dual`), and so does this check. Found by CI (session 17): 11
     // clustered points, ε = 2.39, the Clarabel round's dual proved 1.7·10⁻⁷ below the
     // optimum, the simplex's on its 551 rows 7·10⁻¹⁰.
     if bound < pf.objective - tol {
         let d2 = simplex::solve_dual(&lp, &p.rows).unwrap();
-        let c2 = optimal::lp_dual_of(&lp, &d2);
+        let c2 = mdp::lp::lp_dual_of(&lp, &d2);
         bound = bound.max(f64_down(
             &certificate::proven_bound(&c2, &pb, n, kk).unwrap(),
         ));

@@ -28,7 +28,8 @@ pub mod sub;
 use crate::exact::Q;
 use crate::lp::model::PrivacyLp;
 use crate::lp::{repair, simplex};
-use crate::mechanisms::optimal::{self, invalid, BuildError, Built, PmoParams};
+use crate::mechanisms::optimal::{self, PmoParams};
+use crate::lp::{invalid, BuildError, Built};
 use crate::metric::Space;
 use crate::progress::Progress;
 use incumbent::Incumbent;
@@ -660,15 +661,15 @@ pub fn benders(
         "benders: certificate keeps {} of {before} multipliers (the {dropped} dropped sum to {sum:.2e}, the most the bound can lose)",
         dual.gamma.len()
     ));
-    let pb = optimal::problem(&lp, eps, Some(within), p.cost.as_deref(), max_prec);
-    let proof = optimal::certify_dual(
+    let pb = crate::lp::pipeline::problem(&lp, eps, Some(within), p.cost.as_deref(), max_prec);
+    let proof = crate::lp::pipeline::certify_dual(
         &lp,
         out.lb,
         None,
         dual,
         &pb,
         None,
-        optimal::TARGET_GAP,
+        crate::lp::TARGET_GAP,
         progress,
     )?;
     let rows_generated =

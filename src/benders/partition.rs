@@ -9,7 +9,7 @@
 //!
 //! Every method is deterministic under its seed (ChaCha20, sequential float sums).
 
-use crate::mechanisms::optimal::{invalid, BuildError};
+use crate::lp::{invalid, BuildError};
 use crate::metric::{MetricKind, Space};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;

@@ -21,7 +21,7 @@ use std::collections::HashSet;
 use std::time::Instant;
 
 /// A privacy row (u, v, k): M\[u\]\[k\] ≤ c·M\[v\]\[k\].
-pub(crate) type Row = (u32, u32, u32);
+pub(crate) use super::solution::Row;
 
 /// LPs with at most this many privacy rows are solved whole (one round); larger ones
 /// start from the rows of each input's [`LAZY_NEIGHBOURS`] nearest neighbours.

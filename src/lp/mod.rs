@@ -1,8 +1,17 @@
-//! The LP engine (issue 3): privacy LPs assembled with directed rounding ([`model`]),
-//! floating-point solvers with lazy rows (an interior point method, [`ipm`], Clarabel,
-//! the default; and a simplex, [`simplex`], microlp), the exact repair of their primal ([`repair`]) and
-//! MPS export ([`mps`]). Floats find answers; exact rationals prove them
-//! (`spec/lp.md`); the dual certificate is checked by the kernel, [`crate::certificate`].
+//! The LP engine's front door (`spec/lp.md`, `spec/architecture.md`): privacy LPs
+//! assembled with directed rounding ([`model`]), the float solvers that find candidates
+//! (Clarabel's interior point with lazy rows, [`ipm`]; the structured interior point,
+//! [`block_ipm`], and its localized form, [`local`]; the block-angular interior point of
+//! ConstOPTMech, [`block_angular`]; microlp's simplex, [`simplex`]), the choice among them
+//! ([`Solver`], `auto` resolved in one place, [`Solver::resolve`]), the exact repair of
+//! their primal ([`repair`]) and the certified pipeline every LP family shares
+//! ([`certified`]: solve → repair → prove the dual → the caller's self-audit), and MPS
+//! export ([`mps`]). Floats find answers; exact rationals prove them: the dual certificate
+//! is checked by the kernel, [`crate::certificate`].
+//!
+//! What callers need is re-exported here: the solutions ([`Primal`], [`Dual`], [`Row`],
+//! [`Round`]), the solver choice and the pipeline ([`Solver`], [`certified`], [`Built`],
+//! [`BuildError`], [`TARGET_GAP`]).
 
 pub mod block_angular;
 pub mod block_ipm;
@@ -10,7 +19,16 @@ pub mod ipm;
 pub mod local;
 pub mod model;
 pub mod mps;
+pub mod pipeline;
 pub mod repair;
 pub mod simplex;
+pub mod solution;
+pub mod solver;
 pub mod sparse;
 pub mod support;
+
+pub use crate::progress::Round;
+pub use pipeline::{certified, invalid, lp_dual_of, BuildError, Built, TARGET_GAP};
+pub use simplex::SolveError;
+pub use solution::{Dual, Primal, Row};
+pub use solver::{memory_need, Solver};

@@ -26,7 +26,7 @@
 //! variables 1 + n + S₁; rows (18) n, (20) n, (19) S₁ (bounds), (22) S₂, (25) S₁',
 //! (26) S₁' (S₁' = S₁ without the sets I(w) = W); non-zeros n(n+1) + n² + S₁ + 4S₁' + 2S₂.
 
-use super::optimal::{invalid, BuildError, Solver};
+use crate::lp::{invalid, BuildError, Solver};
 use crate::exact::Q;
 use crate::lp::block_angular;
 use crate::lp::model::zero_pairs;

@@ -9,7 +9,7 @@
 //! upper ends) and t·d uses the enclosure's lower end, so the stretch bound it leaves is a
 //! proof, re-checked by [`verify_stretch`].
 
-use super::optimal::{certified, BuildError, Built, Solver};
+use crate::lp::{certified, BuildError, Built, Solver};
 use crate::exact::float::{add_up, mul_down, FI};
 use crate::exact::Q;
 use crate::lp::model::{Objective, PairSet, PrivacyLp};
@@ -107,7 +107,7 @@ pub fn spanner_mech(
     progress: &dyn Progress,
 ) -> Result<(Built, Vec<(usize, usize)>, f64), BuildError> {
     if k < 1 {
-        return Err(super::optimal::invalid("k", "must be ≥ 1"));
+        return Err(crate::lp::invalid("k", "must be ≥ 1"));
     }
     let t = (2 * u64::from(k) - 1) as f64;
     let (edges, _) = greedy_spanner(space, t);

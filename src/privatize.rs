@@ -20,7 +20,11 @@
 //! TEM's Algorithm 3 and Madlib are samplers without a matrix (floating-point noise): they
 //! are the papers' samplers, not the exactly audited matrix, and say so.
 
+use crate::audit::{self, Report, Verdict};
+use crate::error::InputError;
 use crate::exact::{f64_nearest, N, Q};
+use crate::io::{self, Limits, MechanismFile};
+use crate::progress::Progress;
 use crate::mechanism::Matrix;
 use crate::mechanisms::madlib::Madlib;
 use crate::mechanisms::tem::TemSampler;
@@ -313,6 +317,50 @@ pub fn privatize<R: Rng>(
         message: format!("cannot write: {e}"),
     })?;
     Ok(count)
+}
+
+
+/// A mechanism file that passed the audit under a pipeline's policy: what `mdp privatize
+/// --mechanism` and `mdp release item-wise` sample from (`spec/threat-model.md` §2).
+pub struct Gated {
+    /// The file as read, its rows normalized exactly ([`normalized`]): the matrix audited.
+    pub file: MechanismFile,
+    /// The passing report.
+    pub report: Report,
+}
+
+/// Why a mechanism file was not taken by [`load_gated`].
+#[derive(Debug, thiserror::Error)]
+pub enum GateError {
+    /// The file could not be read (missing, too large, …).
+    #[error("{0}")]
+    Read(InputError),
+    /// It is not a valid `mdp/1` file, or the audit could not read it.
+    #[error("{0}")]
+    Invalid(InputError),
+    /// It does not pass the audit under the policy (the report says why).
+    #[error("does not pass the audit under this policy")]
+    NotPrivate(Box<Report>),
+}
+
+/// Gate then load, the one way a mechanism file reaches a sampler: read `path` (`-`:
+/// standard input) under the default [`Limits`], normalize its rows exactly and audit that
+/// normalized matrix under `policy` (the pipeline's ε and scope, never the file's own
+/// claims when the policy states them). Only a passing file is returned.
+pub fn load_gated(
+    path: &str,
+    policy: &audit::Options,
+    progress: &dyn Progress,
+) -> Result<Gated, GateError> {
+    let bytes = io::read_source(path, &Limits::default()).map_err(GateError::Read)?;
+    let mut file = io::read_mechanism(&bytes, &Limits::default()).map_err(GateError::Invalid)?;
+    // What is sampled is the exactly normalized matrix: that is what is audited.
+    file.matrix = normalized(&file.matrix);
+    let report = audit::audit_with(&file, policy, progress).map_err(GateError::Invalid)?;
+    if report.verdict != Verdict::Pass {
+        return Err(GateError::NotPrivate(Box::new(report)));
+    }
+    Ok(Gated { file, report })
 }
 
 #[cfg(test)]

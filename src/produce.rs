@@ -839,6 +839,16 @@ pub fn build(
     Ok(a)
 }
 
+/// The `meta` object of every file `mdp` writes (`spec/mechanism-format.md`): the producer
+/// (`mdp` and its version), then `fields` (the mechanism's name, its space, …), then
+/// `extra`, later keys replacing earlier ones.
+pub fn producer_meta(fields: Value, extra: &Value) -> Value {
+    let mut meta = json!({"producer": format!("mdp {}", env!("CARGO_PKG_VERSION"))});
+    merge(&mut meta, &fields);
+    merge(&mut meta, extra);
+    meta
+}
+
 /// The `mdp/1` document of an assembled mechanism, certified, with its summary.
 fn package(
     req: &Request,
@@ -846,12 +856,7 @@ fn package(
     a: Assembled,
     progress: &dyn Progress,
 ) -> Result<Produced, ProduceError> {
-    let mut meta = json!({
-        "producer": format!("mdp {}", env!("CARGO_PKG_VERSION")),
-        "mechanism": name,
-        "space": req.space_name,
-    });
-    merge(&mut meta, &a.meta);
+    let meta = producer_meta(json!({"mechanism": name, "space": req.space_name}), &a.meta);
     let mut doc = io::mechanism_to_value(&req.eps, req.space, &a.matrix, meta.clone());
     if let Some(c) = a.certificate {
         doc["certificate"] = c;

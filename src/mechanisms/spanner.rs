@@ -96,6 +96,26 @@ pub fn verify_stretch(
     Ok(worst)
 }
 
+/// The LP SpannerMech solves (Imola et al. 2022 §3.1): OPTMech's max-loss LP at
+/// ε/(2k − 1) with privacy rows only on the spanner's `edges` (both directions).
+pub fn spanner_lp<'a>(
+    space: &'a Space,
+    eps: &Q,
+    k: u32,
+    edges: &'a [(usize, usize)],
+    max_prec: u64,
+) -> PrivacyLp<'a> {
+    PrivacyLp::new(
+        space,
+        eps / Q::from(2 * u64::from(k) - 1),
+        (0..space.n()).collect(),
+        Objective::MaxLoss,
+        None,
+        PairSet::Edges(edges),
+        max_prec,
+    )
+}
+
 /// SpannerMech with stretch 2k − 1. Returns the mechanism, the edges and the verified
 /// stretch bound.
 pub fn spanner_mech(
@@ -116,16 +136,7 @@ pub fn spanner_mech(
             "spanner stretch ≤ {t} not proven at pair ({u}, {v})"
         ))
     })?;
-    let eps_run = eps / Q::from(2 * u64::from(k) - 1);
-    let lp = PrivacyLp::new(
-        space,
-        eps_run,
-        (0..space.n()).collect(),
-        Objective::MaxLoss,
-        None,
-        PairSet::Edges(&edges),
-        max_prec,
-    );
+    let lp = spanner_lp(space, eps, k, &edges, max_prec);
     // No dual: a bound for the spanner LP is not a bound for ε·d-private mechanisms.
     let built = certified(
         &lp,

@@ -6,9 +6,9 @@ use clap::{Args, Subcommand, ValueEnum};
 use mdp::audit::{self, Verdict};
 use mdp::certified::Certified;
 use mdp::exact::{f64_nearest, f64_up, format_rational, parse_rational, Q};
-use mdp::io::{self, Limits};
+use mdp::io;
 use mdp::metric::Space;
-use mdp::privatize;
+use mdp::privatize::{self, GateError};
 use mdp::user_level::emd::{self, Histogram};
 use mdp::user_level::freq::{Clustered, ClusteredRr};
 use mdp::user_level::priv_emd_linear::{LinearQuery, Norm, PrivEmdLinear, Scope};
@@ -625,10 +625,6 @@ fn linear(a: &LinearArgs) -> Result<i32, String> {
 }
 
 fn item_wise(a: &ItemWiseArgs) -> Result<i32, String> {
-    let bytes = io::read_source(&a.mechanism, &Limits::default())
-        .map_err(|e| format!("--mechanism: {e}"))?;
-    let mut file = io::read_mechanism(&bytes, &Limits::default()).map_err(|e| e.to_string())?;
-    file.matrix = privatize::normalized(&file.matrix);
     let opts = audit::Options {
         epsilon: a
             .require_epsilon
@@ -637,16 +633,20 @@ fn item_wise(a: &ItemWiseArgs) -> Result<i32, String> {
             .transpose()?,
         ..audit::Options::default()
     };
-    let report = audit::audit_with(&file, &opts, &mdp::progress::Console::new(false, 2.0))
-        .map_err(|e| e.to_string())?;
-    if report.verdict != Verdict::Pass {
-        eprint!(
-            "mdp: {} does not pass the audit; refusing to use it\n{}",
-            a.mechanism,
-            audit::human(&report)
-        );
-        return Ok(audit::EXIT_FAIL);
-    }
+    let progress = mdp::progress::Console::new(false, 2.0);
+    let file = match privatize::load_gated(&a.mechanism, &opts, &progress) {
+        Ok(g) => g.file,
+        Err(GateError::Read(e)) => return Err(format!("--mechanism: {e}")),
+        Err(GateError::Invalid(e)) => return Err(e.to_string()),
+        Err(GateError::NotPrivate(report)) => {
+            eprint!(
+                "mdp: {} does not pass the audit; refusing to use it\n{}",
+                a.mechanism,
+                audit::human(&report)
+            );
+            return Ok(audit::EXIT_FAIL);
+        }
+    };
     let eps = opts.epsilon.clone().unwrap_or_else(|| file.epsilon.clone());
     let delta = q("delta", &a.delta)?;
     if !(delta > 0u32 && delta < 1u32) {

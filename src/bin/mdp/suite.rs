@@ -10,7 +10,7 @@ use mdp::io::{self, Limits};
 use mdp::mechanism::Outputs;
 use mdp::mechanisms::{madlib, tem};
 use mdp::metric::Space;
-use mdp::privatize::{self, Sampler};
+use mdp::privatize::{self, GateError, Sampler};
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 use serde_json::json;
@@ -137,21 +137,19 @@ struct Source {
 }
 
 fn mechanism_source(path: &str, a: &PrivatizeArgs) -> Result<Result<Source, i32>, String> {
-    let bytes =
-        io::read_source(path, &Limits::default()).map_err(|e| format!("--mechanism: {e}"))?;
-    let mut file = io::read_mechanism(&bytes, &Limits::default()).map_err(|e| e.to_string())?;
-    // What is sampled is the exactly normalized matrix: that is what is audited.
-    file.matrix = privatize::normalized(&file.matrix);
     let progress = mdp::progress::Console::new(false, 2.0);
-    let report =
-        audit::audit_with(&file, &privatize_policy(a)?, &progress).map_err(|e| e.to_string())?;
-    if report.verdict != Verdict::Pass {
-        eprint!(
-            "mdp: {path} does not pass the audit under this policy; refusing to sample from it\n{}",
-            audit::human(&report)
-        );
-        return Ok(Err(1));
-    }
+    let file = match privatize::load_gated(path, &privatize_policy(a)?, &progress) {
+        Ok(g) => g.file,
+        Err(GateError::Read(e)) => return Err(format!("--mechanism: {e}")),
+        Err(GateError::Invalid(e)) => return Err(e.to_string()),
+        Err(GateError::NotPrivate(report)) => {
+            eprint!(
+                "mdp: {path} does not pass the audit under this policy; refusing to sample from it\n{}",
+                audit::human(&report)
+            );
+            return Ok(Err(1));
+        }
+    };
     // Labels: --space, else a space named in the producer's meta, if it is this metric.
     let named = file
         .meta
@@ -459,8 +457,10 @@ pub fn calibrate(a: &CalibrateArgs) -> Result<i32, String> {
         );
         return Ok(0);
     }
-    let meta = json!({"producer": format!("mdp {}", env!("CARGO_PKG_VERSION")), "mechanism": f.name(), "space": a.space,
-        "calibration": {"target_eps_tight": a.target, "delta": f64_nearest(&delta), "eps_tight": c.eps_tight, "evaluations": c.evaluations}});
+    let meta = mdp::produce::producer_meta(
+        json!({"mechanism": f.name(), "space": a.space}),
+        &json!({"calibration": {"target_eps_tight": a.target, "delta": f64_nearest(&delta), "eps_tight": c.eps_tight, "evaluations": c.evaluations}}),
+    );
     let mut doc = io::mechanism_to_value(&q_from_f64(c.param), &space, &inst.matrix, meta);
     doc["delta"] = io::number_value(&delta);
     let report = emit(doc, &a.output)?;

@@ -66,12 +66,8 @@ pub struct RepairArgs {
     tolerance: f64,
 }
 
-fn producer_meta(extra: Value) -> Value {
-    let mut meta = json!({"producer": format!("mdp {}", env!("CARGO_PKG_VERSION"))});
-    if let (Some(m), Some(x)) = (meta.as_object_mut(), extra.as_object()) {
-        m.extend(x.clone());
-    }
-    meta
+fn producer_meta(fields: Value) -> Value {
+    mdp::produce::producer_meta(fields, &Value::Null)
 }
 
 /// `mdp import`.

@@ -491,16 +491,10 @@ fn lp_export(problem: LpProblem) -> Result<i32, String> {
             let k = produce::check_spanner_k(k, space.n()).map_err(|e| flag_error(&e))?;
             let t = 2 * u64::from(k) - 1;
             let (edges, _) = spanner::greedy_spanner(&space, t as f64);
-            let lp = mdp::lp::model::PrivacyLp::new(
-                &space,
-                eps / Q::from(t),
-                (0..space.n()).collect(),
-                mdp::lp::model::Objective::MaxLoss,
-                None,
-                mdp::lp::model::PairSet::Edges(&edges),
-                produce::MAX_PREC,
-            );
-            export(&lp, &output)
+            export(
+                &spanner::spanner_lp(&space, &eps, k, &edges, produce::MAX_PREC),
+                &output,
+            )
         }
         LpProblem::Constopt {
             base,

@@ -41,17 +41,9 @@ pub fn load_space_with_labels(
     limits: &Limits,
 ) -> Result<(Space, Option<Vec<String>>), InputError> {
     if let Some(name) = spec.strip_prefix("builtin:") {
-        return match crate::builtin::space(name) {
-            Some(Ok((s, labels))) => Ok((s, Some(labels))),
-            Some(Err(e)) => Err(input_error("--space", e)),
-            None => Err(input_error(
-                "--space",
-                format!(
-                    "unknown built-in space {name:?} (known: {})",
-                    crate::builtin::NAMES.join(", ")
-                ),
-            )),
-        };
+        return crate::builtin::space(name)
+            .map(|(s, labels)| (s, Some(labels)))
+            .map_err(|e| input_error("--space", e.to_string()));
     }
     let bytes = io::read_source(spec, limits)?;
     let lower = spec.to_ascii_lowercase();

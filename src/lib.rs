@@ -18,7 +18,7 @@
 //! * [`loss`]: L(M), L_q, expected loss (eqs. 1, 3, 11);
 //! * [`bounds`]: packing lower bounds (Theorem 3, eqs. 7, 8);
 //! * [`certificate`]: the exact check of an `lp_dual` certificate (`spec/lp.md` §5);
-//! * [`audit`]: the `mdp-audit` checks and report;
+//! * [`mod@audit`]: the `mdp-audit` checks and report;
 //! * [`certified`]: a mechanism that passed its own audit (the only thing producers write);
 //! * [`progress`]: the one reporting interface of long computations.
 //!
@@ -40,6 +40,28 @@
 //!   bounded→unbounded reduction and frequency estimation;
 //! * [`builtin`]: embedded data sets.
 
+//!
+//! ## In five lines
+//!
+//! Certify the least-loss mechanism (OPTMech) on your own points, then audit a file the way
+//! `mdp-audit` does. The types a user needs are re-exported at the crate root.
+//!
+//! ```
+//! use mdp::{produce, Family, MetricKind, Request, Silent, Solver, Space, Verdict, Q};
+//! let pts = vec![vec![Q::from(0u32)], vec![Q::from(1u32)], vec![Q::from(3u32)]];
+//! let space = Space::from_points(MetricKind::Euclidean, pts, None).unwrap();
+//! let req = Request::new(&space, "my points", mdp::parse_rational("0.5").unwrap());
+//! let built = produce(&req, &Family::Optimal { solver: Solver::Auto }, &Silent).unwrap();
+//! assert_eq!(built.certified.report().verdict, Verdict::Pass);
+//!
+//! // Any mdp/1 file, ours or a peer's, is audited by the trusted kernel alone.
+//! let mut bytes = Vec::new();
+//! built.certified.write_to(&mut bytes).unwrap();
+//! let file = mdp::read_mechanism(&bytes, &mdp::Limits::default()).unwrap();
+//! let report = mdp::audit(&file, &mdp::AuditOptions::default()).unwrap();
+//! assert_eq!(report.verdict, Verdict::Pass);
+//! ```
+
 pub use mdp_audit::{
     audit, bounds, certificate, certified, error, exact, io, loss, mechanism, metric, privacy,
     progress,
@@ -55,3 +77,15 @@ pub mod mechanisms;
 pub mod privatize;
 pub mod produce;
 pub mod user_level;
+
+pub use audit::{Options as AuditOptions, Report, Verdict};
+pub use certified::{Certified, CertifyError};
+pub use error::InputError;
+pub use exact::{parse_rational, Q};
+pub use io::{read_mechanism, Limits, MechanismFile};
+pub use lp::Solver;
+pub use mechanism::{Matrix, Outputs};
+pub use metric::{MetricKind, Space};
+pub use privatize::{load_gated, Sampler};
+pub use produce::{produce, Family, ProduceError, Produced, Request};
+pub use progress::{Console, Progress, Silent};

@@ -17,7 +17,7 @@
 //! use mdp::produce::{produce, Family, Request};
 //! use mdp::progress::Silent;
 //!
-//! let (space, _labels) = mdp::builtin::space("cities40").unwrap().unwrap();
+//! let (space, _labels) = mdp::builtin::space("cities40").unwrap();
 //! let req = Request::new(&space, "builtin:cities40", parse_rational("0.5").unwrap());
 //! let out = produce(&req, &Family::Exponential { weights: None }, &Silent).unwrap();
 //! assert_eq!(out.certified.report().verdict, mdp::audit::Verdict::Pass);

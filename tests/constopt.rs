@@ -135,9 +135,9 @@ proptest! {
 #[test]
 fn imo_t2_constopt_passes_and_is_above_optimal() {
     let cases: Vec<(Space, Q)> = vec![
-        (mdp::builtin::space("cities40").unwrap().unwrap().0, q(3, 1)),
+        (mdp::builtin::space("cities40").unwrap().0, q(3, 1)),
         (
-            mdp::builtin::space("blackhole:8:1/10").unwrap().unwrap().0,
+            mdp::builtin::space("blackhole:8:1/10").unwrap().0,
             q(4, 1),
         ),
     ];
@@ -181,7 +181,7 @@ fn imo_t2_constopt_passes_and_is_above_optimal() {
 /// privacy rows, one for one (u ≠ v, every output w); the paper's counts would give more.
 #[test]
 fn imo_t1_row_count_22_resolved() {
-    let space = mdp::builtin::space("cities40").unwrap().unwrap().0;
+    let space = mdp::builtin::space("cities40").unwrap().0;
     let n = space.n();
     let repl = Replacement::nearest_neighbours(&space, n - 1);
     let red = constopt::reduced_lp(&space, &q(1, 1), &repl, 0.1, constopt::Form::Paper);

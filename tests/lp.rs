@@ -624,7 +624,7 @@ fn pruning_never_goes_through_a_duplicate() {
 /// and the result must audit with the bound within 2 % of the LP value.
 #[test]
 fn extreme_constants_weak_ipm_dual_is_not_fatal() {
-    let (rome, _) = mdp::builtin::space("rome100").unwrap().unwrap();
+    let (rome, _) = mdp::builtin::space("rome100").unwrap();
     let space = Space::from_points(
         MetricKind::Haversine,
         rome.points()[..20].to_vec(),
@@ -788,7 +788,7 @@ proptest! {
 /// restricted path runs (outputs at exactly 0) and agrees with the whole LP.
 #[test]
 fn support_solve_drops_and_prices_unused_outputs() {
-    let (rome, _) = mdp::builtin::space("rome100").unwrap().unwrap();
+    let (rome, _) = mdp::builtin::space("rome100").unwrap();
     let space = Space::from_points(
         MetricKind::Haversine,
         rome.points()[..40].to_vec(),

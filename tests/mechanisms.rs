@@ -135,7 +135,7 @@ fn chi_square(counts: &[u64], p: &[f64], alpha: f64) -> (f64, f64) {
 /// sampler that drops the ln|L̄| term of ⊥ (or uses scale 1/ε) fails it.
 #[test]
 fn tem_l42_sampler_matches_matrix() {
-    let (space, _) = mdp::builtin::space("cities40").unwrap().unwrap();
+    let (space, _) = mdp::builtin::space("cities40").unwrap();
     let mut rng = ChaCha20Rng::seed_from_u64(42);
     for (eps, gamma) in [(q(2, 1), q(1, 1)), (q(6, 1), q(12, 10)), (q(1, 2), q(5, 1))] {
         let lists = tem::within_gamma(&space, &gamma, PREC).unwrap();
@@ -228,7 +228,7 @@ fn imo_l1_black_hole() {
             for delta in [q(1, 10), q(1, 1000), q(1, 1_000_000)] {
                 let dp = f64_down(&delta) / 2.0;
                 let name = format!("blackhole:{n}:{}", mdp::exact::f64_down(&delta));
-                let (space, _) = mdp::builtin::space(&name).unwrap().unwrap();
+                let (space, _) = mdp::builtin::space(&name).unwrap();
                 let loss = |weights: Option<&[Q]>| {
                     let m = weighted_exponential(&space, &eps, weights);
                     let r = audit_matrix(&space, &eps, &m, json!({}));

@@ -272,7 +272,7 @@ proptest! {
 #[test]
 fn exponential_on_builtin_real_spaces_passes() {
     for (name, eps) in [("rome100", q(1, 2)), ("cities40", q(5, 1))] {
-        let (space, _) = mdp::builtin::space(name).unwrap().unwrap();
+        let (space, _) = mdp::builtin::space(name).unwrap();
         let m = exponential(&space, &eps);
         let r = audit::audit(&file(space, m, eps), &Options::default()).unwrap();
         assert_eq!(r.verdict, Verdict::Pass, "{name}: {}", audit::human(&r));
@@ -282,7 +282,7 @@ fn exponential_on_builtin_real_spaces_passes() {
 /// Writing and reading back a mechanism is lossless.
 #[test]
 fn mdp1_round_trip() {
-    let (space, _) = mdp::builtin::space("rome100").unwrap().unwrap();
+    let (space, _) = mdp::builtin::space("rome100").unwrap();
     let eps = q(1, 2);
     let m = exponential(&space, &eps);
     let v = io::mechanism_to_value(&eps, &space, &m, serde_json::json!({}));

@@ -17,9 +17,19 @@
 //! * [`bounds`]: packing lower bounds (Theorem 3, eqs. 7, 8);
 //! * [`certificate`]: the exact check of an `lp_dual` certificate (weak duality,
 //!   `spec/lp.md` §5), which also carries the Benders bound;
-//! * [`audit`]: the `mdp-audit` checks and report;
+//! * [`mod@audit`]: the `mdp-audit` checks and report;
 //! * [`certified`]: a mechanism that passed its own audit (the only thing producers write);
 //! * [`progress`]: the one reporting interface of long computations.
+//!
+//! ```
+//! // A 2-point mechanism at ε = ln 3 per unit of distance, audited as mdp-audit does.
+//! let text = br#"{"format": "mdp/1", "epsilon": 1.1,
+//!   "metric": {"kind": "euclidean", "points": [[0], [1]]},
+//!   "matrix": [[0.75, 0.25], [0.25, 0.75]]}"#;
+//! let file = mdp_audit::read_mechanism(text, &mdp_audit::Limits::default()).unwrap();
+//! let report = mdp_audit::audit(&file, &mdp_audit::AuditOptions::default()).unwrap();
+//! assert_eq!(report.verdict, mdp_audit::Verdict::Pass);
+//! ```
 
 pub mod audit;
 pub mod bounds;
@@ -33,3 +43,10 @@ pub mod mechanism;
 pub mod metric;
 pub mod privacy;
 pub mod progress;
+
+pub use audit::{audit, Options as AuditOptions, Report, Verdict};
+pub use certified::Certified;
+pub use exact::{parse_rational, Q};
+pub use io::{read_mechanism, Limits, MechanismFile};
+pub use mechanism::Matrix;
+pub use metric::{MetricKind, Space};

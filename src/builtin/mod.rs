@@ -38,42 +38,52 @@ fn csv_points(text: &str, skip_cols: usize) -> (Vec<String>, Vec<Vec<Q>>) {
     (labels, pts)
 }
 
-/// A built-in space and its input labels, or `None` for an unknown name.
-pub fn space(name: &str) -> Option<Result<(Space, Vec<String>), String>> {
+/// Why `builtin:NAME` names no space.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum BuiltinError {
+    /// No built-in data set has this name.
+    #[error("unknown built-in space {0:?} (known: {known})", known = NAMES.join(", "))]
+    Unknown(String),
+    /// The name is known but its parameters are not valid (`blackhole:N:DELTA`).
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// A built-in space and its input labels.
+pub fn space(name: &str) -> Result<(Space, Vec<String>), BuiltinError> {
+    let invalid = |m: &str| BuiltinError::Invalid(m.to_string());
     match name {
         "rome100" => {
             let (labels, pts) = csv_points(ROME100, 0);
-            Some(
-                Space::from_points(MetricKind::Haversine, pts, None)
-                    .map(|s| (s, labels))
-                    .map_err(|e| e.message),
-            )
+            Space::from_points(MetricKind::Haversine, pts, None)
+                .map(|s| (s, labels))
+                .map_err(|e| BuiltinError::Invalid(e.message))
         }
         "cities40" => {
             let (labels, pts) = csv_points(CITIES40, 0);
-            Some(
-                Space::from_points(MetricKind::Euclidean, pts, None)
-                    .map(|s| (s, labels))
-                    .map_err(|e| e.message),
-            )
+            Space::from_points(MetricKind::Euclidean, pts, None)
+                .map(|s| (s, labels))
+                .map_err(|e| BuiltinError::Invalid(e.message))
         }
         _ => {
-            let rest = name.strip_prefix("blackhole:")?;
-            let Some((n, d)) = rest.split_once(':') else {
-                return Some(Err("expected builtin:blackhole:N:DELTA".into()));
-            };
+            let rest = name
+                .strip_prefix("blackhole:")
+                .ok_or_else(|| BuiltinError::Unknown(name.to_string()))?;
+            let (n, d) = rest
+                .split_once(':')
+                .ok_or_else(|| invalid("expected builtin:blackhole:N:DELTA"))?;
             let n: usize = match n.parse() {
                 Ok(n) if n >= 2 => n,
-                _ => return Some(Err("blackhole: N must be an integer ≥ 2".into())),
+                _ => return Err(invalid("blackhole: N must be an integer ≥ 2")),
             };
             let delta = match parse_rational(d) {
                 Ok(q) if q > 0u32 && q <= 1u32 => q,
-                _ => return Some(Err("blackhole: DELTA must be in (0, 1]".into())),
+                _ => return Err(invalid("blackhole: DELTA must be in (0, 1]")),
             };
-            Some(Ok((
+            Ok((
                 black_hole(n, &delta),
                 (1..=n).map(|i| format!("w{i}")).collect(),
-            )))
+            ))
         }
     }
 }

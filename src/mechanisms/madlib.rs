@@ -21,7 +21,7 @@ use rand_distr::{Distribution, Gamma, StandardNormal};
 ///
 /// ```
 /// use mdp::mechanisms::madlib::Madlib;
-/// let (space, _) = mdp::builtin::space("cities40").unwrap().unwrap();
+/// let (space, _) = mdp::builtin::space("cities40").unwrap();
 /// let m = Madlib::new(&space, &mdp::exact::parse_rational("20").unwrap()).unwrap();
 /// let mut rng = mdp::privatize::rng(Some(7));
 /// let w = m.sample(3, &mut rng);

@@ -32,9 +32,9 @@
 //! The answer is a float candidate like Clarabel's: the caller repairs and proves the
 //! mechanism exactly.
 
-use super::block_ipm::{axpy, max_step};
 use super::simplex::SolveError;
 use super::sparse::{Sense, Solution, SparseLp};
+use super::vector::{axpy, max_step};
 use rayon::prelude::*;
 
 /// Largest number of iterations.

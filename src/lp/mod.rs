@@ -14,3 +14,5 @@ pub mod repair;
 pub mod simplex;
 pub mod sparse;
 pub mod support;
+mod used;
+mod vector;

@@ -774,7 +774,7 @@ pub fn build(
                 max_prec: MAX_PREC,
                 solver: *solver,
             };
-            let built = constopt::constopt(space, &params)?;
+            let built = constopt::constopt(space, &params, progress)?;
             for t in &built.trials {
                 if let Some(why) = &t.fallback {
                     progress.note(&format!(

@@ -65,7 +65,8 @@ proptest! {
         let rs = slab.lp.solve_ipm().expect("feasible");
         prop_assert!((rs.objective - r.objective).abs() <= tol,
             "slab form {} vs paper form {}", rs.objective, r.objective);
-        let rb = mdp::lp::block_angular::solve(&slab.lp, &slab.blocks()).expect("converges");
+        let rb = mdp::lp::block_angular::solve(&slab.lp, &slab.blocks(), &mdp::progress::Silent)
+            .expect("converges");
         prop_assert!((rb.objective - r.objective).abs() <= tol,
             "block-angular {} vs Clarabel {}", rb.objective, r.objective);
         let m = constopt::expand(&slab, &rb.x);
@@ -158,7 +159,7 @@ fn imo_t2_constopt_passes_and_is_above_optimal() {
                 // these small spaces) where they are not.
                 solver: if big { Solver::Auto } else { Solver::Block },
             };
-            let b = constopt::constopt(&space, &p).unwrap();
+            let b = constopt::constopt(&space, &p, &mdp::progress::Silent).unwrap();
             let want = if big { "ipm" } else { "block-angular" };
             assert!(b.trials.iter().all(|t| t.solver == want), "{:?}", b.trials);
             assert!(b.t <= 1e-6, "repair mix {}", b.t);

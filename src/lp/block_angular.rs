@@ -32,9 +32,10 @@
 //! The answer is a float candidate like Clarabel's: the caller repairs and proves the
 //! mechanism exactly.
 
-use super::block_ipm::{axpy, max_step};
 use super::simplex::SolveError;
 use super::sparse::{Sense, Solution, SparseLp};
+use super::vector::{axpy, max_step};
+use crate::progress::Progress;
 use rayon::prelude::*;
 
 /// Largest number of iterations.
@@ -760,15 +761,21 @@ struct Direction {
     dz: Vec<f64>,
 }
 
-/// Solve `lp` (module doc) with `block_of` its variables' blocks (`None`: border).
-pub fn solve(lp: &SparseLp, block_of: &[Option<u32>]) -> Result<Solution, SolveError> {
+/// Solve `lp` (module doc) with `block_of` its variables' blocks (`None`: border); with
+/// `MDP_BLOCK_DEBUG` set, each iteration's gap, residuals and steps are notes on `progress`.
+pub fn solve(
+    lp: &SparseLp,
+    block_of: &[Option<u32>],
+    progress: &dyn Progress,
+) -> Result<Solution, SolveError> {
     let ba = BlockAngular::new(lp, block_of)?;
-    ba.solve()
+    ba.solve(progress)
 }
 
 impl BlockAngular {
-    /// Mehrotra predictor–corrector to relative gap and residuals [`TOL`].
-    pub fn solve(&self) -> Result<Solution, SolveError> {
+    /// Mehrotra predictor–corrector to relative gap and residuals [`TOL`] (the
+    /// `MDP_BLOCK_DEBUG` notes on `progress`, [`solve`]).
+    pub fn solve(&self, progress: &dyn Progress) -> Result<Solution, SolveError> {
         let (nv, m) = (self.nv, self.m());
         let mut it = Iterate {
             x: vec![1.0; nv],
@@ -802,9 +809,9 @@ impl BlockAngular {
             let (ep, ed) = (norm_inf(&rp) / (1.0 + bn), norm_inf(&rd) / (1.0 + cn));
             let gap = (pobj - dobj).abs() / (1.0 + pobj.abs());
             if debug {
-                eprintln!(
+                progress.note(&format!(
                     "block-angular {iter}: pobj {pobj:.10e} gap {gap:.2e} res_p {ep:.2e} res_d {ed:.2e} mu {mu:.2e}"
-                );
+                ));
             }
             if !(gap.is_finite() && ep.is_finite() && ed.is_finite()) {
                 return fail("non-finite iterate", iter);
@@ -879,7 +886,7 @@ impl BlockAngular {
             let (ap, ad) = steps(&dr);
             let (ap, ad) = ((STEP * ap).min(1.0), (STEP * ad).min(1.0));
             if debug {
-                eprintln!("  steps {ap:.3} {ad:.3} sigma {sigma:.2e}");
+                progress.note(&format!("  steps {ap:.3} {ad:.3} sigma {sigma:.2e}"));
             }
             axpy(&mut it.x, &dr.dx, ap);
             axpy(&mut it.s, &dr.ds, ap);
@@ -916,7 +923,7 @@ mod tests {
         lp.row(vec![(x[1], 1.0), (x[3], 1.0)], Sense::Ge, 0.1);
         lp.row(vec![(t, 1.0)], Sense::Le, 0.5);
         let blocks = [Some(0), Some(0), Some(1), Some(1), None];
-        let ours = solve(&lp, &blocks).unwrap();
+        let ours = solve(&lp, &blocks, &crate::progress::Silent).unwrap();
         let clarabel = lp.solve_ipm().unwrap();
         assert!(
             (ours.objective - clarabel.objective).abs() < 1e-8,
@@ -938,8 +945,12 @@ mod tests {
         let mut lp = SparseLp::default();
         let a = lp.var(1.0);
         lp.row(vec![(a, 1.0)], Sense::Eq, 1.0);
-        assert!(solve(&lp, &[Some(0)]).unwrap_err().0.contains("equality"));
-        assert!(solve(&lp, &[]).unwrap_err().0.contains("labels"));
+        let silent = crate::progress::Silent;
+        assert!(solve(&lp, &[Some(0)], &silent)
+            .unwrap_err()
+            .0
+            .contains("equality"));
+        assert!(solve(&lp, &[], &silent).unwrap_err().0.contains("labels"));
     }
 
     #[test]

@@ -26,6 +26,8 @@ pub mod solution;
 pub mod solver;
 pub mod sparse;
 pub mod support;
+mod used;
+mod vector;
 
 pub use crate::progress::Round;
 pub use pipeline::{certified, invalid, lp_dual_of, BuildError, Built, TARGET_GAP};

@@ -19,15 +19,12 @@ use super::block_ipm;
 use super::ipm::{self, Row};
 use super::model::{Objective, PrivacyLp};
 use super::simplex::{Dual, Primal, SolveError};
+pub use super::used::{used_outputs, used_outputs_above, SUPPORT_TOL};
 use crate::progress::Progress;
 use rayon::prelude::*;
 use std::collections::HashSet;
 use std::time::Instant;
 
-/// An output is used when its column has an entry above this fraction of the largest
-/// entry of the mechanism (measured on Rome road n = 100: unused columns ≤ 3·10⁻⁸, used
-/// ones ≥ 3.8·10⁻³ after the first round).
-pub const SUPPORT_TOL: f64 = 1e-5;
 /// The shortfall pricing may leave on an input's term, relative to the mean |α_u|: the
 /// verifier's bound drops by at most this much per input and unused output.
 const PRICE_SLACK: f64 = 1e-11;
@@ -40,24 +37,6 @@ const MIX_TOL: f64 = 1e-9;
 
 /// Multipliers γ on privacy rows (u, v, k).
 type Gamma = Vec<(u32, u32, u32, f64)>;
-
-/// The outputs whose column of `m` (n×K, row-major) has an entry above [`SUPPORT_TOL`]
-/// times the largest entry, in increasing order.
-pub fn used_outputs(m: &[f64], kk: usize) -> Vec<usize> {
-    used_outputs_above(m, kk, SUPPORT_TOL)
-}
-
-/// [`used_outputs`] with the threshold `tol` (relative to the largest entry).
-pub fn used_outputs_above(m: &[f64], kk: usize, tol: f64) -> Vec<usize> {
-    let top = m.iter().cloned().fold(0.0, f64::max);
-    let mut colmax = vec![0.0f64; kk];
-    for row in m.chunks(kk) {
-        for (c, x) in colmax.iter_mut().zip(row) {
-            *c = c.max(*x);
-        }
-    }
-    (0..kk).filter(|&k| colmax[k] > tol * top).collect()
-}
 
 /// The LP over the outputs `keep` only (indices into `lp.outputs`, increasing).
 pub fn restrict<'a>(lp: &PrivacyLp<'a>, keep: &[usize]) -> PrivacyLp<'a> {

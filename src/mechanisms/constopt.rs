@@ -34,6 +34,7 @@ use crate::lp::repair;
 use crate::lp::sparse::{Sense, Solution, SparseLp};
 use crate::mechanism::Matrix;
 use crate::metric::Space;
+use crate::progress::Progress;
 
 /// A replacement function: `sets\[v\]` = I(v), the inputs u whose entry M_uv is left to the
 /// LP; every other entry of column v follows the weighted exponential mechanism (4).
@@ -541,13 +542,15 @@ pub const AUTO_BLOCK_MAX: usize = 32;
 pub const AUTO_MIN_N: usize = 300;
 
 /// One λ's reduced LP solved with `solver`: the solution, the LP it solves, the solver's
-/// name, and why the block-angular method gave way if it did.
+/// name, and why the block-angular method gave way if it did (its `MDP_BLOCK_DEBUG` notes
+/// on `progress`).
 fn solve_reduced(
     space: &Space,
     eps_lp: &Q,
     repl: &Replacement,
     lambda: f64,
     solver: Solver,
+    progress: &dyn Progress,
 ) -> Result<(Solution, ReducedLp, &'static str, Option<String>), BuildError> {
     let err = |e: crate::lp::simplex::SolveError| BuildError::Solver(e.to_string());
     let paper = || reduced_lp(space, eps_lp, repl, lambda, Form::Paper);
@@ -574,7 +577,7 @@ fn solve_reduced(
         }
         Solver::Block | Solver::Auto => {
             let red = reduced_lp(space, eps_lp, repl, lambda, Form::Slab);
-            match block_angular::solve(&red.lp, &red.blocks()) {
+            match block_angular::solve(&red.lp, &red.blocks(), progress) {
                 Ok(sol) => Ok((sol, red, "block-angular", None)),
                 Err(e) if solver == Solver::Auto => {
                     drop(red);
@@ -605,8 +608,9 @@ pub fn check_lambdas(lambdas: &[f64]) -> Result<(), BuildError> {
 }
 
 /// Algorithm 1 with a λ sweep: solve P_CONSTOPTMECH,red(ε/2) for each λ, normalize, keep
-/// the least loss, repair and prove it ε·d private exactly.
-pub fn constopt(space: &Space, p: &Params) -> Result<Built, BuildError> {
+/// the least loss, repair and prove it ε·d private exactly. `progress` gets the
+/// block-angular method's `MDP_BLOCK_DEBUG` notes.
+pub fn constopt(space: &Space, p: &Params, progress: &dyn Progress) -> Result<Built, BuildError> {
     let n = space.n();
     if p.replacement.sets.len() != n {
         return Err(invalid(
@@ -624,7 +628,7 @@ pub fn constopt(space: &Space, p: &Params) -> Result<Built, BuildError> {
         .map(|&lambda| {
             let t0 = std::time::Instant::now();
             let (sol, red, solver, fallback) =
-                solve_reduced(space, &eps_lp, p.replacement, lambda, p.solver)?;
+                solve_reduced(space, &eps_lp, p.replacement, lambda, p.solver, progress)?;
             let m = expand(&red, &sol.x);
             let loss = float_max_loss(&red.d, &m);
             let trial = Trial {

@@ -1,0 +1,638 @@
+//! The Newton system of each iteration of the structured interior point (`spec/lp.md`
+//! §4.3): the blocks B_k = Σ θ g gᵀ + diag(w/x) formed, inverted and summed into the Schur
+//! complement on the coupling rows ([`factor`], [`Factor`], [`Schur`]; each worker's
+//! buffers, [`Work`]), and the predictor's and the corrector's directions solved from it
+//! with iterative refinement on the reduced system ([`direction`], to [`refine_tol`]). The
+//! privacy rows' complementarity targets and their Δs, Δz are recomputed per row
+//! ([`Target`], [`row_step`]), not stored.
+
+use super::dense::{add_inverse, mul_vec_on, spd_inverse, Lu};
+use super::structure::{Iterate, Layout, Structure};
+use crate::lp::simplex::SolveError;
+use rayon::prelude::*;
+
+/// Most refinement steps per direction.
+const REFINE: usize = 10;
+/// Refinement stops once the reduced system's relative residual is below
+/// [`refine_tol`] (or stops halving), which is this near the optimum ...
+const REFINE_TOL: f64 = 1e-12;
+/// ... and at most this far from it.
+const REFINE_TOL_FAR: f64 = 1e-8;
+
+/// The share of the relative gap a direction's relative residual must reach: for the max
+/// loss (session 16) ...
+const REFINE_RATIO: f64 = 1e-3;
+/// ... and for the expected loss. Session 17, against 10⁻³: Rome500 ε = 10 `--gap 1e-6`
+/// wall ratio 0.975 (5 pairs), ε = 2 69.3 s against 73.3 s (one run each), the same
+/// iterations and certified bounds. OPTMech (max loss) at Rome n = 200 took 171 s against
+/// 128 s (one run each: one more working-set round), so it keeps 10⁻³ (spec/lp.md §4.3).
+const REFINE_RATIO_EXPECTED: f64 = 1e-2;
+
+/// The relative residual a direction needs at relative gap `gap`: [`REFINE_RATIO`] (or
+/// [`REFINE_RATIO_EXPECTED`]) of the gap, within [[`REFINE_TOL`], [`REFINE_TOL_FAR`]]. Far
+/// from the optimum the first solve (≈ 10⁻¹⁰) is already accurate enough, and the
+/// refinement step's two products with the block inverses and its row pass are saved
+/// (spec/lp.md §4.3).
+pub(super) fn refine_tol(gap: f64, max_loss: bool) -> f64 {
+    let ratio = if max_loss {
+        REFINE_RATIO
+    } else {
+        REFINE_RATIO_EXPECTED
+    };
+    (ratio * gap).clamp(REFINE_TOL, REFINE_TOL_FAR)
+}
+
+/// One thread's reusable memory for the block factorizations ([`factor`]): output k's
+/// blocks B_k as they are formed (every component's, flat as in [`Structure::offs`]),
+/// the Cholesky factor of the block being inverted, and faer's scratch; one per worker
+/// thread, kept for the whole run ([`run`](super::iteration::run)'s pool). Fresh buffers
+/// for every block of every iteration (six n×n allocations per block through faer's `Llt`)
+/// cost their zeroing and page faults: ≈ 10 % of the time on Rome500; fresh ones per rayon
+/// job, ≈ 2 %.
+pub(super) struct Work {
+    pub(super) b: Vec<f64>,
+    pub(super) l: Vec<f64>,
+    /// X, Y and Σ of every level of a dissected block
+    /// ([`Split::scratch`](super::dissection::Split::scratch)).
+    pub(super) x: Vec<f64>,
+    pub(super) mem: faer::dyn_stack::MemBuffer,
+    /// This thread's share of the per-component Schur sums Σ_k B_k⁻¹ (expected loss only).
+    pub(super) acc: Vec<f64>,
+}
+
+impl Work {
+    /// For blocks of at most `m` rows, `total` entries in all, and dissected blocks
+    /// needing at most `xlen` entries for X, Y and Σ.
+    pub(super) fn new(m: usize, total: usize, xlen: usize) -> Work {
+        use faer::linalg::cholesky::llt::{factor, inverse};
+        let par = faer::Par::Seq;
+        let req = factor::cholesky_in_place_scratch::<f64>(m, par, Default::default())
+            .or(inverse::inverse_scratch::<f64>(m, par));
+        Work {
+            b: vec![0.0; total],
+            l: vec![0.0; m * m],
+            x: vec![0.0; xlen],
+            mem: faer::dyn_stack::MemBuffer::new(req),
+            acc: vec![],
+        }
+    }
+
+    /// A worker's buffers for `st`'s blocks (and its Schur sums, for the expected loss:
+    /// per component on the whole LP, n×n on a localized one).
+    pub(super) fn for_structure(st: &Structure) -> Work {
+        let total = st.layouts.iter().map(Layout::total).max().unwrap_or(0);
+        let comps = || st.layouts.iter().flat_map(|l| l.comps.iter().zip(&l.split));
+        let m = comps().map(|(c, _)| c.len()).max().unwrap_or(0);
+        let xlen = comps()
+            .map(|(c, sp)| sp.scratch(c.len()))
+            .max()
+            .unwrap_or(0);
+        let acc = match (st.max_loss, st.shared()) {
+            (true, _) => 0,
+            (false, true) => total,
+            (false, false) => st.n * st.n,
+        };
+        Work {
+            acc: vec![0.0; acc],
+            ..Work::new(m, total, xlen)
+        }
+    }
+}
+
+/// Factorized Newton matrix of one iteration.
+pub(super) struct Factor {
+    /// inv\[k\]: the inverses of output k's blocks, component c's at `offs\[c\]..offs\[c + 1\]`.
+    pub(super) inv: Vec<Vec<f64>>,
+    /// Whether the dissected blocks' inverses are in [`spd_inverse`]'s compact form.
+    compact: bool,
+    /// The (2n+1)×(2n+1) (max loss) or n×n Schur complement, factorized.
+    schur: Schur,
+}
+
+/// The factorized Schur complement. Without loss rows (an expected loss) it is Σ_k B_k⁻¹,
+/// symmetric positive definite, and faer's Cholesky factorizes it (the sequential [`Lu`]
+/// took ≈ 10 % of an iteration at N = 2 000); with them, or if that Cholesky meets a
+/// non-positive pivot, the [`Lu`] with partial pivoting.
+enum Schur {
+    Lu(Lu),
+    Llt(faer::linalg::solvers::Llt<f64>),
+}
+
+impl Schur {
+    /// Solve S x = b; `None` if the result is not finite.
+    fn solve(&self, mut b: Vec<f64>) -> Option<Vec<f64>> {
+        match self {
+            Schur::Lu(lu) => lu.solve(b),
+            Schur::Llt(llt) => {
+                use faer::linalg::solvers::Solve;
+                let n = b.len();
+                llt.solve_in_place(faer::MatMut::from_column_major_slice_mut(&mut b, n, 1));
+                b.iter().all(|v| v.is_finite()).then_some(b)
+            }
+        }
+    }
+}
+
+/// The complementarity target r_sz of a Newton direction on the privacy rows. It is
+/// recomputed per row from n·K-long vectors in every pass that needs it, so that only s,
+/// z and θ are stored per row: the predictor's r_sz = s·z; the corrector's
+/// r_sz = s·z + Δs_a·Δz_a − σμ, with the predictor's Δs_a, Δz_a recomputed from its Δx.
+#[derive(Clone, Copy)]
+pub(super) enum Target<'a> {
+    Affine,
+    Corrector { dx: &'a [f64], sigma_mu: f64 },
+}
+
+impl Target<'_> {
+    /// r_sz of output `k`'s privacy row of pair `p`, whose slack, dual and primal residual
+    /// (A_I x + s) are `s`, `z`, `rp`.
+    #[inline]
+    fn rsz(&self, st: &Structure, k: usize, p: usize, s: f64, z: f64, rp: f64) -> f64 {
+        match *self {
+            Target::Affine => s * z,
+            Target::Corrector { dx, sigma_mu } => {
+                let ds = -rp - st.ax(&dx[k * st.n..(k + 1) * st.n], p);
+                let dz = (-(s * z) - z * ds) / s;
+                s * z + ds * dz - sigma_mu
+            }
+        }
+    }
+}
+
+/// Δs and Δz of output `k`'s privacy row of pair `p` along the direction whose Δx column is
+/// `dxk` and whose target is `t`: Δs = −r_p − A_I Δx, Δz = (−r_sz − z Δs)/s, with
+/// r_p = A_I x + s (`xk`: the iterate's column).
+#[inline]
+#[allow(clippy::too_many_arguments)]
+pub(super) fn row_step(
+    st: &Structure,
+    t: Target,
+    k: usize,
+    p: usize,
+    xk: &[f64],
+    dxk: &[f64],
+    s: f64,
+    z: f64,
+) -> (f64, f64) {
+    let rp = st.ax(xk, p) + s;
+    let rsz = t.rsz(st, k, p, s, z, rp);
+    let ds = -rp - st.ax(dxk, p);
+    (ds, (-rsz - z * ds) / s)
+}
+
+/// Form and factorize the Newton matrix: B_k = Σ θ g gᵀ + diag(w/x) per output, their
+/// inverses, and the Schur complement on the coupling rows.
+pub(super) fn factor(
+    st: &Structure,
+    it: &Iterate,
+    theta: &[f64],
+    spare: Option<Vec<Vec<f64>>>,
+    pool: &[std::sync::Mutex<Work>],
+) -> Result<Factor, SolveError> {
+    let (n, kk) = (st.n, st.kk);
+    let mut inv =
+        spare.unwrap_or_else(|| (0..kk).map(|k| vec![0.0; st.layout(k).total()]).collect());
+    // Without loss rows the Schur complement is Σ_k B_k⁻¹, summed as the blocks are
+    // inverted (each thread its own sum): per component on the whole LP, where the
+    // dissected inverses stay compact ([`spd_inverse`]), and scattered into n×n sums on a
+    // localized LP, whose outputs' components differ. With loss rows it needs the
+    // cost-weighted blocks below.
+    let compact = !st.max_loss && st.shared();
+    for w in pool {
+        w.lock().unwrap_or_else(|e| e.into_inner()).acc.fill(0.0);
+    }
+    inv.par_iter_mut().enumerate().try_for_each(|(k, out)| {
+        // This thread's buffers (each worker locks only its own; any other index
+        // would only wait).
+        let t = rayon::current_thread_index().unwrap_or(0) % pool.len();
+        let mut work = pool[t].lock().unwrap_or_else(|e| e.into_inner());
+        let Work { b, l, x, mem, acc } = &mut *work;
+        // b is all zeros here: fresh, or cleared entry by entry below.
+        let th = &theta[st.rows(k)];
+        let ly = st.layout(k);
+        for (i, &p) in st.out_rows(k).iter().enumerate() {
+            let ([uu, vv, uv, vu], _) = st.pattern(k, p);
+            let (t, a) = (th[i], st.inv_c[p as usize]);
+            b[uu] += t * a * a;
+            b[vv] += t;
+            b[uv] -= t * a;
+            b[vu] -= t * a;
+        }
+        let mut dmax = vec![0.0f64; ly.comps.len()];
+        for u in 0..n {
+            let Some((d, c)) = st.diagonal(k, u) else {
+                continue;
+            };
+            let d = &mut b[d];
+            *d += it.w[k * n + u] / it.x[k * n + u];
+            dmax[c] = dmax[c].max(*d);
+        }
+        let mut ok = true;
+        for (c, comp) in ly.comps.iter().enumerate() {
+            let (o, m) = (ly.offs[c], comp.len());
+            let (bc, oc) = (&b[o..o + m * m], &mut out[o..o + m * m]);
+            let shift = dmax[c] * 1e-14 + 1e-300;
+            ok = spd_inverse(bc, m, &ly.split[c], shift, (l, x, mem), !compact, oc);
+            if !ok {
+                break;
+            }
+            if compact {
+                // Y follows X in the work buffer ([`spd_inverse`]).
+                let (p1, p2) = ly.split[c].top();
+                let y = &x[(p1 + p2) * (m - p1 - p2)..];
+                add_inverse(oc, m, (p1, p2), y, &mut acc[o..o + m * m]);
+            } else if !st.max_loss {
+                // A localized LP: the whole inverse into this thread's n×n sums.
+                for (jb, &j) in comp.iter().enumerate() {
+                    let col = &oc[jb * m..(jb + 1) * m];
+                    let a = &mut acc[j as usize * n..(j as usize + 1) * n];
+                    for (&i, v) in comp.iter().zip(col) {
+                        a[i as usize] += v;
+                    }
+                }
+            }
+        }
+        // Clear the entries written above (B's pattern: the pairs and the diagonal),
+        // not the whole buffer: Σ_c n_c² entries per output were ≈ 2 % of the time
+        // on Rome500.
+        for &p in st.out_rows(k) {
+            let ([_, _, uv, vu], _) = st.pattern(k, p);
+            b[uv] = 0.0;
+            b[vu] = 0.0;
+        }
+        for u in 0..n {
+            if let Some((d, _)) = st.diagonal(k, u) {
+                b[d] = 0.0;
+            }
+        }
+        if ok {
+            Ok(())
+        } else {
+            Err(SolveError(format!(
+                "block interior point: output {k}'s block is not positive definite"
+            )))
+        }
+    })?;
+    let mut acc = vec![
+        0.0;
+        if st.max_loss {
+            0
+        } else {
+            pool[0].lock().unwrap_or_else(|e| e.into_inner()).acc.len()
+        }
+    ];
+    for w in pool {
+        let w = w.lock().unwrap_or_else(|e| e.into_inner());
+        acc.iter_mut().zip(&w.acc).for_each(|(a, v)| *a += v);
+    }
+    let ns = if st.max_loss { 2 * n + 1 } else { n };
+    let sums = if compact {
+        // Scatter each component's sum (its lower triangle, mirrored); B⁻¹ is 0 between
+        // components.
+        let mut sums = vec![0.0; ns * ns];
+        let ly = &st.layouts[0];
+        for (c, comp) in ly.comps.iter().enumerate() {
+            let (a, m) = (&acc[ly.offs[c]..ly.offs[c + 1]], comp.len());
+            for (jb, &j) in comp.iter().enumerate() {
+                for (ia, &i) in comp.iter().enumerate().skip(jb) {
+                    let v = a[jb * m + ia];
+                    sums[i as usize * ns + j as usize] = v;
+                    sums[j as usize * ns + i as usize] = v;
+                }
+            }
+        }
+        sums
+    } else if !st.max_loss {
+        // A localized LP's n×n sums, whole.
+        acc
+    } else {
+        cost_weighted_sums(st, &inv, ns)
+    };
+    let mut schur = sums;
+    if st.max_loss {
+        for i in 0..n {
+            schur[i * ns + i] += 1.0 / theta[st.np() + i];
+            schur[i * ns + 2 * n] = 1.0;
+            schur[2 * n * ns + i] = 1.0;
+        }
+        schur[2 * n * ns + 2 * n] = -it.w[n * kk] / it.x[n * kk];
+    }
+    let bad = schur.iter().filter(|v| !v.is_finite()).count();
+    let llt = (!st.max_loss && bad == 0)
+        .then(|| {
+            let a = faer::MatRef::from_column_major_slice(&schur, ns, ns);
+            faer::linalg::solvers::Llt::new(a, faer::Side::Lower).ok()
+        })
+        .flatten();
+    if let Some(llt) = llt {
+        return Ok(Factor {
+            inv,
+            compact,
+            schur: Schur::Llt(llt),
+        });
+    }
+    let schur = Lu::factor(schur, ns).map(Schur::Lu).ok_or_else(|| {
+        SolveError(format!(
+            "block interior point: singular Schur complement ({bad} non-finite entries)"
+        ))
+    })?;
+    Ok(Factor {
+        inv,
+        compact,
+        schur,
+    })
+}
+
+/// The max loss's Schur complement blocks (loss rows kept): R = Σ B⁻¹, Q = Σ D B⁻¹,
+/// P = Σ D B⁻¹ D (Θ_loss⁻¹ and the border of ΔL are added by [`factor`]), from the full
+/// inverses; B⁻¹ is 0 between components.
+fn cost_weighted_sums(st: &Structure, inv: &[Vec<f64>], ns: usize) -> Vec<f64> {
+    let (n, kk) = (st.n, st.kk);
+    inv.par_iter()
+        .enumerate()
+        .fold(
+            || vec![0.0; ns * ns],
+            |mut acc, (k, bks)| {
+                let ly = st.layout(k);
+                for (c, comp) in ly.comps.iter().enumerate() {
+                    let (bi, m) = (&bks[ly.offs[c]..ly.offs[c + 1]], comp.len());
+                    for (a, &i) in comp.iter().enumerate() {
+                        let i = i as usize;
+                        for (b, &j) in comp.iter().enumerate() {
+                            let (j, v) = (j as usize, bi[a * m + b]);
+                            let (di, dj) = (st.cost[i * kk + k], st.cost[j * kk + k]);
+                            acc[i * ns + j] += di * v * dj; // P
+                            acc[i * ns + n + j] -= di * v; // −Q
+                            acc[(n + i) * ns + j] -= v * dj; // −Qᵀ
+                            acc[(n + i) * ns + n + j] += v; // R
+                        }
+                    }
+                }
+                acc
+            },
+        )
+        .reduce(
+            || vec![0.0; ns * ns],
+            |mut a, b| {
+                a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
+                a
+            },
+        )
+}
+
+pub(super) struct Direction {
+    /// Relative residual of the reduced system after refinement.
+    pub(super) accuracy: f64,
+    pub(super) dx: Vec<f64>,
+    pub(super) dy: Vec<f64>,
+    pub(super) dw: Vec<f64>,
+    /// Δs and Δz of the loss rows (max loss; the privacy rows' are recomputed by
+    /// [`row_step`]).
+    pub(super) ds_l: Vec<f64>,
+    pub(super) dz_l: Vec<f64>,
+}
+
+/// Apply the block inverses to the M part of `r` (L's entry, if any, is left 0: L is an
+/// unknown of the Schur complement).
+fn apply_binv(st: &Structure, f: &Factor, r: &[f64]) -> Vec<f64> {
+    let n = st.n;
+    let mut t = vec![0.0; st.nv()];
+    t[..n * st.kk]
+        .par_chunks_mut(n)
+        .zip(r[..n * st.kk].par_chunks(n))
+        .zip(f.inv.par_iter())
+        .enumerate()
+        .for_each(|(k, ((tk, rk), bks))| {
+            let ly = st.layout(k);
+            for (c, comp) in ly.comps.iter().enumerate() {
+                mul_vec_on(
+                    &bks[ly.offs[c]..ly.offs[c + 1]],
+                    ly.split[c].top(),
+                    f.compact,
+                    comp,
+                    rk,
+                    tk,
+                );
+            }
+        });
+    t
+}
+
+/// Solve M Δx − A_Eᵀ Δy = r1, A_E Δx = r2 with the factor (module doc).
+fn reduced_solve(
+    st: &Structure,
+    f: &Factor,
+    r1: &[f64],
+    r2: &[f64],
+) -> Result<(Vec<f64>, Vec<f64>), SolveError> {
+    let (n, kk) = (st.n, st.kk);
+    let t = apply_binv(st, f, r1);
+    // E t and U_M t (U_M: the loss rows' M part; L's column −1 is the border).
+    let et = st.row_sums(&t);
+    let mut ut = vec![0.0; n];
+    if st.max_loss {
+        for k in 0..kk {
+            for u in 0..n {
+                ut[u] += st.cost[u * kk + k] * t[k * n + u];
+            }
+        }
+    }
+    let rhs: Vec<f64> = if st.max_loss {
+        ut.iter()
+            .cloned()
+            .chain((0..n).map(|u| r2[u] - et[u]))
+            .chain(std::iter::once(-r1[n * kk]))
+            .collect()
+    } else {
+        (0..n).map(|u| r2[u] - et[u]).collect()
+    };
+    let bad = rhs.iter().filter(|v| !v.is_finite()).count();
+    let sol = f.schur.solve(rhs).ok_or_else(|| {
+        SolveError(format!(
+            "block interior point: non-finite Schur solve ({bad} non-finite entries in the right side)"
+        ))
+    })?;
+    let (p, dy) = if st.max_loss {
+        (sol[..n].to_vec(), sol[n..2 * n].to_vec())
+    } else {
+        (vec![0.0; n], sol[..n].to_vec())
+    };
+    // Δx_M = B⁻¹(r1 − U_Mᵀ p + Eᵀ Δy); ΔL from the border.
+    let mut r = r1.to_vec();
+    for k in 0..kk {
+        for u in 0..n {
+            let mut v = dy[u];
+            if st.max_loss {
+                v -= st.cost[u * kk + k] * p[u];
+            }
+            r[k * n + u] += v;
+        }
+    }
+    let mut dx = apply_binv(st, f, &r);
+    if st.max_loss {
+        dx[n * kk] = sol[2 * n];
+    }
+    Ok((dx, dy))
+}
+
+/// Apply the reduced operator: (M Δx − A_Eᵀ Δy, A_E Δx), M = A_Iᵀ Θ A_I + W/X. The
+/// privacy rows are applied in one fused pass per output (row value, times θ, back onto
+/// its two variables) instead of through a P·K-long vector: this runs at every
+/// refinement step and the rows are most of the memory traffic.
+fn apply_reduced(
+    st: &Structure,
+    it: &Iterate,
+    theta: &[f64],
+    dx: &[f64],
+    dy: &[f64],
+) -> (Vec<f64>, Vec<f64>) {
+    let (n, kk, np) = (st.n, st.kk, st.np());
+    let mut g: Vec<f64> = (0..st.nv())
+        .into_par_iter()
+        .map(|j| {
+            if st.absent(j) {
+                0.0
+            } else {
+                it.w[j] / it.x[j] * dx[j] - if j < n * kk { dy[j % n] } else { 0.0 }
+            }
+        })
+        .collect();
+    if np > 0 {
+        g[..n * kk]
+            .par_chunks_mut(n)
+            .zip(dx[..n * kk].par_chunks(n))
+            .enumerate()
+            .for_each(|(k, (gk, xk))| {
+                let th = &theta[st.rows(k)];
+                for (i, &p) in st.out_rows(k).iter().enumerate() {
+                    let (u, v) = st.pairs[p as usize];
+                    let (u, v, a) = (u as usize, v as usize, st.inv_c[p as usize]);
+                    let t = (xk[u] * a - xk[v]) * th[i];
+                    gk[u] += t * a;
+                    gk[v] -= t;
+                }
+            });
+    }
+    if st.max_loss {
+        let mut a = vec![0.0; n];
+        st.loss_rows(dx, &mut a);
+        a.iter_mut().zip(&theta[np..]).for_each(|(v, t)| *v *= t);
+        st.loss_rows_t(&a, &mut g);
+    }
+    (g, st.row_sums(dx))
+}
+
+/// The Newton direction for complementarity targets `t` (privacy rows), `rsz_l` (loss
+/// rows) and r_xw, with iterative refinement on the reduced system to the relative
+/// residual `tol`. `rp_l`: the loss rows' primal residual A_I x + s.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn direction(
+    st: &Structure,
+    it: &Iterate,
+    f: &Factor,
+    theta: &[f64],
+    rd: &[f64],
+    rpe: &[f64],
+    rp_l: &[f64],
+    rsz_l: &[f64],
+    t: Target,
+    rxw: &[f64],
+    tol: f64,
+) -> Result<Direction, SolveError> {
+    let (n, kk, np) = (st.n, st.kk, st.np());
+    // q = S⁻¹(−r_sz + Z r_p) on the inequality rows, applied as A_Iᵀ q without storing
+    // it (one pass per output over its privacy rows), then
+    // r1 = −r_d − A_Iᵀ q − X⁻¹ r_xw.
+    let mut aq = vec![0.0; st.nv()];
+    if np > 0 {
+        aq[..n * kk]
+            .par_chunks_mut(n)
+            .enumerate()
+            .for_each(|(k, gk)| {
+                let xk = &it.x[k * n..(k + 1) * n];
+                let (sk, zk) = (&it.s[st.rows(k)], &it.z[st.rows(k)]);
+                for (i, &p) in st.out_rows(k).iter().enumerate() {
+                    let (p, (s, z)) = (p as usize, (sk[i], zk[i]));
+                    let (u, v) = st.pairs[p];
+                    let rp = st.ax(xk, p) + s;
+                    let qi = (-t.rsz(st, k, p, s, z, rp) + z * rp) / s;
+                    gk[u as usize] += qi * st.inv_c[p];
+                    gk[v as usize] -= qi;
+                }
+            });
+    }
+    let (s_l, z_l) = (&it.s[np..], &it.z[np..]);
+    if st.max_loss {
+        let ql: Vec<f64> = (0..n)
+            .map(|u| (-rsz_l[u] + z_l[u] * rp_l[u]) / s_l[u])
+            .collect();
+        st.loss_rows_t(&ql, &mut aq);
+    }
+    let r1: Vec<f64> = (0..st.nv())
+        .into_par_iter()
+        .map(|j| {
+            if st.absent(j) {
+                0.0
+            } else {
+                -rd[j] - aq[j] - rxw[j] / it.x[j]
+            }
+        })
+        .collect();
+    let r2: Vec<f64> = rpe.iter().map(|v| -v).collect();
+    let (mut dx, mut dy) = reduced_solve(st, f, &r1, &r2)?;
+    // Iterative refinement on the reduced system, while it keeps halving the residual.
+    let norm = |a: &[f64], b: &[f64]| a.iter().chain(b).fold(0.0f64, |m, v| m.max(v.abs()));
+    let scale = norm(&r1, &r2).max(1e-300);
+    let mut best: Option<(f64, Vec<f64>, Vec<f64>)> = None;
+    for _ in 0..REFINE {
+        let (g, e) = apply_reduced(st, it, theta, &dx, &dy);
+        let c1: Vec<f64> = r1.iter().zip(&g).map(|(a, b)| a - b).collect();
+        let c2: Vec<f64> = r2.iter().zip(&e).map(|(a, b)| a - b).collect();
+        let res = norm(&c1, &c2);
+        if let Some((b, _, _)) = &best {
+            if res > 0.5 * b {
+                break;
+            }
+        }
+        best = Some((res, dx.clone(), dy.clone()));
+        if res <= tol * scale {
+            break;
+        }
+        let (ex, ey) = reduced_solve(st, f, &c1, &c2)?;
+        dx.iter_mut().zip(&ex).for_each(|(a, b)| *a += b);
+        dy.iter_mut().zip(&ey).for_each(|(a, b)| *a += b);
+    }
+    let mut accuracy = f64::INFINITY;
+    if let Some((r, bx, by)) = best {
+        dx = bx;
+        dy = by;
+        accuracy = r / scale;
+    }
+    // The loss rows' Δs = −r_p − A_I Δx and Δz = (−r_sz − z Δs)/s.
+    let mut ds_l = vec![0.0; s_l.len()];
+    if st.max_loss {
+        st.loss_rows(&dx, &mut ds_l);
+        ds_l.iter_mut().zip(rp_l).for_each(|(d, r)| *d = -r - *d);
+    }
+    let dz_l: Vec<f64> = (0..ds_l.len())
+        .map(|u| (-rsz_l[u] - z_l[u] * ds_l[u]) / s_l[u])
+        .collect();
+    let dw: Vec<f64> = (0..st.nv())
+        .into_par_iter()
+        .map(|j| {
+            if st.absent(j) {
+                0.0
+            } else {
+                (-rxw[j] - it.w[j] * dx[j]) / it.x[j]
+            }
+        })
+        .collect();
+    Ok(Direction {
+        accuracy,
+        dx,
+        dy,
+        dw,
+        ds_l,
+        dz_l,
+    })
+}

@@ -49,9 +49,10 @@ pub enum ProduceError {
     /// A parameter is out of its domain; `field` is its name (`epsilon`, `k`, `prior[3]`).
     #[error("{field}: {message}")]
     Invalid { field: String, message: String },
-    /// The float solver or the exact repair failed.
-    #[error("{0}")]
-    Solver(String),
+    /// The float solver, the exact repair or the certificate failed ([`BuildError`]
+    /// other than `Invalid`).
+    #[error(transparent)]
+    Build(BuildError),
     /// The built mechanism could not be certified (nothing is returned to write).
     #[error(transparent)]
     Certify(#[from] CertifyError),
@@ -68,7 +69,7 @@ impl From<BuildError> for ProduceError {
     fn from(e: BuildError) -> Self {
         match e {
             BuildError::Invalid { field, message } => ProduceError::Invalid { field, message },
-            BuildError::Solver(m) => ProduceError::Solver(m),
+            e => ProduceError::Build(e),
         }
     }
 }
@@ -395,7 +396,7 @@ pub fn check_lp_memory_rows(
         return Err(invalid(
             "max-memory",
             format!(
-                "the privacy LP over {n} inputs × {k} outputs needs about {}{with} (estimate), over the budget of {}; use fewer points, ConstOPTMech (mdp build constopt) or raise --max-memory",
+                "the privacy LP over {n} inputs × {k} outputs needs about {}{with} (estimate), over the budget of {}; use fewer points, ConstOPTMech (mdp build constopt) or raise the budget",
                 mib(need),
                 mib(max_memory)
             ),
@@ -411,7 +412,7 @@ fn check_size_budget(bits: f64) -> Result<(), ProduceError> {
     if bits > max as f64 {
         return Err(invalid(
             "epsilon",
-            format!("the exact entries e^(-ε·d/2) would need about {bits:.2e} bits, over the auditor's default budget of {max} bits (--max-bits); use a smaller ε or fewer points"),
+            format!("the exact entries e^(-ε·d/2) would need about {bits:.2e} bits, over the auditor's default budget of {max} bits; use a smaller ε or fewer points"),
         ));
     }
     Ok(())
@@ -760,7 +761,7 @@ pub fn build(
                 return Err(invalid(
                     "max-memory",
                     format!(
-                        "ConstOPTMech over {n} inputs needs about {} for {} λ (estimate), over the budget of {}; use fewer points or λ, or raise --max-memory",
+                        "ConstOPTMech over {n} inputs needs about {} for {} λ (estimate), over the budget of {}; use fewer points or λ, or raise the budget",
                         mib(need),
                         lambdas.len(),
                         mib(req.max_memory)
@@ -814,12 +815,7 @@ pub fn build(
             let lists = tem::within_gamma(space, &gamma, MAX_PREC)
                 .map_err(|(u, v)| invalid("gamma", format!("d({u},{v}) ≤ γ cannot be decided")))?;
             let (matrix, t) = tem::tem_matrix_certified(space, eps, &lists, &gamma, MAX_PREC)
-                .ok_or_else(|| {
-                    ProduceError::Solver(
-                        "exact repair failed: no uniform mix up to the limit passes the exact check"
-                            .into(),
-                    )
-                })?;
+                .ok_or(ProduceError::Build(BuildError::Repair))?;
             let beta = match truncation {
                 Truncation::Beta(b) => Some(*b),
                 Truncation::Gamma(_) => None,

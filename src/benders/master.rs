@@ -10,7 +10,7 @@ use super::lazy;
 use super::partition::{Decomposition, Subset};
 use super::sub::Cut;
 use crate::lp::model::PrivacyLp;
-use crate::lp::simplex::SolveError;
+use crate::lp::LpError;
 use crate::lp::sparse::{Sense, SparseLp};
 use std::collections::HashSet;
 
@@ -139,7 +139,7 @@ impl<'a> Master<'a> {
     /// breaks (chains in at most [`CHAIN_ROUNDS`] solves) and solving again until none is
     /// left: the optimum of the whole master; also returns the chain rows added. Privacy
     /// rows only join, so the loop ends.
-    pub fn solve_with_chains(&mut self) -> Result<(MasterSolution, usize), SolveError> {
+    pub fn solve_with_chains(&mut self) -> Result<(MasterSolution, usize), LpError> {
         let mut added = 0;
         let mut chain_rounds = 1;
         loop {
@@ -160,7 +160,7 @@ impl<'a> Master<'a> {
     }
 
     /// Solve the master with the cuts and chain rows so far.
-    pub fn solve(&self) -> Result<MasterSolution, SolveError> {
+    pub fn solve(&self) -> Result<MasterSolution, LpError> {
         let (lp, dec) = (self.lp, self.dec);
         let (n, k) = (lp.n, lp.k());
         let nm = dec.master.len();

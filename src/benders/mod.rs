@@ -27,9 +27,9 @@ pub mod sub;
 
 use crate::exact::Q;
 use crate::lp::model::PrivacyLp;
-use crate::lp::{repair, simplex};
+use crate::lp::repair;
 use crate::mechanisms::optimal::{self, PmoParams};
-use crate::lp::{invalid, BuildError, Built};
+use crate::lp::{invalid, BuildError, Built, LpError};
 use crate::metric::Space;
 use crate::progress::Progress;
 use incumbent::Incumbent;
@@ -149,7 +149,7 @@ pub struct Outcome {
     /// The master's optimum at the last solve (a lower bound of the float LP).
     pub lb: f64,
     pub ub: f64,
-    pub dual: simplex::Dual,
+    pub dual: crate::lp::Dual,
     pub status: Status,
     pub trace: Vec<Iteration>,
     pub shape: Shape,
@@ -223,7 +223,7 @@ fn solve_all(
     y: &[f64],
     penalty: f64,
     cuts: bool,
-) -> Result<Vec<Option<SubOutput>>, simplex::SolveError> {
+) -> Result<Vec<Option<SubOutput>>, LpError> {
     dec.subsets
         .par_iter()
         .zip(constant)
@@ -279,7 +279,10 @@ pub fn solve(
     progress: &dyn Progress,
 ) -> Result<Outcome, BuildError> {
     let start = Instant::now();
-    let solver = |e: simplex::SolveError| BuildError::Solver(format!("benders: {e}"));
+    let solver = |err: LpError| BuildError::Lp {
+        context: Some("benders"),
+        err,
+    };
     let mut master = Master::new(lp, dec, opts.chains, opts.master_neighbours);
     if opts.chains {
         progress.note(&format!(
@@ -464,9 +467,7 @@ pub fn solve(
     }
     let ub = inc.total();
     if !ub.is_finite() {
-        return Err(BuildError::Solver(format!(
-            "benders: no feasible incumbent after {iter} iterations (raise --max-iter)"
-        )));
+        return Err(BuildError::NoIncumbent { iterations: iter });
     }
     let m = inc.m;
     if status == Status::IterationLimit {
@@ -522,7 +523,7 @@ fn assemble(
     dec: &Decomposition,
     master: &Master,
     last: &master::MasterSolution,
-) -> simplex::Dual {
+) -> crate::lp::Dual {
     let (n, k) = (lp.n, lp.k());
     let mut acc: HashMap<(u32, u32, u32), f64> = HashMap::new();
     for (r, &g) in last.gamma.iter().enumerate() {
@@ -559,7 +560,7 @@ fn assemble(
         .map(|((u, v, j), g)| (u, v, j, g))
         .collect();
     gamma.sort_unstable_by_key(|&(u, v, j, _)| (u, v, j));
-    simplex::Dual {
+    crate::lp::Dual {
         beta: None,
         gamma,
         objective: last.objective,
@@ -568,7 +569,7 @@ fn assemble(
 }
 
 /// The certificate's smallest multipliers are dropped while their sum (the most the
-/// bound can lose, [`simplex::Dual::sparsify`]) stays within this fraction of the loop's
+/// bound can lose, [`crate::lp::Dual::sparsify`]) stays within this fraction of the loop's
 /// final gap UB − LB.
 const CERT_BUDGET: f64 = 1e-3;
 
@@ -645,11 +646,8 @@ pub fn benders(
     let t = Instant::now();
     let out = solve(&lp, &dec, shape, opts, progress)?;
     let seconds_primal = t.elapsed().as_secs_f64();
-    let rep = repair::repair(&lp, &out.m, eps, Some(within), max_prec).ok_or_else(|| {
-        BuildError::Solver(
-            "exact repair failed: no uniform mix up to the limit passes the exact check".into(),
-        )
-    })?;
+    let rep =
+        repair::repair(&lp, &out.m, eps, Some(within), max_prec).ok_or(BuildError::Repair)?;
     // The certificate without its smallest multipliers: the bound may fall by their sum,
     // at most CERT_BUDGET of the loop's gap (plus 10⁻⁹ relative), and the file shrinks
     // (spec/benders.md §3).

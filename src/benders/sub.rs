@@ -20,7 +20,7 @@
 //! (the published code counts it twice).
 
 use super::lazy;
-use crate::lp::simplex::SolveError;
+use crate::lp::LpError;
 use crate::lp::sparse::{Sense, SparseLp};
 use serde::{Deserialize, Serialize};
 
@@ -221,7 +221,7 @@ fn cut(input: &SubInput, z: &[f64]) -> Cut {
 /// instead: with a slack on every row, its elastic optimum is at least the aggregated one
 /// and its cut charges every broken row, which the loop needs to leave infeasible values
 /// behind (with the aggregated cut alone, a QIU-P33 instance stalled at a 43 % gap).
-pub fn solve_subproblem(input: &SubInput) -> Result<SubOutput, SolveError> {
+pub fn solve_subproblem(input: &SubInput) -> Result<SubOutput, LpError> {
     let out = solve_form(input, true)?;
     if out.slack > super::SLACK_TOL {
         return solve_form(input, false);
@@ -236,7 +236,7 @@ pub fn solve_subproblem(input: &SubInput) -> Result<SubOutput, SolveError> {
 /// fit, so a polish point can be missed, never accepted wrongly. Its cut is valid as any.
 /// Measured (500 Rome road nodes, task 2, ε = 10, C = 8, 4 iterations): the polish's three
 /// points took 35 s with [`solve_subproblem`] (each needing slack, so solved twice).
-pub fn solve_primal(input: &SubInput) -> Result<SubOutput, SolveError> {
+pub fn solve_primal(input: &SubInput) -> Result<SubOutput, LpError> {
     solve_form(input, true)
 }
 
@@ -263,7 +263,7 @@ fn free_pairs(input: &SubInput) -> Vec<Option<(usize, usize, f64)>> {
 /// [`FREE_NEIGHBOURS`] nearest, the broken ones join and the LP is
 /// solved again until none is broken (rows only join, so this ends); its duals with 0 on
 /// the rows left out are then the whole subproblem's, and any γ ≥ 0 gives a valid cut.
-fn solve_form(input: &SubInput, aggregate: bool) -> Result<SubOutput, SolveError> {
+fn solve_form(input: &SubInput, aggregate: bool) -> Result<SubOutput, LpError> {
     let nx = input.n_free * input.k;
     let pairs = free_pairs(input);
     let mut present = vec![false; input.pairs.len() * input.k];

@@ -32,7 +32,7 @@
 //! The answer is a float candidate like Clarabel's: the caller repairs and proves the
 //! mechanism exactly.
 
-use super::simplex::SolveError;
+use super::LpError;
 use super::sparse::{Sense, Solution, SparseLp};
 use super::vector::{axpy, max_step};
 use crate::progress::Progress;
@@ -111,10 +111,10 @@ impl BlockAngular {
     /// The structure of `lp` where `block_of[j]` is variable j's block (`None`: border).
     /// A row is local when its variables all lie in one block. Equality rows are not
     /// supported (an error).
-    pub fn new(lp: &SparseLp, block_of: &[Option<u32>]) -> Result<BlockAngular, SolveError> {
+    pub fn new(lp: &SparseLp, block_of: &[Option<u32>]) -> Result<BlockAngular, LpError> {
         let nv = lp.n_vars();
         if block_of.len() != nv {
-            return Err(SolveError(format!(
+            return Err(LpError::Unsupported(format!(
                 "block-angular: {} block labels for {nv} variables",
                 block_of.len()
             )));
@@ -132,7 +132,7 @@ impl BlockAngular {
                 Sense::Le => 1.0,
                 Sense::Ge => -1.0,
                 Sense::Eq => {
-                    return Err(SolveError(
+                    return Err(LpError::Unsupported(
                         "block-angular: equality rows are not supported".into(),
                     ))
                 }
@@ -767,7 +767,7 @@ pub fn solve(
     lp: &SparseLp,
     block_of: &[Option<u32>],
     progress: &dyn Progress,
-) -> Result<Solution, SolveError> {
+) -> Result<Solution, LpError> {
     let ba = BlockAngular::new(lp, block_of)?;
     ba.solve(progress)
 }
@@ -775,7 +775,7 @@ pub fn solve(
 impl BlockAngular {
     /// Mehrotra predictor–corrector to relative gap and residuals [`TOL`] (the
     /// `MDP_BLOCK_DEBUG` notes on `progress`, [`solve`]).
-    pub fn solve(&self, progress: &dyn Progress) -> Result<Solution, SolveError> {
+    pub fn solve(&self, progress: &dyn Progress) -> Result<Solution, LpError> {
         let (nv, m) = (self.nv, self.m());
         let mut it = Iterate {
             x: vec![1.0; nv],
@@ -786,7 +786,7 @@ impl BlockAngular {
         let (bn, cn) = (norm_inf(&self.b), norm_inf(&self.c));
         let debug = std::env::var_os("MDP_BLOCK_DEBUG").is_some();
         let fail = |what: &str, iter: usize| {
-            Err(SolveError(format!(
+            Err(LpError::Stopped(format!(
                 "block-angular interior point: {what} at iteration {iter}"
             )))
         };
@@ -948,9 +948,12 @@ mod tests {
         let silent = crate::progress::Silent;
         assert!(solve(&lp, &[Some(0)], &silent)
             .unwrap_err()
-            .0
+            .to_string()
             .contains("equality"));
-        assert!(solve(&lp, &[], &silent).unwrap_err().0.contains("labels"));
+        assert!(solve(&lp, &[], &silent)
+            .unwrap_err()
+            .to_string()
+            .contains("labels"));
     }
 
     #[test]

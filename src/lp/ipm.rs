@@ -15,7 +15,8 @@
 //! c_dn·γ (spec/lp.md §5).
 
 use super::model::{Objective, PrivacyLp, RowForm};
-use super::simplex::{initial_rows, near_tight, separate_top, Dual, Primal, Round, SolveError};
+use super::simplex::{initial_rows, near_tight, separate_top};
+use super::{Dual, LpError, Primal, Round};
 use crate::progress::Progress;
 use std::collections::HashSet;
 use std::time::Instant;
@@ -41,7 +42,7 @@ pub(crate) struct Solved {
 /// One fresh interior-point solve with the given privacy rows: the LP lowered to the one
 /// float model ([`PrivacyLp::to_sparse`], privacy rows scaled by 1/c_dn) and solved by its
 /// Clarabel adapter; the duals of the loss rows are β, of a privacy row c_dn·γ.
-pub(crate) fn solve_rows(lp: &PrivacyLp, rows: &[(u32, u32, u32)]) -> Result<Solved, SolveError> {
+pub(crate) fn solve_rows(lp: &PrivacyLp, rows: &[(u32, u32, u32)]) -> Result<Solved, LpError> {
     let n = lp.n;
     let max_loss = lp.objective == Objective::MaxLoss;
     let sol = lp.to_sparse(rows, RowForm::Scaled).solve_ipm()?;
@@ -67,7 +68,7 @@ pub(crate) fn solve_rows(lp: &PrivacyLp, rows: &[(u32, u32, u32)]) -> Result<Sol
 
 /// Solve (whole, or with lazy rows past [`FULL_ROWS`]); returns the primal and the dual of
 /// the final LP.
-pub fn solve(lp: &PrivacyLp, progress: &dyn Progress) -> Result<(Primal, Dual), SolveError> {
+pub fn solve(lp: &PrivacyLp, progress: &dyn Progress) -> Result<(Primal, Dual), LpError> {
     solve_from(lp, start_rows(lp), 0.0, progress)
 }
 
@@ -91,7 +92,7 @@ pub fn solve_from(
     rows: Vec<(u32, u32, u32)>,
     margin: f64,
     progress: &dyn Progress,
-) -> Result<(Primal, Dual), SolveError> {
+) -> Result<(Primal, Dual), LpError> {
     solve_rounds(lp, rows, margin, 0, Instant::now(), progress)
 }
 
@@ -104,7 +105,7 @@ pub(crate) fn solve_rounds(
     first: usize,
     start: Instant,
     progress: &dyn Progress,
-) -> Result<(Primal, Dual), SolveError> {
+) -> Result<(Primal, Dual), LpError> {
     let mut present: HashSet<(u32, u32, u32)> = rows.iter().copied().collect();
     let mut round = first;
     loop {

@@ -15,6 +15,7 @@
 
 pub mod block_angular;
 pub mod block_ipm;
+pub mod error;
 pub mod ipm;
 pub mod local;
 pub mod model;
@@ -30,7 +31,7 @@ mod used;
 mod vector;
 
 pub use crate::progress::Round;
-pub use pipeline::{certified, invalid, lp_dual_of, BuildError, Built, TARGET_GAP};
-pub use simplex::SolveError;
+pub use error::{invalid, BuildError, LpError};
+pub use pipeline::{certified, lp_dual_of, Built, TARGET_GAP};
 pub use solution::{Dual, Primal, Row};
 pub use solver::{memory_need, Solver};

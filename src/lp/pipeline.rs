@@ -6,6 +6,7 @@
 
 use super::model::{Objective, PrivacyLp, CAPS, SIMPLEX_CAP};
 use super::solver::{solve_float, Solver};
+use super::error::{invalid, BuildError};
 use super::{block_ipm, repair, simplex, Dual};
 use crate::certificate;
 use crate::exact::{f64_down, q_from_f64, Q};
@@ -43,25 +44,6 @@ pub struct Built {
     pub seconds_dual: f64,
 }
 
-/// Why a build stopped.
-#[derive(Debug, thiserror::Error)]
-pub enum BuildError {
-    /// A parameter out of its domain; `field` is its name (`k`, `prior`, `outputs`).
-    #[error("{field}: {message}")]
-    Invalid { field: String, message: String },
-    /// The float solver or the exact repair failed.
-    #[error("{0}")]
-    Solver(String),
-}
-
-/// A [`BuildError::Invalid`].
-pub fn invalid(field: &str, message: impl Into<String>) -> BuildError {
-    BuildError::Invalid {
-        field: field.into(),
-        message: message.into(),
-    }
-}
-
 /// Solve `lp` with lazy rows, repair it into a mechanism the exact check proves private at
 /// `claim_eps` within `claim_within`, and (if `dual`) certify a lower bound on the LP's
 /// objective for every mechanism private at `claim_eps` (valid because `lp.eps` =
@@ -90,7 +72,7 @@ pub fn certified(
         return Err(invalid(
             "solver",
             format!(
-                "block holds every privacy row ({rows_total} here): above its limit of {} rows; use --solver auto (for PMO within η the localized LP, else lazy rows) or ipm (lazy rows)",
+                "block holds every privacy row ({rows_total} here): above its limit of {} rows; use auto (for PMO within η the localized LP, else lazy rows) or ipm (lazy rows)",
                 block_ipm::MAX_ROWS
             ),
         ));
@@ -116,7 +98,7 @@ pub fn certified(
                 lp_capped = next;
                 lp = &lp_capped;
             }
-            Err(e) => return Err(BuildError::Solver(e.to_string())),
+            Err(e) => return Err(e.into()),
         }
     };
     let rep = repair::repair(lp, &primal.m, claim_eps, claim_within, max_prec);
@@ -151,11 +133,7 @@ pub fn certified(
             primal.rows.len()
         ));
     }
-    let rep = rep.ok_or_else(|| {
-        BuildError::Solver(
-            "exact repair failed: no uniform mix up to the limit passes the exact check".into(),
-        )
-    })?;
+    let rep = rep.ok_or(BuildError::Repair)?;
     let mut built = Built {
         matrix: rep.matrix,
         certificate: None,
@@ -439,7 +417,7 @@ fn prove(
 ) -> Result<(LpDual, Q), BuildError> {
     let mut cert = lp_dual_of(lp, d);
     let rejected =
-        |e: certificate::Rejected| BuildError::Solver(format!("own certificate rejected: {}", e.0));
+        |e: certificate::Rejected| BuildError::CertificateRejected(e.0);
     // The safe f64 bound (directed rounding; spec/lp.md §5) is the claim whenever it is
     // within the float LP value's tolerance: the auditor then reproduces it without
     // rational arithmetic. Otherwise (float cancellation on extreme constants, or an

@@ -23,19 +23,9 @@ pub const SEPARATION_TOL: f64 = 1e-9;
 /// microlp's feasibility tolerance for our solves.
 pub const FEASIBILITY_TOL: f64 = 1e-9;
 
-pub use super::solution::{Dual, Primal};
+use super::error::LpError;
+use super::solution::{Dual, Primal};
 pub use crate::progress::Round;
-
-/// The LP solver failed (numerical trouble, or the LP is infeasible / unbounded, which
-/// the privacy LPs never are: the uniform mechanism is feasible and costs are ≥ 0).
-#[derive(Debug)]
-pub struct SolveError(pub String);
-
-impl std::fmt::Display for SolveError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "LP solver: {}", self.0)
-    }
-}
 
 fn options() -> SolveOptions {
     let mut o = SolveOptions::default();
@@ -43,8 +33,10 @@ fn options() -> SolveOptions {
     o
 }
 
-fn err(e: impl std::fmt::Display) -> SolveError {
-    SolveError(e.to_string())
+/// microlp's error (infeasible or unbounded, which the privacy LPs never are: the uniform
+/// mechanism is feasible and costs are ≥ 0; or numerical trouble).
+fn err(e: impl std::fmt::Display) -> LpError {
+    LpError::Microlp(e.to_string())
 }
 
 /// The rows (u, v, k) for every pair among each input's `r` nearest neighbours in the
@@ -158,7 +150,7 @@ pub fn solve_primal(
     lp: &PrivacyLp,
     initial_neighbours: usize,
     progress: &dyn Progress,
-) -> Result<Primal, SolveError> {
+) -> Result<Primal, LpError> {
     solve_primal_from(lp, initial_rows(lp, initial_neighbours), progress)
 }
 
@@ -167,7 +159,7 @@ pub fn solve_primal_from(
     lp: &PrivacyLp,
     mut rows: Vec<(u32, u32, u32)>,
     progress: &dyn Progress,
-) -> Result<Primal, SolveError> {
+) -> Result<Primal, LpError> {
     let start = Instant::now();
     let (mut sol, m) = solve_fresh(lp, &rows)?;
     let mut present: std::collections::HashSet<(u32, u32, u32)> = rows.iter().copied().collect();
@@ -202,7 +194,7 @@ pub fn solve_primal_from(
                     .add_constraint(privacy_row(lp, &m, r), ComparisonOp::Le, 0.0)
                     .map_err(err)?
                     .into_solution()
-                    .map_err(|_| SolveError("interrupted".into()))?;
+                    .map_err(|_| LpError::Interrupted)?;
             }
         }
         round += 1;
@@ -223,7 +215,7 @@ fn privacy_row(lp: &PrivacyLp, m: &[Variable], (u, v, k): (u32, u32, u32)) -> [(
 fn solve_fresh(
     lp: &PrivacyLp,
     rows: &[(u32, u32, u32)],
-) -> Result<(microlp::Solution, Vec<Variable>), SolveError> {
+) -> Result<(microlp::Solution, Vec<Variable>), LpError> {
     let (n, kk) = (lp.n, lp.k());
     let mut p = Problem::new(OptimizationDirection::Minimize);
     let max_loss = lp.objective == Objective::MaxLoss;
@@ -257,7 +249,7 @@ fn solve_fresh(
         .solve_with(options())
         .map_err(err)?
         .into_solution()
-        .map_err(|_| SolveError("interrupted".into()))?;
+        .map_err(|_| LpError::Interrupted)?;
     Ok((sol, m))
 }
 
@@ -266,7 +258,7 @@ fn solve_fresh(
 ///
 /// max Σ_u α_u  s.t.  α_u − w_u c(u,k) − Σ_{(u,v,k)} γ + Σ_{(v,u,k)} c_up(v,u) γ ≤ 0  ∀(u,k),
 /// w = β with Σβ = 1, β ≥ 0 (MaxLoss) or w = π (Expected); γ ≥ 0.
-pub fn solve_dual(lp: &PrivacyLp, rows: &[(u32, u32, u32)]) -> Result<Dual, SolveError> {
+pub fn solve_dual(lp: &PrivacyLp, rows: &[(u32, u32, u32)]) -> Result<Dual, LpError> {
     let start = Instant::now();
     let (n, kk) = (lp.n, lp.k());
     let max_loss = lp.objective == Objective::MaxLoss;
@@ -320,7 +312,7 @@ pub fn solve_dual(lp: &PrivacyLp, rows: &[(u32, u32, u32)]) -> Result<Dual, Solv
         .solve_with(options())
         .map_err(err)?
         .into_solution()
-        .map_err(|_| SolveError("interrupted".into()))?;
+        .map_err(|_| LpError::Interrupted)?;
     let gamma_values = kept
         .iter()
         .zip(&gamma)

@@ -4,7 +4,7 @@
 //! the localized LP, else Clarabel's lazy rows.
 
 use super::model::{self, Objective, PrivacyLp};
-use super::{block_ipm, ipm, local, simplex, support, Dual, Primal, SolveError};
+use super::{block_ipm, ipm, local, simplex, support, Dual, Primal, LpError};
 use crate::progress::Progress;
 
 /// Initial neighbours per input for the simplex's lazy rows.
@@ -72,7 +72,7 @@ pub(crate) fn solve_float(
     aim: Option<f64>,
     max_memory: u64,
     progress: &dyn Progress,
-) -> Result<(Primal, Option<Dual>), SolveError> {
+) -> Result<(Primal, Option<Dual>), LpError> {
     match solver {
         Solver::Ipm => ipm::solve(lp, progress).map(|(p, d)| (p, dual.then_some(d))),
         Solver::Auto => {
@@ -169,7 +169,7 @@ fn solve_localized(
         let need = block_ipm::local_memory_estimate(lp, &keep);
         if need > max_memory {
             progress.note(&format!(
-                "lp: the localized LP ({held} of {} variables) needs about {} MiB, over --max-memory; not localized",
+                "lp: the localized LP ({held} of {} variables) needs about {} MiB, over the memory budget; not localized",
                 lp.n * lp.k(),
                 need >> 20
             ));

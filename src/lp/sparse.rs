@@ -6,7 +6,7 @@
 //! is only a candidate: the mechanism built from it is repaired and proved private exactly
 //! (`spec/lp.md` §4).
 
-use super::simplex::SolveError;
+use super::error::LpError;
 use clarabel::algebra::CscMatrix;
 use clarabel::solver::{
     DefaultSettingsBuilder, DefaultSolver, IPSolver, NonnegativeConeT, SolverStatus,
@@ -75,7 +75,7 @@ impl SparseLp {
 
     /// Solve with Clarabel. Clarabel's form is Ax + s = b, s ∈ {0}^e × R_+^m: equality
     /// rows go to the zero cone, a'x ≤ b as is, a'x ≥ b as −a'x ≤ −b, and x ≥ 0 as −x ≤ 0.
-    pub fn solve_ipm(&self) -> Result<Solution, SolveError> {
+    pub fn solve_ipm(&self) -> Result<Solution, LpError> {
         self.solve_clarabel(true)
     }
 
@@ -86,11 +86,11 @@ impl SparseLp {
     /// 64.9 → 48.4 s) and ConstOPTMech's reduced LP (n = 400, r = 10: 0.81× on Rome
     /// nodes, 0.93–0.96× on MiniLM texts; spec/crates.md). Not the default: OPTMech on 50
     /// MiniLM texts at ε = 6 was 13 % slower without it.
-    pub fn solve_ipm_unrefined(&self) -> Result<Solution, SolveError> {
+    pub fn solve_ipm_unrefined(&self) -> Result<Solution, LpError> {
         self.solve_clarabel(false)
     }
 
-    fn solve_clarabel(&self, refine: bool) -> Result<Solution, SolveError> {
+    fn solve_clarabel(&self, refine: bool) -> Result<Solution, LpError> {
         let nv = self.n_vars();
         let (mut ii, mut jj, mut vv, mut b) = (vec![], vec![], vec![], vec![]);
         let mut push = |row: &Row, sign: f64, at: usize| {
@@ -135,9 +135,9 @@ impl SparseLp {
             .tol_feas(TOL)
             .iterative_refinement_enable(refine)
             .build()
-            .map_err(|e| SolveError(format!("clarabel settings: {e}")))?;
+            .map_err(|e| LpError::Clarabel(format!("settings: {e}")))?;
         let mut solver = DefaultSolver::new(&p, &self.cost, &a, &b, &cones, settings)
-            .map_err(|e| SolveError(format!("clarabel: {e:?}")))?;
+            .map_err(|e| LpError::Clarabel(format!("{e:?}")))?;
         solver.solve();
         let s = &solver.solution;
         match s.status {
@@ -152,12 +152,12 @@ impl SparseLp {
                     duals,
                 })
             }
-            other => Err(SolveError(format!("clarabel: {other:?}"))),
+            other => Err(LpError::Clarabel(format!("{other:?}"))),
         }
     }
 
     /// Solve with microlp's simplex (small instances; a cross-check of [`Self::solve_ipm`]).
-    pub fn solve_simplex(&self) -> Result<Solution, SolveError> {
+    pub fn solve_simplex(&self) -> Result<Solution, LpError> {
         use microlp::{ComparisonOp, OptimizationDirection, Problem};
         let mut p = Problem::new(OptimizationDirection::Minimize);
         let vars: Vec<_> = self
@@ -176,9 +176,9 @@ impl SparseLp {
         }
         let sol = p
             .solve()
-            .map_err(|e| SolveError(format!("microlp: {e}")))?
+            .map_err(|e| LpError::Microlp(e.to_string()))?
             .into_solution()
-            .map_err(|_| SolveError("microlp: interrupted".into()))?;
+            .map_err(|_| LpError::Interrupted)?;
         Ok(Solution {
             x: vars.iter().map(|&v| sol.var_value(v)).collect(),
             objective: sol.objective(),

@@ -18,7 +18,7 @@
 use super::block_ipm;
 use super::ipm::{self, Row};
 use super::model::{Objective, PrivacyLp};
-use super::simplex::{Dual, Primal, SolveError};
+use super::{Dual, LpError, Primal};
 pub use super::used::{used_outputs, used_outputs_above, SUPPORT_TOL};
 use crate::progress::Progress;
 use rayon::prelude::*;
@@ -122,7 +122,7 @@ pub fn solve(
     warm: Option<&block_ipm::Warm>,
     margin: f64,
     progress: &dyn Progress,
-) -> Result<(Primal, Dual), SolveError> {
+) -> Result<(Primal, Dual), LpError> {
     let one_round = |sub: &PrivacyLp,
                      keep: &[usize],
                      rows: &[Row],
@@ -148,7 +148,7 @@ pub fn solve(
                 ));
             }
         }
-        Ok::<_, SolveError>((p, d, new))
+        Ok::<_, LpError>((p, d, new))
     };
     let start = Instant::now();
     let kk = lp.k();

@@ -552,7 +552,7 @@ fn solve_reduced(
     solver: Solver,
     progress: &dyn Progress,
 ) -> Result<(Solution, ReducedLp, &'static str, Option<String>), BuildError> {
-    let err = |e: crate::lp::simplex::SolveError| BuildError::Solver(e.to_string());
+    let err = BuildError::from;
     let paper = || reduced_lp(space, eps_lp, repl, lambda, Form::Paper);
     // Clarabel on the paper's form, with why the block-angular method gave way (if it did).
     let clarabel = |fallback: Option<String>| {
@@ -652,11 +652,8 @@ pub fn constopt(space: &Space, p: &Params, progress: &dyn Progress) -> Result<Bu
     let m = ms.swap_remove(best);
     let zero = zero_pairs(space);
     let rep =
-        repair::repair_matrix(space, &m, n, &zero, p.eps, None, p.max_prec).ok_or_else(|| {
-            BuildError::Solver(
-                "exact repair failed: no uniform mix up to the limit passes the exact check".into(),
-            )
-        })?;
+        repair::repair_matrix(space, &m, n, &zero, p.eps, None, p.max_prec)
+            .ok_or(BuildError::Repair)?;
     Ok(Built {
         matrix: rep.matrix,
         counts,

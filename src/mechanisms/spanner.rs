@@ -132,9 +132,7 @@ pub fn spanner_mech(
     let t = (2 * u64::from(k) - 1) as f64;
     let (edges, _) = greedy_spanner(space, t);
     let stretch = verify_stretch(space, &edges, t).map_err(|(u, v)| {
-        BuildError::Solver(format!(
-            "spanner stretch ≤ {t} not proven at pair ({u}, {v})"
-        ))
+        BuildError::StretchUnproven { stretch: t, u, v }
     })?;
     let lp = spanner_lp(space, eps, k, &edges, max_prec);
     // No dual: a bound for the spanner LP is not a bound for ε·d-private mechanisms.

@@ -76,8 +76,8 @@ fn write_certified(c: &Certified, output: &str) -> Result<(), String> {
 fn produce_exit(e: ProduceError) -> Result<i32, String> {
     match e {
         ProduceError::Invalid { .. } => Err(flag_error(&e)),
-        ProduceError::Solver(m) => {
-            eprintln!("mdp: {m}");
+        ProduceError::Build(e) => {
+            eprintln!("mdp: {}", build_error(&e));
             Ok(EXIT_SOLVER)
         }
         ProduceError::Certify(CertifyError::NotPrivate(report)) => {
@@ -88,6 +88,20 @@ fn produce_exit(e: ProduceError) -> Result<i32, String> {
             Ok(audit::EXIT_FAIL)
         }
         ProduceError::Certify(e) => Err(certify_error(&e)),
+    }
+}
+
+/// A build failure as the command line says it: the library's message, and the flag
+/// that changes the outcome where there is one.
+fn build_error(e: &mdp::lp::BuildError) -> String {
+    use mdp::lp::{BuildError, LpError};
+    match e {
+        BuildError::NoIncumbent { .. } => format!("{e} (raise --max-iter)"),
+        BuildError::Lp {
+            err: LpError::RowLimit { .. },
+            ..
+        } => format!("{e}; use --solver auto or ipm (lazy rows)"),
+        e => e.to_string(),
     }
 }
 

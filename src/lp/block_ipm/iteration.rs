@@ -11,7 +11,7 @@ use super::structure::{local_structure, pair_index, select, Iterate, Layout, Str
 use super::{Warm, DUAL_BUDGET, SOLVED_GAP, WORKING_GAP};
 use crate::lp::ipm::Row;
 use crate::lp::model::{Objective, PrivacyLp};
-use crate::lp::simplex::{Round, SolveError};
+use crate::lp::{LpError, Round};
 use crate::lp::vector::{axpy, max_step};
 use crate::progress::Progress;
 use rayon::prelude::*;
@@ -180,7 +180,7 @@ pub(super) fn run(
     target: f64,
     aim: Option<f64>,
     progress: &dyn Progress,
-) -> Result<(Structure, Iterate, End), SolveError> {
+) -> Result<(Structure, Iterate, End), LpError> {
     let start = Instant::now();
     let (n, kk) = (lp.n, lp.k());
     let max_loss = lp.objective == Objective::MaxLoss;
@@ -421,8 +421,7 @@ pub(super) fn run(
             break;
         }
         if !pobj.is_finite() || !dobj.is_finite() {
-            return Err(SolveError(
-                "block interior point: non-finite iterate".into(),
+            return Err(LpError::Numerical("block interior point: non-finite iterate".into(),
             ));
         }
         let t_f = Instant::now();

@@ -43,7 +43,7 @@ mod structure;
 
 use super::ipm::Row;
 use super::model::PrivacyLp;
-use super::simplex::{Dual, Primal, SolveError};
+use super::{Dual, LpError, Primal};
 use crate::progress::Progress;
 use iteration::{run, weight_total, End, Rows};
 use rayon::prelude::*;
@@ -155,13 +155,14 @@ pub fn solve(
     lp: &PrivacyLp,
     aim: Option<f64>,
     progress: &dyn Progress,
-) -> Result<Outcome, SolveError> {
+) -> Result<Outcome, LpError> {
     let rows_total = lp.pairs.len() as u64 * lp.k() as u64;
     if rows_total > MAX_ROWS {
-        return Err(SolveError(format!(
-            "--solver block holds every privacy row ({rows_total} here, about {} GB): above its limit of {MAX_ROWS} rows; use --solver ipm (lazy rows)",
-            memory_estimate(rows_total, lp.n as u64, lp.k() as u64) >> 30
-        )));
+        return Err(LpError::RowLimit {
+            rows: rows_total,
+            limit: MAX_ROWS,
+            gib: memory_estimate(rows_total, lp.n as u64, lp.k() as u64) >> 30,
+        });
     }
     let start = Instant::now();
     let (st, it, end) = run(lp, Rows::Every, TARGET_GAP, aim, progress)?;
@@ -202,12 +203,12 @@ pub fn solve_local(
     keep: &[Vec<u32>],
     aim: Option<f64>,
     progress: &dyn Progress,
-) -> Result<Localized, SolveError> {
+) -> Result<Localized, LpError> {
     let start = Instant::now();
     let (st, it, end) = run(lp, Rows::Local(keep), TARGET_GAP, aim, progress)?;
     let converged = end.gap <= SOLVED_GAP || end.y_gap <= SOLVED_GAP;
     if !(end.aimed || converged && end.res_p <= SOLVED_GAP) {
-        return Err(SolveError(format!(
+        return Err(LpError::Stopped(format!(
             "the structured interior point stopped on the localized LP at relative gap {:.1e} (iteration {})",
             end.gap, end.iterations
         )));
@@ -357,7 +358,7 @@ pub(crate) fn solve_rows(
     warm: &Warm,
     keep: &[usize],
     progress: &dyn Progress,
-) -> Result<super::ipm::Solved, SolveError> {
+) -> Result<super::ipm::Solved, LpError> {
     let start = Instant::now();
     // Its iterations are not lazy rounds: only its summary is reported (and the
     // `MDP_BLOCK_DEBUG` notes).
@@ -370,7 +371,7 @@ pub(crate) fn solve_rows(
         &quiet,
     )?;
     if !(end.gap <= WORKING_GAP && end.res_p <= SOLVED_GAP) {
-        return Err(SolveError(format!(
+        return Err(LpError::Stopped(format!(
             "the structured interior point stopped on the working set at relative gap {:.1e}, primal residual {:.1e} (iteration {})",
             end.gap, end.res_p, end.iterations
         )));

@@ -8,7 +8,7 @@
 
 use super::dense::{add_inverse, mul_vec_on, spd_inverse, Lu};
 use super::structure::{Iterate, Layout, Structure};
-use crate::lp::simplex::SolveError;
+use crate::lp::LpError;
 use rayon::prelude::*;
 
 /// Most refinement steps per direction.
@@ -188,7 +188,7 @@ pub(super) fn factor(
     theta: &[f64],
     spare: Option<Vec<Vec<f64>>>,
     pool: &[std::sync::Mutex<Work>],
-) -> Result<Factor, SolveError> {
+) -> Result<Factor, LpError> {
     let (n, kk) = (st.n, st.kk);
     let mut inv =
         spare.unwrap_or_else(|| (0..kk).map(|k| vec![0.0; st.layout(k).total()]).collect());
@@ -268,7 +268,7 @@ pub(super) fn factor(
         if ok {
             Ok(())
         } else {
-            Err(SolveError(format!(
+            Err(LpError::Numerical(format!(
                 "block interior point: output {k}'s block is not positive definite"
             )))
         }
@@ -332,7 +332,7 @@ pub(super) fn factor(
         });
     }
     let schur = Lu::factor(schur, ns).map(Schur::Lu).ok_or_else(|| {
-        SolveError(format!(
+        LpError::Numerical(format!(
             "block interior point: singular Schur complement ({bad} non-finite entries)"
         ))
     })?;
@@ -424,7 +424,7 @@ fn reduced_solve(
     f: &Factor,
     r1: &[f64],
     r2: &[f64],
-) -> Result<(Vec<f64>, Vec<f64>), SolveError> {
+) -> Result<(Vec<f64>, Vec<f64>), LpError> {
     let (n, kk) = (st.n, st.kk);
     let t = apply_binv(st, f, r1);
     // E t and U_M t (U_M: the loss rows' M part; L's column −1 is the border).
@@ -448,7 +448,7 @@ fn reduced_solve(
     };
     let bad = rhs.iter().filter(|v| !v.is_finite()).count();
     let sol = f.schur.solve(rhs).ok_or_else(|| {
-        SolveError(format!(
+        LpError::Numerical(format!(
             "block interior point: non-finite Schur solve ({bad} non-finite entries in the right side)"
         ))
     })?;
@@ -538,7 +538,7 @@ pub(super) fn direction(
     t: Target,
     rxw: &[f64],
     tol: f64,
-) -> Result<Direction, SolveError> {
+) -> Result<Direction, LpError> {
     let (n, kk, np) = (st.n, st.kk, st.np());
     // q = S⁻¹(−r_sz + Z r_p) on the inequality rows, applied as A_Iᵀ q without storing
     // it (one pass per output over its privacy rows), then

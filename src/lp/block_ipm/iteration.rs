@@ -29,7 +29,7 @@ const TOL: f64 = 1e-10;
 const AIM_RESERVE: f64 = 2.0 * DUAL_BUDGET;
 
 /// Whether a primal objective `pobj` and a verifier bound `lb` meet the aim `a`.
-fn aim_met(pobj: f64, lb: f64, a: f64) -> bool {
+pub(super) fn aim_met(pobj: f64, lb: f64, a: f64) -> bool {
     pobj - lb <= (a - AIM_RESERVE) * pobj.abs()
 }
 /// Past [`HANDOVER_ITER`] iterations the interior point on every row stops as soon as its
@@ -43,7 +43,7 @@ fn aim_met(pobj: f64, lb: f64, a: f64) -> bool {
 /// rounds; n = 200 130 s against 260 s (spec/lp.md §4.3). LPs that converge within
 /// [`HANDOVER_ITER`] iterations (PMO on Rome500 at ε = 10: 42) are solved whole.
 const HANDOVER_ITER: usize = 60;
-const HANDOVER_GAP: f64 = 1e-3;
+pub(super) const HANDOVER_GAP: f64 = 1e-3;
 /// The expected loss (PMO) hands over to Clarabel's lazy rounds instead (spec/lp.md
 /// §4.3), which cost far more than the structured iterations: only past this many
 /// iterations ...
@@ -100,7 +100,7 @@ pub(super) fn weight_total(st: &Structure, z: &[f64]) -> f64 {
 /// in floats: with S = Σβ (max loss; 1 for an expected loss) and g = A_Iᵀz + c the
 /// reduced costs before the row-sum duals (g_(u,k) = w_u c(u,k) + Σγ − Σ c·γ, scaled by
 /// S), Σ_u min_k g_(u,k) / S. `g` is c + A_Iᵀz, from r_d = g − y − w.
-fn bound(st: &Structure, it: &Iterate, rd: &[f64]) -> f64 {
+pub(super) fn bound(st: &Structure, it: &Iterate, rd: &[f64]) -> f64 {
     let (n, kk) = (st.n, st.kk);
     let scale = weight_total(st, &it.z);
     if scale.is_nan() || scale <= 0.0 {

@@ -43,7 +43,7 @@ pub(super) fn refine_tol(gap: f64, max_loss: bool) -> f64 {
 }
 
 /// One thread's reusable memory for the block factorizations ([`factor`]): output k's
-/// blocks B_k as they are formed (every component's, flat as in [`Structure::offs`]),
+/// blocks B_k as they are formed (every component's, flat as in [`Layout::offs`]),
 /// the Cholesky factor of the block being inverted, and faer's scratch; one per worker
 /// thread, kept for the whole run ([`run`](super::iteration::run)'s pool). Fresh buffers
 /// for every block of every iteration (six n×n allocations per block through faer's `Llt`)
@@ -113,7 +113,7 @@ pub(super) struct Factor {
 /// symmetric positive definite, and faer's Cholesky factorizes it (the sequential [`Lu`]
 /// took ≈ 10 % of an iteration at N = 2 000); with them, or if that Cholesky meets a
 /// non-positive pivot, the [`Lu`] with partial pivoting.
-enum Schur {
+pub(super) enum Schur {
     Lu(Lu),
     Llt(faer::linalg::solvers::Llt<f64>),
 }

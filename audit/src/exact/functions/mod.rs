@@ -33,7 +33,7 @@
 //! coarser grid is still an enclosure, so a high-precision cache serves every lower request).
 //!
 //! The parts: fixed-point interval arithmetic (`fixed`), the cached constants ln 2 and π
-//! (`constants`), [`exp`] and [`ln`] (`exp_ln`), [`sqrt`] (`sqrt`), [`sin`], [`cos`],
+//! (`constants`), [`exp`] and [`ln`] (`exp_ln`), [`sqrt()`] (`sqrt`), [`sin`], [`cos`],
 //! [`atan`], [`asin`] and their π-unit forms (`trig`), the haversine distance and chord
 //! unit vectors (`geodesy`); the refinement driver [`refine`] is here.
 

@@ -28,7 +28,7 @@
 //!   CSV) as `mdp/1` documents, exact repair of near-private external matrices;
 //! * [`lp`]: privacy LPs with directed rounding, float solvers with lazy rows and exact
 //!   repair;
-//! * [`produce`]: every family built, packaged and certified through one call;
+//! * [`mod@produce`]: every family built, packaged and certified through one call;
 //! * [`mechanisms`]: producers (exponential and weighted exponential, OPTMech, PMO,
 //!   SpannerMech, ConstOPTMech, TEM, Madlib);
 //! * [`benders`]: Benders decomposition of the PMO LP (Qiu 2024);

@@ -109,7 +109,7 @@ impl<'a> Master<'a> {
     }
 
     /// Add the chain rows the master values `y` break (by more than [`chain::TOL`]), at
-    /// most [`CHAIN_ROWS_PER_MASTER_RECORD`] per master record, the largest violations
+    /// most `CHAIN_ROWS_PER_MASTER_RECORD` per master record, the largest violations
     /// first; returns how many.
     pub fn add_violated_chains(&mut self, y: &[f64]) -> usize {
         let most = CHAIN_ROWS_PER_MASTER_RECORD * self.dec.master.len();
@@ -136,7 +136,7 @@ impl<'a> Master<'a> {
     }
 
     /// Solve the master, adding the privacy rows its optimum breaks and the chain rows it
-    /// breaks (chains in at most [`CHAIN_ROUNDS`] solves) and solving again until none is
+    /// breaks (chains in at most `CHAIN_ROUNDS` solves) and solving again until none is
     /// left: the optimum of the whole master; also returns the chain rows added. Privacy
     /// rows only join, so the loop ends.
     pub fn solve_with_chains(&mut self) -> Result<(MasterSolution, usize), LpError> {

@@ -8,7 +8,7 @@
 //! Where the published code is wrong, this is not: pure privacy (no δ slack on the rows),
 //! the master records' cost counted once, no artificial bounds on the variables, subsets
 //! without free records still enforced (their rows are master rows), the best upper bound
-//! kept (per component of the η-graph, Proposition 3.1: [`incumbent`]), latitude and
+//! kept (per component of the η-graph, Proposition 3.1: `incumbent`), latitude and
 //! longitude in their places.
 //!
 //! **Certified result.** The best incumbent is repaired exactly and audited like `pmo`. The
@@ -111,7 +111,7 @@ pub struct Iteration {
     pub iter: usize,
     pub lb: f64,
     /// This iteration's upper bound: Σ over the open components of their candidates (every
-    /// subproblem's x fits, or needs at most [`MIX_SLACK`] and is mixed with the uniform
+    /// subproblem's x fits, or needs at most `MIX_SLACK` and is mixed with the uniform
     /// rows; `incumbent`) plus the closed components' best, when every open one had one.
     pub ub: Option<f64>,
     /// Σ_c of each component's best upper bound so far.

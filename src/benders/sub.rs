@@ -213,11 +213,11 @@ fn cut(input: &SubInput, z: &[f64]) -> Cut {
 
 /// Solve a subproblem (elastic form): its value, slack, primal and cut.
 ///
-/// First with one bound row per (free record, output, kind) ([`lower`]): at values x fits,
+/// First with one bound row per (free record, output, kind) (`lower`): at values x fits,
 /// its optimum and its dual (0 on the rows left out) are the full form's, and it is
 /// smaller (500 Rome road nodes, 3 iterations: the loop 18.6 s → 13.4 s, peak memory
 /// 752 → 611 MB; the final polish uses [`solve_primal`] instead).
-/// Where x does not fit (slack above [`super::SLACK_TOL`]), the full form is solved
+/// Where x does not fit (slack above `super::SLACK_TOL`), the full form is solved
 /// instead: with a slack on every row, its elastic optimum is at least the aggregated one
 /// and its cut charges every broken row, which the loop needs to leave infeasible values
 /// behind (with the aggregated cut alone, a QIU-P33 instance stalled at a 43 % gap).
@@ -242,7 +242,7 @@ pub fn solve_primal(input: &SubInput) -> Result<SubOutput, LpError> {
 
 /// The rows between two free records start from each free record's rows to this many
 /// nearest free records (every output); the others join when a solve breaks them
-/// ([`solve_form`]).
+/// (`solve_form`).
 pub const FREE_NEIGHBOURS: usize = 2;
 
 /// The pairs between two free records as [`lazy`] pairs (local free indices, c); `None`

@@ -43,7 +43,7 @@ const MAX_ITER: usize = 200;
 /// Relative tolerance on the gap and on the primal and dual residuals (Clarabel's,
 /// [`super::sparse::TOL`], for the same answer).
 pub const TOL: f64 = super::sparse::TOL;
-/// If the largest of the three has not improved for [`STALL`] iterations, the best iterate
+/// If the largest of the three has not improved for `STALL` iterations, the best iterate
 /// is the answer when it is within this (on cities40, r = 3, the dual residual stays at
 /// 3·10⁻⁸ while the gap is 3·10⁻⁹ and the primal residual 3·10⁻¹⁶); an error otherwise.
 pub const ACCEPT: f64 = 1e-7;

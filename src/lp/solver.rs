@@ -22,7 +22,7 @@ pub enum Solver {
     /// stops short; spec/lp.md §4.3).
     Block,
     /// [`Solver::Block`] for OPTMech and PMO when its every-row iterate fits the memory
-    /// budget (resolved by [`crate::produce`]); else, for a PMO within η, the localized LP
+    /// budget (resolved by [`mod@crate::produce`]); else, for a PMO within η, the localized LP
     /// (spec/lp.md §4.6) and [`Solver::Ipm`] if it does not apply or fails; `Ipm` for the
     /// other LPs (measured in spec/lp.md §4.3).
     Auto,
@@ -34,7 +34,7 @@ impl Solver {
     /// and the memory budget `max_memory` (bytes): [`Solver::Block`] where its every-row
     /// iterate holds the rows ([`block_ipm::MAX_ROWS`]) and fits the budget
     /// ([`memory_need`]); else, when `localizable` (a PMO within η), `Auto` itself, which
-    /// [`solve_float`] takes to the localized LP and then to Clarabel's lazy rows; else
+    /// `solve_float` takes to the localized LP and then to Clarabel's lazy rows; else
     /// [`Solver::Ipm`]. Any other choice is returned as it is.
     pub fn resolve(self, n: u64, k: u64, rows: u64, localizable: bool, max_memory: u64) -> Solver {
         match self {

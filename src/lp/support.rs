@@ -65,7 +65,7 @@ pub struct Priced {
 /// needs γ ≥ 0 on its rows with r_u + Σ_b γ_{u,b} − Σ_a c_up(a,u) γ_{a,u} ≥ 0 for every u,
 /// r_u = w_u c(u,k) − α_u. Inputs with r_u < 0 draw from inputs b with r_b > 0 through
 /// the rows (u, b, k), paying c_up(u,b) per unit: a transportation problem with gains,
-/// solved as an LP ([`cover`]; direct rows suffice, since a path through other inputs
+/// solved as an LP (`cover`; direct rows suffice, since a path through other inputs
 /// costs the product of its constants, ≥ the direct one's by the triangle inequality).
 /// A greedy cover (cheapest rows first) was measured to fail on 38 of 41 unused outputs
 /// of Rome road n = 100 that this LP prices. An output that cannot be priced enters.
@@ -113,7 +113,7 @@ pub fn price(lp: &PrivacyLp, keep: &[usize], d: &Dual) -> Priced {
 /// [`used_outputs`] after a first round over all), the others priced ([`price`]); the
 /// primal and dual of the whole LP. Without unused outputs this is [`ipm::solve_from`].
 /// Each round is solved by the structured interior point started from `warm` when given
-/// (the whole LP's iterate, [`block_ipm::solve_rows`]), else (or when that stops short)
+/// (the whole LP's iterate, `block_ipm::solve_rows`), else (or when that stops short)
 /// by Clarabel.
 pub fn solve(
     lp: &PrivacyLp,

@@ -307,7 +307,7 @@ pub fn clustered_users<R: Rng + ?Sized>(
 }
 
 /// Hadamard response (Acharya, Sun, Zhang 2019) with per-item ε₀ over k items: K = the
-/// smallest power of two > k; item x answers inside C_x = {j : H[x+1][j] = +1} with
+/// smallest power of two > k; item x answers inside C_x = {j : H[x+1]\[j\] = +1} with
 /// probability e^{ε₀}/(e^{ε₀}+1), uniformly; the estimate is
 /// p̂_x = 2(e^{ε₀}+1)/(e^{ε₀}−1)·(P̂(Y ∈ C_x) − ½), by a fast Walsh–Hadamard transform.
 pub fn hadamard_response<R: Rng + ?Sized>(

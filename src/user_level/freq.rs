@@ -1,7 +1,7 @@
 //! Frequency estimation on a clustered metric (Imola et al. 2024, §6.2, Algorithm 4
 //! FreqEstLocal; `spec/user-level.md`, "Frequency estimation").
 //!
-//! The space [C]×[s] (k = C·s items): d(x, x') = 0, r inside a cluster, 1 across. The
+//! The space \[C\]×\[s\] (k = C·s items): d(x, x') = 0, r inside a cluster, 1 across. The
 //! item randomizer is k-RR generalised to d: Pr[y | x] = a/Z (y = x), b/Z (same cluster),
 //! c/Z (other cluster), with a = 1, b ≥ e^{−α₀r} and c ≥ e^{−α₀} rationals (upper ends
 //! of enclosures), c ≤ b ≤ 1, Z = a + (s−1)·b + (k−s)·c the same for every row. Every

@@ -5,7 +5,7 @@
 //! the explicit inverse, in parallel; each block apart on every connected component of the
 //! pairs' graph, which for a `--within` LP are its η-components, Qiu 2024 Proposition 3.1,
 //! and by blocks along one level of nested dissection where the component's pairs are
-//! sparse, [`dissect`](dissection::dissect)) and solves a (2n+1)×(2n+1) Schur complement:
+//! sparse, `dissect`) and solves a (2n+1)×(2n+1) Schur complement:
 //! ≈ K·Σ_c n_c³ flops at most, with every row present and no lazy rounds.
 //!
 //! The LP (variables x = (M column-major by output, then L for the max loss)):
@@ -16,23 +16,23 @@
 //! x_L/w_L ≈ 10¹⁰ on every entry of the loss block, whose LU then lost the rest of the
 //! system and stalled the method at a gap of ≈ 10⁻³; ΔL is a border unknown of the Schur
 //! complement instead. The dual measured is the one the `lp_dual` verifier would prove
-//! ([`bound`](iteration::bound)), and the best one is kept. [`solve`] returns its iterate
+//! (`bound`), and the best one is kept. [`solve`] returns its iterate
 //! as the solution when that bound is within [`SOLVED_GAP`], else hands the iterate, its
 //! working set and support to the lazy rounds (`lp::support`), whose working sets this
-//! method then solves from that iterate ([`solve_rows`]; the rows are held output by
-//! output, [`Structure::sel`]). Either way the mechanism is repaired exactly and the dual
+//! method then solves from that iterate (`solve_rows`; the rows are held output by
+//! output, `Structure::sel`). Either way the mechanism is repaired exactly and the dual
 //! verified exactly: this solver is trusted for nothing. [`solve_local`] solves the
 //! localized PMO LP (`lp::local`, spec/lp.md §4.6) the same way: each output has variables
-//! for its neighbourhood only ([`Structure::present`]) and its own block layout
-//! ([`Layout`](structure::Layout)). With `MDP_BLOCK_DEBUG` set, each iteration's gap, μ,
+//! for its neighbourhood only (`Structure::present`) and its own block layout
+//! (`Layout`). With `MDP_BLOCK_DEBUG` set, each iteration's gap, μ,
 //! residuals and steps (the measurements of spec/lp.md §4.3) and each dissected component
 //! go to the caller's [`Progress`] as notes (the `mdp` command prints them on stderr).
 //!
 //! The parts: this module holds the entry points ([`solve`], [`solve_local`],
-//! [`solve_rows`]), their limits and what they return; [`iteration`] the
-//! predictor–corrector loop; [`newton`] the Newton system's factorization and directions;
-//! [`structure`] the LP's rows and block layouts; [`dense`] the dense block kernels
-//! (Cholesky, inverses, the Schur complement's LU); [`dissection`] the blocks' nested
+//! `solve_rows`), their limits and what they return; `iteration` the
+//! predictor–corrector loop; `newton` the Newton system's factorization and directions;
+//! `structure` the LP's rows and block layouts; `dense` the dense block kernels
+//! (Cholesky, inverses, the Schur complement's LU); `dissection` the blocks' nested
 //! dissection.
 
 mod dense;
@@ -55,7 +55,7 @@ pub const TARGET_GAP: f64 = 1e-9;
 /// ... and returns its iterate as the solution if it got within this (gap and primal
 /// residual); otherwise its working set.
 pub const SOLVED_GAP: f64 = 5e-8;
-/// A working-set solve ([`solve_rows`]) that stops above this relative gap (its bound's,
+/// A working-set solve (`solve_rows`) that stops above this relative gap (its bound's,
 /// against its objective) is an error, and Clarabel solves that round. On Rome n = 200
 /// the working set's dual residual limits it to 3–7·10⁻⁸ (spec/lp.md §4.3); 10⁻⁶ let
 /// small objectives (PMO-like losses ≈ 0.02, where the gap's 1 + |objective| is ≈ 1)
@@ -88,10 +88,10 @@ pub const NEAR_TIGHT: f64 = 0.05;
 
 /// The memory the structured phase holds for `rows_total` privacy rows (every row of the
 /// LP) over n inputs and k outputs, on top of the lazy-row interior point's
-/// ([`super::model::memory_estimate`]): [`BYTES_PER_ROW`] per row, the k explicit
+/// ([`super::model::memory_estimate`]): `BYTES_PER_ROW` per row, the k explicit
 /// block inverses (Σ_c n_c² entries each over the pairs' components, counted as n², an
 /// upper bound), and the (2n+1)×(2n+1) Schur complement with its per-thread sums and each
-/// thread's [`Work`](newton::Work) (counted as 8 such matrices).
+/// thread's `Work` (counted as 8 such matrices).
 pub fn memory_estimate(rows_total: u64, n: u64, k: u64) -> u64 {
     let schur = (2 * n + 1).saturating_mul(2 * n + 1);
     rows_total
@@ -101,7 +101,7 @@ pub fn memory_estimate(rows_total: u64, n: u64, k: u64) -> u64 {
 }
 
 /// An upper estimate of the memory [`solve_local`] needs on the neighbourhoods `keep`:
-/// its rows (at most Σ_k Σ_{u ∈ V_k} deg(u), at [`BYTES_PER_ROW`]), each output's block
+/// its rows (at most Σ_k Σ_{u ∈ V_k} deg(u), at `BYTES_PER_ROW`), each output's block
 /// inverses (|V_k|² entries, an upper bound for its components'), each worker's block and
 /// n×n Schur sums, the Schur complement and its factor, and the n·K-long vectors.
 pub fn local_memory_estimate(lp: &PrivacyLp, keep: &[Vec<u32>]) -> u64 {
@@ -141,16 +141,16 @@ pub enum Outcome {
     /// It stopped short: the rows its iterate holds nearly tight ([`NEAR_TIGHT`]), a
     /// working set to seed the lazy-row interior point with (`lp::support::solve`),
     /// and the outputs its mechanism uses ([`super::used::used_outputs`]; `None` if it
-    /// stopped above [`SUPPORT_GAP`]). Rows it misses are added back by separation and
+    /// stopped above `SUPPORT_GAP`). Rows it misses are added back by separation and
     /// outputs it misses by pricing, so these affect only speed. With the iterate itself,
-    /// which starts the working-set solves ([`solve_rows`]).
+    /// which starts the working-set solves (`solve_rows`).
     WorkingSet(Vec<Row>, Option<Vec<usize>>, Box<Warm>),
 }
 
 /// The block interior point on every privacy row, run to relative gap [`TARGET_GAP`]
 /// (spec/lp.md §4.3), or, with `aim` (`mdp build pmo --gap`), until its bound and its
 /// objective, or its predictor's primal objective, meet the aim
-/// ([`aim_met`](iteration::aim_met)).
+/// (`aim_met`).
 pub fn solve(
     lp: &PrivacyLp,
     aim: Option<f64>,
@@ -429,7 +429,7 @@ fn mechanism(st: &Structure, it: &Iterate) -> Vec<f64> {
 }
 
 /// The whole LP's iterate where its structured phase stopped short ([`solve`]): the warm
-/// start of the working-set solves ([`solve_rows`]). Its every row is interior, so any
+/// start of the working-set solves (`solve_rows`). Its every row is interior, so any
 /// working set over any outputs starts from it nearly feasible and centred (the dropped
 /// rows' duals are ≈ μ/s, small on slack rows).
 pub struct Warm {

@@ -4,10 +4,8 @@
 
 use crate::{emit, epsilon, EXIT_SOLVER, MAX_PREC};
 use mdp::audit::{self, Verdict};
-use mdp::exact::Q;
-use mdp::import::{self, External, ImportOptions, RepairError, RepairOptions};
+use mdp::import::{self, ImportOptions, RepairError, RepairOptions, ToRepair};
 use mdp::io::{self, Limits};
-use mdp::mechanism::Matrix;
 use serde_json::{json, Value};
 
 #[derive(clap::Args)]
@@ -120,28 +118,12 @@ pub fn repair(a: &RepairArgs) -> Result<i32, String> {
         return Err("--tolerance: must be a finite number > 0".into());
     }
     // The document to write (matrix replaced), the parts of the claim, and the raw matrix.
-    let (mut doc, file, raw) = match (&a.mechanism, &a.matrix) {
+    let prepared = match (&a.mechanism, &a.matrix) {
         (Some(path), _) => {
             let bytes = io::read_source(path, &limits).map_err(|e| e.to_string())?;
-            let mut v = io::parse_json(&bytes).map_err(|e| e.to_string())?;
-            let mv = v
-                .get("matrix")
-                .ok_or_else(|| "matrix: missing".to_string())?;
-            let raw = io::number_matrix(mv, "matrix", None, None, &limits, &|_| None)
-                .map_err(|e| e.to_string())?;
-            if let Some(e) = &a.epsilon {
-                v["epsilon"] = io::number_value(&epsilon(e)?);
-            }
-            // The file as the auditor reads it, with negatives set to 0 (the repair decides
-            // whether they are rounding-level) and without certificates (they described the
-            // old matrix).
-            if let Some(o) = v.as_object_mut() {
-                o.remove("certificate");
-            }
-            let mut lenient = v.clone();
-            lenient["matrix"] = rows_value(&raw, true);
-            let file = io::mechanism_from_value(&lenient, &limits).map_err(|e| e.to_string())?;
-            (v, file, raw)
+            let v = io::parse_json(&bytes).map_err(|e| e.to_string())?;
+            let eps = a.epsilon.as_deref().map(epsilon).transpose()?;
+            ToRepair::from_document(v, eps.as_ref(), &limits).map_err(|e| e.to_string())?
         }
         (None, Some(mpath)) => {
             let space_spec = a
@@ -156,36 +138,22 @@ pub fn repair(a: &RepairArgs) -> Result<i32, String> {
             let space = mdp::import::load_space(space_spec, &limits).map_err(|e| e.to_string())?;
             let raw = import::read_matrix(mpath, &limits, &import::any_entry)
                 .map_err(|e| e.to_string())?;
-            let (eps, fspace) =
-                import::file_claim(&space, &eps, a.eps_in_metric).map_err(|e| e.to_string())?;
             let meta = producer_meta(json!({
                 "mechanism": "imported",
                 "space": space_spec,
                 "import": {"matrix": mpath, "eps_in_metric": a.eps_in_metric},
             }));
-            // Built on a stand-in with negatives set to 0 (shapes are checked here).
-            let stand_in = clamp(&raw);
             let iopts = ImportOptions {
                 epsilon: eps,
-                eps_in_metric: false,
+                eps_in_metric: a.eps_in_metric,
                 outputs_are_inputs: a.outputs_are_inputs,
             };
-            let doc = import::document(&stand_in, &fspace, &iopts, meta, mpath)
-                .map_err(|e| e.to_string())?;
-            let file = io::mechanism_from_value(&doc, &limits).map_err(|e| e.to_string())?;
-            (doc, file, raw)
+            ToRepair::from_matrix(raw, &space, &iopts, meta, mpath, &limits)
+                .map_err(|e| e.to_string())?
         }
         (None, None) => return Err("give an mdp/1 file or --matrix FILE".into()),
     };
-    let ext = External {
-        space: &file.space,
-        matrix: &raw,
-        outputs: &file.outputs,
-        cost: file.cost.as_ref(),
-        epsilon: &file.epsilon,
-        within: file.within.as_ref(),
-    };
-    let rep = match import::repair_external(&ext, &opts) {
+    let rep = match import::repair_external(&prepared.external(), &opts) {
         Ok(r) => r,
         Err(e @ RepairError::TooFar { .. }) => {
             eprintln!("mdp: {e}; build a private mechanism instead (mdp build …)");
@@ -197,26 +165,13 @@ pub fn repair(a: &RepairArgs) -> Result<i32, String> {
         }
         Err(e) => return Err(e.to_string()),
     };
-    doc["matrix"] = rows_value(&rep.matrix, false);
-    let repair_meta = json!({
-        "uniform_mix": rep.t,
-        "tolerance": a.tolerance,
-        "max_row_deviation": rep.max_row_deviation,
-        "change": rep.change,
-        "loss_before": rep.loss_before,
-        "loss_after": rep.loss_after,
-    });
-    match doc.get_mut("meta").and_then(Value::as_object_mut) {
-        Some(m) => {
-            m.insert("repair".into(), repair_meta);
-        }
-        None => doc["meta"] = json!({"repair": repair_meta}),
-    }
+    let (space, has_cost) = (prepared.file.space.clone(), prepared.file.cost.is_some());
+    let doc = prepared.repaired_document(&rep, a.tolerance);
     let report = emit(doc, &a.output)?;
-    let unit = if file.cost.is_some() {
+    let unit = if has_cost {
         ""
     } else {
-        import::distance_unit(&file.space)
+        import::distance_unit(&space)
     };
     let loss = |l: Option<[f64; 2]>| match l {
         Some([lo, hi]) => format!("{:.9} {unit}", 0.5 * lo + 0.5 * hi)
@@ -250,27 +205,4 @@ pub fn repair(a: &RepairArgs) -> Result<i32, String> {
         );
     }
     Ok(report.verdict.exit_code())
-}
-
-/// The matrix with negative entries set to 0.
-fn clamp(m: &Matrix) -> Matrix {
-    let zero = Q::from(0u32);
-    Matrix::new(
-        m.rows,
-        m.cols,
-        m.data
-            .iter()
-            .map(|q| if *q < 0u32 { zero.clone() } else { q.clone() })
-            .collect(),
-    )
-}
-
-/// A matrix as JSON rows (optionally with negatives set to 0).
-fn rows_value(m: &Matrix, clamped: bool) -> Value {
-    let m = if clamped { clamp(m) } else { m.clone() };
-    Value::Array(
-        (0..m.rows)
-            .map(|r| Value::Array(m.row(r).iter().map(io::number_value).collect()))
-            .collect(),
-    )
 }

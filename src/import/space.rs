@@ -1,0 +1,521 @@
+//! Spaces users bring: `builtin:NAME`, CSV and GeoJSON files of points, JSON metric objects
+//! and `mdp/1` files ([`load_space_with_labels`]); scaling a space by ε for matrices whose
+//! metric already includes it.
+
+use crate::exact::{format_rational, parse_rational, Q};
+use crate::io::{self, input_error, InputError, Limits};
+use crate::metric::{MetricKind, Space};
+use serde_json::Value;
+use std::collections::HashMap;
+
+/// Load a space given as `builtin:NAME`, a CSV or GeoJSON file of points, a JSON metric
+/// object file, or an `mdp/1` file (its `metric` is used); [`load_space_with_labels`] also
+/// returns the points' labels.
+pub fn load_space(spec: &str, limits: &Limits) -> Result<Space, InputError> {
+    load_space_with_labels(spec, limits).map(|(s, _)| s)
+}
+
+
+/// Load a space and, when the source has them, the labels of its points: `builtin:NAME`
+/// (the data set's labels), a `.csv` file ([`space_from_csv`]), a `.geojson` file or any
+/// JSON file holding a GeoJSON `FeatureCollection` ([`space_from_geojson`]), or a JSON metric
+/// object / `mdp/1` file ([`io::space_from_json`]; no labels). `-` reads JSON from standard
+/// input.
+pub fn load_space_with_labels(
+    spec: &str,
+    limits: &Limits,
+) -> Result<(Space, Option<Vec<String>>), InputError> {
+    if let Some(name) = spec.strip_prefix("builtin:") {
+        return crate::builtin::space(name)
+            .map(|(s, labels)| (s, Some(labels)))
+            .map_err(|e| input_error("--space", e.to_string()));
+    }
+    let bytes = io::read_source(spec, limits)?;
+    let lower = spec.to_ascii_lowercase();
+    if lower.ends_with(".csv") {
+        return space_from_csv(&bytes, spec, limits);
+    }
+    let v = io::parse_json(&bytes)?;
+    if lower.ends_with(".geojson") || is_feature_collection(&v) {
+        return space_from_geojson(&v, spec, limits);
+    }
+    Ok((io::space_from_json(&v, limits)?, None))
+}
+
+fn is_feature_collection(v: &Value) -> bool {
+    v.get("type").and_then(Value::as_str) == Some("FeatureCollection")
+}
+
+/// One CSV record: the line of the file it starts on (1-based) and its fields.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Record {
+    pub line: usize,
+    pub fields: Vec<String>,
+}
+
+/// Split CSV text into records (RFC 4180): fields separated by commas, records by LF, CRLF
+/// or CR; a field in double quotes may hold commas, line breaks and `""` (one quote).
+/// Unquoted fields are trimmed of spaces and tabs; spaces around a quoted field are
+/// ignored. Blank lines are skipped; a leading byte order mark is ignored. A quote inside
+/// an unquoted field, text after a closing quote and an unterminated quote are errors
+/// naming the row (`name:row L`).
+pub fn csv_records(text: &str, name: &str) -> Result<Vec<Record>, InputError> {
+    #[derive(PartialEq)]
+    enum St {
+        Start,
+        Unquoted,
+        Quoted,
+        AfterQuote,
+    }
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut records = Vec::new();
+    let mut fields: Vec<String> = Vec::new();
+    let mut field = String::new();
+    let mut st = St::Start;
+    let (mut line, mut record_line, mut quote_line) = (1usize, 1usize, 1usize);
+    let mut chars = text.chars().peekable();
+    let row_err = |l: usize, m: &str| input_error(format!("{name}:row {l}"), m);
+    let end_field = |fields: &mut Vec<String>, field: &mut String, quoted: bool| {
+        let f = std::mem::take(field);
+        fields.push(if quoted {
+            f
+        } else {
+            f.trim_matches([' ', '\t']).to_string()
+        });
+    };
+    while let Some(orig) = chars.next() {
+        let newline = orig == '\n' || orig == '\r';
+        let crlf = orig == '\r' && chars.peek() == Some(&'\n');
+        if crlf {
+            chars.next();
+        }
+        let c = if newline { '\n' } else { orig };
+        match st {
+            St::Quoted => {
+                if newline {
+                    field.push_str(if crlf { "\r\n" } else if orig == '\r' { "\r" } else { "\n" });
+                } else if c == '"' {
+                    if chars.peek() == Some(&'"') {
+                        chars.next();
+                        field.push('"');
+                    } else {
+                        st = St::AfterQuote;
+                    }
+                } else {
+                    field.push(c);
+                }
+            }
+            St::Start | St::Unquoted | St::AfterQuote if c == ',' => {
+                end_field(&mut fields, &mut field, st == St::AfterQuote);
+                st = St::Start;
+            }
+            St::Start | St::Unquoted | St::AfterQuote if c == '\n' => {
+                let blank = fields.is_empty() && st != St::AfterQuote && field.trim().is_empty();
+                end_field(&mut fields, &mut field, st == St::AfterQuote);
+                let f = std::mem::take(&mut fields);
+                if !blank {
+                    records.push(Record {
+                        line: record_line,
+                        fields: f,
+                    });
+                }
+                st = St::Start;
+            }
+            St::Start if c == '"' && field.trim_matches([' ', '\t']).is_empty() => {
+                field.clear();
+                st = St::Quoted;
+                quote_line = line;
+            }
+            St::Start | St::Unquoted if c == '"' => {
+                return Err(row_err(
+                    line,
+                    "quote inside an unquoted field (quote the whole field: \"...\", with \"\" for a quote)",
+                ))
+            }
+            St::Start | St::Unquoted => {
+                field.push(c);
+                if c != ' ' && c != '\t' {
+                    st = St::Unquoted;
+                }
+            }
+            St::AfterQuote => {
+                if c != ' ' && c != '\t' {
+                    return Err(row_err(
+                        line,
+                        &format!("unexpected {c:?} after a closing quote"),
+                    ));
+                }
+            }
+        }
+        if newline {
+            line += 1;
+            if st == St::Start && fields.is_empty() {
+                record_line = line;
+            }
+        }
+    }
+    if st == St::Quoted {
+        return Err(row_err(quote_line, "unterminated quoted field"));
+    }
+    let blank = fields.is_empty() && st != St::AfterQuote && field.trim().is_empty();
+    if !blank {
+        end_field(&mut fields, &mut field, st == St::AfterQuote);
+        records.push(Record {
+            line: record_line,
+            fields,
+        });
+    }
+    Ok(records)
+}
+
+pub(super) fn utf8<'a>(bytes: &'a [u8], name: &str) -> Result<&'a str, InputError> {
+    std::str::from_utf8(bytes).map_err(|e| input_error(name, format!("not UTF-8 text: {e}")))
+}
+
+const LAT: &[&str] = &["lat", "latitude"];
+const LON: &[&str] = &["lon", "lng", "long", "longitude"];
+const LABEL: &[&str] = &["label", "name", "id"];
+
+fn check_points(n: usize, name: &str, limits: &Limits) -> Result<(), InputError> {
+    if n == 0 {
+        return Err(input_error(
+            name,
+            "no points (one data row or feature per point)",
+        ));
+    }
+    io::check_entries(name, n as u64, n as u64, limits)
+}
+
+fn check_unique(labels: &[(String, String)], name: &str) -> Result<(), InputError> {
+    let mut seen: HashMap<&str, &str> = HashMap::new();
+    for (label, place) in labels {
+        if label.is_empty() {
+            return Err(input_error(format!("{name}:{place}"), "empty label"));
+        }
+        if let Some(first) = seen.insert(label, place) {
+            return Err(input_error(
+                format!("{name}:{place}"),
+                format!("duplicate label {label:?} (also at {first}); labels must be unique"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn lat_lon_check(lat: &Q, lon: &Q) -> (Option<String>, Option<String>) {
+    let bad_lat = (*lat > 90u32 || *lat < -90i32)
+        .then(|| format!("latitude {} outside [-90, 90]", format_rational(lat)));
+    let bad_lon = (*lon > 180u32 || *lon < -180i32)
+        .then(|| format!("longitude {} outside [-180, 180]", format_rational(lon)));
+    (bad_lat, bad_lon)
+}
+
+fn metric_error(name: &str, e: InputError) -> InputError {
+    e.within(name, ":")
+}
+
+/// A space from a CSV file with a header row: columns `lat` and `lon` (any case; also
+/// `latitude`, `longitude`, `lng`, `long`) give a haversine space in km (latitude in
+/// [−90, 90], longitude in [−180, 180]; other columns are ignored); otherwise every numeric
+/// column is a coordinate of a Euclidean space (a column without any number, e.g. free text,
+/// is ignored with a warning; a column mixing numbers and text is an error). The first
+/// column named `label`, `name` or `id` gives the labels (non-empty, unique).
+pub fn space_from_csv(
+    bytes: &[u8],
+    name: &str,
+    limits: &Limits,
+) -> Result<(Space, Option<Vec<String>>), InputError> {
+    space_from_csv_as(bytes, name, limits, MetricKind::Euclidean)
+}
+
+/// [`space_from_csv`] with the metric of vector coordinates chosen (euclidean, manhattan or
+/// chebyshev).
+pub fn space_from_csv_as(
+    bytes: &[u8],
+    name: &str,
+    limits: &Limits,
+    vector_kind: MetricKind,
+) -> Result<(Space, Option<Vec<String>>), InputError> {
+    assert!(vector_kind.has_points() && vector_kind != MetricKind::Haversine);
+    let records = csv_records(utf8(bytes, name)?, name)?;
+    let Some((header, rows)) = records.split_first() else {
+        return Err(input_error(
+            name,
+            "empty file: a header row and one row per point are required",
+        ));
+    };
+    let cols: Vec<String> = header.fields.iter().map(|h| h.to_lowercase()).collect();
+    if cols.iter().all(|c| parse_rational(c).is_ok()) {
+        return Err(input_error(
+            format!("{name}:row {}", header.line),
+            "a header row is required (column names such as lat,lon or x,y, and optionally label)",
+        ));
+    }
+    // Column c as named in messages: its header text, or its 1-based number.
+    let col_name = |c: usize| {
+        let h = header.fields[c].trim();
+        if h.is_empty() {
+            format!("{}", c + 1)
+        } else {
+            h.to_string()
+        }
+    };
+    for (i, c) in cols.iter().enumerate() {
+        if !c.is_empty() && cols[..i].contains(c) {
+            return Err(input_error(
+                format!("{name}:row {}, column {}", header.line, col_name(i)),
+                "duplicate column name",
+            ));
+        }
+    }
+    let find = |names: &[&str]| names.iter().find_map(|n| cols.iter().position(|c| c == n));
+    let label_col = find(LABEL);
+    let (lat_col, lon_col) = (find(LAT), find(LON));
+    check_points(rows.len(), name, limits)?;
+    for r in rows {
+        if r.fields.len() != cols.len() {
+            return Err(input_error(
+                format!("{name}:row {}", r.line),
+                format!(
+                    "has {} fields, the header has {}",
+                    r.fields.len(),
+                    cols.len()
+                ),
+            ));
+        }
+    }
+    let at = |r: &Record, c: usize| format!("{name}:row {}, column {}", r.line, col_name(c));
+    let num = |r: &Record, c: usize| -> Result<Q, InputError> {
+        let s = &r.fields[c];
+        if s.is_empty() {
+            return Err(input_error(at(r, c), "empty value"));
+        }
+        parse_rational(s).map_err(|e| input_error(at(r, c), e.to_string()))
+    };
+    let mut warnings = Vec::new();
+    let (kind, coord_cols) = match (lat_col, lon_col) {
+        (Some(a), Some(o)) => (MetricKind::Haversine, vec![a, o]),
+        (Some(c), None) | (None, Some(c)) => {
+            return Err(input_error(
+                format!("{name}:row {}, column {}", header.line, col_name(c)),
+                "a latitude column needs a longitude column (lat,lon) and vice versa",
+            ))
+        }
+        (None, None) => {
+            let mut coords = Vec::new();
+            for (c, col) in cols.iter().enumerate() {
+                if LABEL.contains(&col.as_str()) {
+                    continue;
+                }
+                let numeric = rows
+                    .iter()
+                    .filter(|r| parse_rational(&r.fields[c]).is_ok())
+                    .count();
+                if numeric == 0 {
+                    warnings.push(format!(
+                        "{name}: column {} holds no numbers and is ignored",
+                        col_name(c)
+                    ));
+                } else {
+                    coords.push(c);
+                }
+            }
+            if coords.is_empty() {
+                return Err(input_error(
+                    format!("{name}:row {}", header.line),
+                    "no numeric columns (expected lat,lon or numeric coordinate columns)",
+                ));
+            }
+            (vector_kind, coords)
+        }
+    };
+    let mut used = 0u64;
+    let mut pts = Vec::with_capacity(rows.len());
+    for r in rows {
+        let p = coord_cols
+            .iter()
+            .map(|&c| num(r, c))
+            .collect::<Result<Vec<Q>, _>>()?;
+        if kind == MetricKind::Haversine {
+            let (bad_lat, bad_lon) = lat_lon_check(&p[0], &p[1]);
+            if let Some(m) = bad_lat {
+                return Err(input_error(at(r, coord_cols[0]), m));
+            }
+            if let Some(m) = bad_lon {
+                return Err(input_error(at(r, coord_cols[1]), m));
+            }
+        }
+        used += p.iter().map(io::bits).sum::<u64>();
+        if used > limits.max_bits {
+            return Err(io::over_bits(name, limits));
+        }
+        pts.push(p);
+    }
+    let labels = match label_col {
+        None => None,
+        Some(c) => {
+            let l: Vec<(String, String)> = rows
+                .iter()
+                .map(|r| {
+                    (
+                        r.fields[c].clone(),
+                        format!("row {}, column {}", r.line, col_name(c)),
+                    )
+                })
+                .collect();
+            check_unique(&l, name)?;
+            Some(l.into_iter().map(|(s, _)| s).collect())
+        }
+    };
+    let mut space = Space::from_points(kind, pts, None).map_err(|e| metric_error(name, e))?;
+    space.warnings.extend(warnings);
+    Ok((space, labels))
+}
+
+/// A haversine space (km) from a GeoJSON `FeatureCollection` of `Point` features (RFC 7946:
+/// coordinates are `[longitude, latitude]`, swapped here to the metric's `[lat, lon]`; an
+/// altitude is ignored). Labels: the first of `properties.label`, `properties.name`,
+/// `properties.id` or the feature's `id` that every feature has (strings or numbers); none
+/// otherwise. Any other geometry is an error naming the feature.
+pub fn space_from_geojson(
+    v: &Value,
+    name: &str,
+    limits: &Limits,
+) -> Result<(Space, Option<Vec<String>>), InputError> {
+    if !is_feature_collection(v) {
+        return Err(input_error(
+            format!("{name}:type"),
+            "expected a GeoJSON \"FeatureCollection\" of Point features",
+        ));
+    }
+    let feats = v
+        .get("features")
+        .and_then(Value::as_array)
+        .ok_or_else(|| input_error(format!("{name}:features"), "missing or not an array"))?;
+    check_points(feats.len(), name, limits)?;
+    let mut pts = Vec::with_capacity(feats.len());
+    let mut used = 0u64;
+    for (i, f) in feats.iter().enumerate() {
+        let fp = format!("{name}:features[{i}]");
+        let g = f.get("geometry").filter(|g| g.is_object()).ok_or_else(|| {
+            input_error(format!("{fp}.geometry"), "missing (a Point is required)")
+        })?;
+        match g.get("type").and_then(Value::as_str) {
+            Some("Point") => {}
+            Some(other) => {
+                return Err(input_error(
+                    format!("{fp}.geometry"),
+                    format!("geometry type {other:?} is not supported (only Point)"),
+                ))
+            }
+            None => return Err(input_error(format!("{fp}.geometry.type"), "missing")),
+        }
+        let cp = format!("{fp}.geometry.coordinates");
+        let c = g
+            .get("coordinates")
+            .and_then(Value::as_array)
+            .filter(|c| c.len() >= 2)
+            .ok_or_else(|| input_error(&cp, "expected [longitude, latitude]"))?;
+        let lon = io::number(&c[0], &format!("{cp}[0]"))?;
+        let lat = io::number(&c[1], &format!("{cp}[1]"))?;
+        let (bad_lat, bad_lon) = lat_lon_check(&lat, &lon);
+        if let Some(m) = bad_lat {
+            return Err(input_error(format!("{cp}[1]"), m));
+        }
+        if let Some(m) = bad_lon {
+            return Err(input_error(format!("{cp}[0]"), m));
+        }
+        used += io::bits(&lat) + io::bits(&lon);
+        if used > limits.max_bits {
+            return Err(io::over_bits(name, limits));
+        }
+        pts.push(vec![lat, lon]);
+    }
+    let label_of = |f: &Value, key: Option<&str>| -> Option<String> {
+        let v = match key {
+            Some(k) => f.get("properties")?.get(k)?,
+            None => f.get("id")?,
+        };
+        match v {
+            Value::String(s) => Some(s.clone()),
+            Value::Number(n) => Some(n.as_str().to_string()),
+            _ => None,
+        }
+    };
+    let keys = [Some("label"), Some("name"), Some("id"), None];
+    let labels = match keys
+        .iter()
+        .find(|k| feats.iter().all(|f| label_of(f, **k).is_some()))
+    {
+        None => None,
+        Some(k) => {
+            let what = k.map_or("id".to_string(), |k| format!("properties.{k}"));
+            let l: Vec<(String, String)> = feats
+                .iter()
+                .enumerate()
+                .map(|(i, f)| {
+                    (
+                        label_of(f, *k).expect("checked"),
+                        format!("features[{i}].{what}"),
+                    )
+                })
+                .collect();
+            check_unique(&l, name)?;
+            Some(l.into_iter().map(|(s, _)| s).collect())
+        }
+    };
+    let space =
+        Space::from_points(MetricKind::Haversine, pts, None).map_err(|e| metric_error(name, e))?;
+    Ok((space, labels))
+}
+
+/// The same space with every distance multiplied by `factor` > 0, exactly: coordinates
+/// scaled (euclidean, manhattan, chebyshev), the radius scaled (haversine), the table scaled
+/// (explicit; a graph becomes its explicit shortest-path table).
+pub fn scale_space(space: &Space, factor: &Q) -> Result<Space, InputError> {
+    assert!(*factor > 0u32);
+    let n = space.n();
+    let r = match space.kind() {
+        MetricKind::Haversine => Space::from_points(
+            MetricKind::Haversine,
+            space.points()[..n].to_vec(),
+            Some(space.radius() * factor),
+        ),
+        MetricKind::Explicit | MetricKind::Graph => Space::from_table(
+            space
+                .table()
+                .chunks(n)
+                .map(|row| row.iter().map(|d| d * factor).collect())
+                .collect(),
+        ),
+        kind => Space::from_points(
+            kind,
+            space.points()[..n]
+                .iter()
+                .map(|p| p.iter().map(|x| x * factor).collect())
+                .collect(),
+            None,
+        ),
+    };
+    r.map_err(|e| metric_error("metric", e))
+}
+
+/// The (ε, metric) pair a file states. Without `eps_in_metric`, `(epsilon, space)`: the
+/// matrix is claimed ε·d private for the space's d. With it, the space's distances already
+/// include ε (libqif's convention: its mechanisms and checks take the metric d′ = ε·d and
+/// guarantee 1·d′ privacy), and the file states the same guarantee as `(epsilon, space/ε)`,
+/// with distances (and so losses) in the plain units.
+pub fn file_claim(
+    space: &Space,
+    epsilon: &Q,
+    eps_in_metric: bool,
+) -> Result<(Q, Space), InputError> {
+    if eps_in_metric {
+        Ok((
+            epsilon.clone(),
+            scale_space(space, &(Q::from(1u32) / epsilon))?,
+        ))
+    } else {
+        Ok((epsilon.clone(), space.clone()))
+    }
+}

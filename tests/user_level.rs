@@ -978,3 +978,58 @@ fn user_level_commands_run() {
             && v["at_distance"]["epsilon_upper"].as_f64().unwrap() <= 0.1
     );
 }
+
+/// The user-level experiments (`mdp experiment user-level`, run by the library's
+/// `user_level::experiments::run`): every CSV has one row per (model, method, α, n) point
+/// the settings ask for, every SVG is written, and a bad setting names its field.
+#[test]
+fn user_level_experiments_write_every_series() {
+    use mdp::user_level::experiments::{run, ExperimentError, Settings};
+    let dir = std::env::temp_dir().join(format!("mdp-ulexp-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let (rome, _) = mdp::builtin::space("rome100").unwrap();
+    let settings = Settings {
+        prior: vec![0.25; 4],
+        clusters: 2,
+        size: 2,
+        r: q("0.2"),
+        r_text: "0.2".into(),
+        users: vec![20],
+        items: 3,
+        alphas: vec![1.0, 4.0],
+        delta: 1e-6,
+        trials: 2,
+        seed: 1,
+        out_dir: dir.clone(),
+        name: None,
+    };
+    run(&settings, Some(&rome), &mdp::progress::Silent).unwrap();
+    let rows = |name: &str| {
+        std::fs::read_to_string(dir.join(name))
+            .unwrap()
+            .lines()
+            .count()
+            - 1
+    };
+    // 7 values of N × 1 m × 2 targets α, local and central.
+    assert_eq!(rows("user_level_accountant.csv"), 16);
+    // 2 α × 1 n × (2 models × 2 methods).
+    assert_eq!(rows("user_level_linear.csv"), 8);
+    // 2 α × 1 n × 6 methods.
+    assert_eq!(rows("user_level_freq.csv"), 12);
+    for svg in ["user_level_accountant", "user_level_linear", "user_level_freq"] {
+        let text = std::fs::read_to_string(dir.join(format!("{svg}.svg"))).unwrap();
+        assert!(text.starts_with("<svg") && text.contains("</svg>"), "{svg}");
+    }
+    let bad = Settings {
+        alphas: vec![0.0],
+        ..settings
+    };
+    match run(&bad, Some(&rome), &mdp::progress::Silent) {
+        Err(ExperimentError::Invalid(mdp::user_level::UserLevelError::Invalid { field, .. })) => {
+            assert_eq!(field, "alphas")
+        }
+        other => panic!("{other:?}"),
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

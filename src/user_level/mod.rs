@@ -20,9 +20,11 @@
 
 pub mod emd;
 pub mod evaluation;
+pub mod experiments;
 pub mod freq;
 pub mod priv_emd_linear;
 pub mod reduction;
+pub mod release;
 pub mod shuffle;
 pub mod users;
 

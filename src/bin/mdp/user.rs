@@ -4,7 +4,6 @@
 
 use clap::{Args, Subcommand, ValueEnum};
 use mdp::audit::{self, Verdict};
-use mdp::certified::Certified;
 use mdp::exact::{f64_nearest, f64_up, format_rational, parse_rational, Q};
 use mdp::io;
 use mdp::metric::Space;
@@ -14,8 +13,10 @@ use mdp::user_level::freq::{Clustered, ClusteredRr};
 use mdp::user_level::priv_emd_linear::{LinearQuery, Norm, PrivEmdLinear, Scope};
 use mdp::user_level::shuffle::{self, Model};
 use mdp::user_level::users::{for_each_user, ItemNames};
-use mdp::user_level::{reduction, Budget, Units, UserLevelError};
-use rand::seq::SliceRandom;
+use mdp::user_level::release::{
+    certified_randomizer, freq_budget, FreqBudget, ItemWise, ItemWiseGuarantee,
+};
+use mdp::user_level::{experiments, reduction, Budget, Units, UserLevelError};
 use serde_json::json;
 use std::io::{BufReader, Write};
 
@@ -663,88 +664,69 @@ fn item_wise(a: &ItemWiseArgs) -> Result<i32, String> {
         None => None,
     };
     let units = Units::for_space(&file.space, &mut Budget::default()).map_err(ul)?;
-    let alpha0 = units.alpha0(&eps);
     let names = ItemNames::new(file.space.n(), labels.as_deref());
-    let rows = privatize::exact_rows(&file.matrix);
     let out_names: Vec<String> = (0..file.matrix.cols).map(|c| c.to_string()).collect();
     let mut rng = privatize::rng(a.io.seed);
     let mut out = open_output(&a.io.output)?;
-    let mut m_seen: Option<usize> = None;
-    let mut counts = vec![0u64; file.matrix.cols];
     let central = matches!(a.model, ModelArg::Central);
-    let mut sizes_differ = false;
+    let mut release = ItemWise::new(&file.matrix, central);
     a.resample.check()?;
-    let users = for_each_user(open_users(&a.io.users)?, &names, |items| {
+    for_each_user(open_users(&a.io.users)?, &names, |items| {
         let items = a.resample.apply(items, &mut rng);
-        match m_seen {
-            None => m_seen = Some(items.len()),
-            Some(m) if m != items.len() => sizes_differ = true,
-            _ => {}
-        }
-        let mut ys: Vec<usize> = items.iter().map(|&x| rows[x].sample(&mut rng)).collect();
-        if central {
-            for y in ys {
-                counts[y] += 1;
+        match release.user(&items, &mut rng) {
+            Some(ys) => {
+                let v: Vec<&str> = ys.iter().map(|&y| out_names[y].as_str()).collect();
+                writeln!(out, "{}", json!(v)).map_err(|e| e.to_string())
             }
-            Ok(())
-        } else {
-            ys.shuffle(&mut rng);
-            let v: Vec<&str> = ys.iter().map(|&y| out_names[y].as_str()).collect();
-            writeln!(out, "{}", json!(v)).map_err(|e| e.to_string())
+            None => Ok(()),
         }
     })
     .map_err(|e| e.to_string())?;
-    if central && sizes_differ {
-        return Err("--users: users of different sizes: the shuffle accountant is for bounded d_EM-DP (equal sizes); nothing written".into());
-    }
-    let m = m_seen.unwrap_or(0) as u64;
-    if users == 0 {
-        return Err("--users: no users".into());
-    }
-    let model = if central {
-        Model::Central { n: users, m }
-    } else {
-        Model::Local { m }
-    };
-    let (alpha_n, delta_u, how) = if sizes_differ {
-        (Q::from(0u32), Q::from(0u32), "")
-    } else {
-        let (g, how) = shuffle::best(model, &alpha0, &delta);
-        (g.alpha, g.delta, how.describe())
-    };
-    let per_unit = units.per_unit(&alpha_n);
+    let guarantee = release.guarantee(&units, &eps, &delta).map_err(ul)?;
     let scope = if central { "central" } else { "local" };
-    let disc = if sizes_differ {
-        None
-    } else {
-        a.resample.discrete(&units, &per_unit, &delta_u)?
+    let disc = match &guarantee {
+        ItemWiseGuarantee::Bounded {
+            alpha_per_unit,
+            delta,
+            ..
+        } => a.resample.discrete(&units, alpha_per_unit, delta)?,
+        ItemWiseGuarantee::Composition { .. } => None,
     };
     if central {
         // Written only now that the guarantee is known.
-        writeln!(out, "{}", json!({"counts": counts})).map_err(write_err)?;
+        writeln!(out, "{}", json!({"counts": release.counts()})).map_err(write_err)?;
     }
     out.flush().map_err(write_err)?;
-    if sizes_differ {
-        say(
+    match guarantee {
+        ItemWiseGuarantee::Composition { users } => say(
             a.io.json,
             json!({"mechanism": "PrivEMDItemWise", "model": scope, "users": users, "epsilon_item": format_rational(&eps),
                    "guarantee": "each user of m items: (m·epsilon)·d_EM bounded local d_EM-DP by composition"}),
             format!("PrivEMDItemWise released {users} users of different sizes (local): each user of m items is (m·ε)·d_EM-private among datasets of its own size (bounded local d_EM-DP, composition; item ε = {} per unit).", format_rational(&eps)),
-        );
-    } else {
-        say(
-            a.io.json,
-            json!({"mechanism": "PrivEMDItemWise", "model": scope, "users": users, "items_per_user": m,
-                   "epsilon_item": format_rational(&eps), "diameter_upper": format_rational(&units.diameter),
-                   "alpha0": f64_up(&alpha0), "alpha_per_unit": format_rational(&per_unit),
-                   "alpha_per_unit_upper": f64_up(&per_unit), "delta": format_rational(&delta_u),
-                   "delta_upper": f64_up(&delta_u), "by": how, "reduction": discrete_json(&disc)}),
-            format!(
-                "PrivEMDItemWise released {users} users × {m} items ({scope}): (α, δ)-bounded {scope} d_EM-DP with α ≤ {} per unit of distance and δ ≤ {} by {how} (item ε = {} per unit, α₀ = ε·diameter ≤ {}).{}",
-                short(&per_unit), short(&delta_u), format_rational(&eps), short(&alpha0),
-                disc.as_ref().map_or("", |(_, s)| s.as_str())
-            ),
-        );
+        ),
+        ItemWiseGuarantee::Bounded {
+            users,
+            m,
+            alpha0,
+            alpha_per_unit: per_unit,
+            delta: delta_u,
+            by,
+        } => {
+            let how = by.describe();
+            say(
+                a.io.json,
+                json!({"mechanism": "PrivEMDItemWise", "model": scope, "users": users, "items_per_user": m,
+                       "epsilon_item": format_rational(&eps), "diameter_upper": format_rational(&units.diameter),
+                       "alpha0": f64_up(&alpha0), "alpha_per_unit": format_rational(&per_unit),
+                       "alpha_per_unit_upper": f64_up(&per_unit), "delta": format_rational(&delta_u),
+                       "delta_upper": f64_up(&delta_u), "by": how, "reduction": discrete_json(&disc)}),
+                format!(
+                    "PrivEMDItemWise released {users} users × {m} items ({scope}): (α, δ)-bounded {scope} d_EM-DP with α ≤ {} per unit of distance and δ ≤ {} by {how} (item ε = {} per unit, α₀ = ε·diameter ≤ {}).{}",
+                    short(&per_unit), short(&delta_u), format_rational(&eps), short(&alpha0),
+                    disc.as_ref().map_or("", |(_, s)| s.as_str())
+                ),
+            )
+        }
     }
     Ok(0)
 }
@@ -781,28 +763,15 @@ fn freq(a: &FreqArgs) -> Result<i32, String> {
         ModelArg::Local => Model::Local { m },
         ModelArg::Central => Model::Central { n: users, m },
     };
-    let (alpha0, g_alpha, g_delta, how) = match shuffle::max_alpha0(model, &alpha, &delta) {
-        Ok(inv) if inv.alpha0 > &alpha / Q::from(m) => (
-            inv.alpha0,
-            inv.guarantee.alpha,
-            inv.guarantee.delta,
-            "Theorem 4.4",
-        ),
-        _ => {
-            let a0 = &alpha / Q::from(m);
-            (a0.clone(), Q::from(m) * a0, Q::from(0u32), "composition")
-        }
-    };
+    let FreqBudget {
+        alpha0,
+        alpha: g_alpha,
+        delta: g_delta,
+        by: how,
+    } = freq_budget(model, &alpha, &delta);
     let rr = ClusteredRr::new(space.clone(), &alpha0).map_err(ul)?;
     // The randomizer, certified as an mdp/1 matrix before any item is randomized.
-    let doc = io::mechanism_to_value(
-        &alpha0,
-        &rr.space.space(),
-        &rr.matrix(),
-        json!({"mechanism": "clustered k-RR (Imola et al. 2024, Algorithm 4)"}),
-    );
-    let cert = Certified::certify(&doc, &mdp::progress::Silent)
-        .map_err(|e| format!("the randomizer: {e}"))?;
+    let cert = certified_randomizer(&rr, &alpha0).map_err(|e| format!("the randomizer: {e}"))?;
     if let Some(path) = &a.randomizer {
         let mut buf = Vec::new();
         cert.write_to(&mut buf)
@@ -811,23 +780,21 @@ fn freq(a: &FreqArgs) -> Result<i32, String> {
     }
     debug_assert_eq!(cert.report().verdict, Verdict::Pass);
     let mut rng = privatize::rng(a.io.seed);
-    let rows = privatize::exact_rows(&rr.matrix());
-    let mut counts = vec![0u64; space.k()];
+    // The randomizer applied to every item, only counted (Algorithm 4's aggregate).
+    let mut release = ItemWise::new(&rr.matrix(), true);
     let again = for_each_user(open_users(&a.io.users)?, &names, |items| {
         // The second pass must see the data the guarantee was computed for.
         if items.len() as u64 != m {
             return Err("the file changed between the two passes; nothing written".into());
         }
-        for x in items {
-            counts[rows[x].sample(&mut rng)] += 1;
-        }
+        release.user(&items, &mut rng);
         Ok(())
     })
     .map_err(|e| e.to_string())?;
     if again != users {
         return Err("--users: the file changed between the two passes; nothing written".into());
     }
-    let p = rr.estimate(&counts).map_err(ul)?;
+    let p = rr.estimate(release.counts()).map_err(ul)?;
     let mut out = open_output(&a.io.output)?;
     let v: Vec<f64> = p.iter().map(f64_nearest).collect();
     writeln!(out, "{}", json!(v)).map_err(write_err)?;
@@ -889,176 +856,35 @@ pub(crate) struct ExperimentArgs {
     name: Option<String>,
 }
 
-fn series<T>(
-    rows: &[T],
-    key: impl Fn(&T) -> Option<(String, f64, f64)>,
-) -> Vec<(String, Vec<(f64, f64)>)> {
-    let mut out: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
-    for r in rows {
-        if let Some((name, x, y)) = key(r) {
-            match out.iter_mut().find(|(n, _)| *n == name) {
-                Some((_, v)) => v.push((x, y)),
-                None => out.push((name, vec![(x, y)])),
-            }
-        }
-    }
-    out
-}
-
 pub(crate) fn experiment(a: &ExperimentArgs) -> Result<i32, String> {
-    std::fs::create_dir_all(&a.out_dir).map_err(|e| format!("--out-dir: {e}"))?;
-    let w = |name: &str, text: String| -> Result<(), String> {
-        std::fs::write(a.out_dir.join(name), text).map_err(|e| format!("--out-dir: {name}: {e}"))
-    };
-    if a.alphas.iter().any(|x| !(*x > 0.0 && x.is_finite())) {
-        return Err("--alphas: every α must be finite and > 0".into());
-    }
-    if !(a.delta > 0.0 && a.delta < 1.0) {
-        return Err("--delta: must be in (0, 1)".into());
-    }
-    if a.users.contains(&0) || a.items == 0 || a.trials == 0 {
-        return Err("--users, --items, --trials: must be ≥ 1".into());
-    }
-    let freq_name = a
-        .name
-        .as_ref()
-        .map(|n| format!("user_level_freq_{n}"))
-        .unwrap_or("user_level_freq".into());
-    if a.name.is_none() {
-        accountant_and_linear(a, &w)?;
-    }
-    // 3. Frequency estimation on the clustered space.
-    let t = std::time::Instant::now();
-    let prior_v = serde_json::from_slice::<Vec<f64>>(
+    let prior = serde_json::from_slice::<Vec<f64>>(
         &std::fs::read(&a.prior).map_err(|e| format!("--prior: {e}"))?,
     )
     .map_err(|e| format!("--prior: {e}"))?;
-    let clustered = Clustered::new(a.clusters, a.size, q("r", &a.r)?).map_err(ul)?;
-    if prior_v.len() != clustered.k() || prior_v.iter().any(|x| !(*x >= 0.0 && x.is_finite())) {
-        return Err(format!(
-            "--prior: expected {} non-negative numbers",
-            clustered.k()
-        ));
-    }
-    let mut rng = privatize::rng(Some(a.seed));
-    let max_n = *a.users.iter().max().unwrap_or(&1);
-    let rows = mdp::user_level::evaluation::frequency(
-        &clustered, &prior_v, &a.users, a.items, &a.alphas, a.delta, a.trials, &mut rng,
-    )
-    .map_err(ul)?;
-    mdp::experiment::write_csv(&a.out_dir.join(format!("{freq_name}.csv")), &rows)?;
-    let ser = series(&rows, |r| {
-        (r.users as usize == max_n).then(|| (format!("{} {}", r.model, r.method), r.alpha, r.error))
-    });
-    w(
-        &format!("{freq_name}.svg"),
-        mdp::experiment::svg_chart(
-            &format!(
-                "Frequency estimation, {} × {} clustered items (r = {}), n = {max_n}",
-                a.clusters, a.size, a.r
-            ),
-            "α (baselines: ε = α or α·r)",
-            "mean d_EM(p̂, p)",
-            &ser,
-            true,
-        ),
-    )?;
-    eprintln!(
-        "frequency: {} rows, {:.2} s",
-        rows.len(),
-        t.elapsed().as_secs_f64()
-    );
+    let settings = experiments::Settings {
+        prior,
+        clusters: a.clusters,
+        size: a.size,
+        r: q("r", &a.r)?,
+        r_text: a.r.clone(),
+        users: a.users.clone(),
+        items: a.items,
+        alphas: a.alphas.clone(),
+        delta: a.delta,
+        trials: a.trials,
+        seed: a.seed,
+        out_dir: a.out_dir.clone(),
+        name: a.name.clone(),
+    };
+    // The linear-query experiment's space (read only when its files are written).
+    let space = match a.name {
+        None => Some(crate::suite::space_with_labels(&a.space)?.0),
+        Some(_) => None,
+    };
+    let progress = mdp::progress::Console::new(false, 0.0);
+    experiments::run(&settings, space.as_ref(), &progress).map_err(|e| match e {
+        experiments::ExperimentError::Invalid(e) => ul(e),
+        experiments::ExperimentError::Write(m) => format!("--out-dir: {m}"),
+    })?;
     Ok(0)
-}
-
-fn accountant_and_linear(
-    a: &ExperimentArgs,
-    w: &dyn Fn(&str, String) -> Result<(), String>,
-) -> Result<(), String> {
-    use mdp::experiment::{svg_chart, write_csv};
-    use mdp::user_level::evaluation;
-    // 1. The accountant: α₀ for a target α versus N.
-    let t = std::time::Instant::now();
-    let users: Vec<u64> = vec![
-        100,
-        1_000,
-        10_000,
-        100_000,
-        1_000_000,
-        10_000_000,
-        100_000_000,
-    ];
-    let rows =
-        evaluation::accountant(&users, &[a.items as u64], &[1.0, 10.0], a.delta).map_err(ul)?;
-    write_csv(&a.out_dir.join("user_level_accountant.csv"), &rows)?;
-    let mut ser = Vec::new();
-    for (label, f) in [
-        (
-            "shuffle (Thm 4.4)",
-            (|r: &evaluation::AccountRow| r.alpha0_shuffle) as fn(&evaluation::AccountRow) -> f64,
-        ),
-        ("FMT + group privacy", |r| r.alpha0_fmt),
-        ("composition α/m", |r| r.alpha0_composition),
-    ] {
-        for alpha in [1.0, 10.0] {
-            let pts: Vec<(f64, f64)> = rows
-                .iter()
-                .filter(|r| r.model == "central" && r.alpha == alpha)
-                .map(|r| ((r.n_items as f64).log10(), f(r)))
-                .collect();
-            ser.push((format!("{label}, α = {alpha}"), pts));
-        }
-    }
-    w(
-        "user_level_accountant.svg",
-        svg_chart(
-            &format!(
-                "Item-level α₀ allowed for user-level α (central, m = {}, δ = {})",
-                a.items, a.delta
-            ),
-            "log10 N = n·m",
-            "α₀",
-            &ser,
-            true,
-        ),
-    )?;
-    eprintln!(
-        "accountant: {} rows, {:.2} s",
-        rows.len(),
-        t.elapsed().as_secs_f64()
-    );
-    // 2. Linear queries on the space.
-    let t = std::time::Instant::now();
-    let (space, _) = crate::suite::space_with_labels(&a.space)?;
-    let query = LinearQuery::average(&space, Norm::L2).map_err(ul)?;
-    let diameter = Units::for_space(&space, &mut Budget::default())
-        .map_err(ul)?
-        .diameter;
-    let mut rng = privatize::rng(Some(a.seed));
-    let max_n = *a.users.iter().max().unwrap_or(&1);
-    let all_users = evaluation::neighbourhood_users(&space, max_n, a.items, 20, &mut rng);
-    let rows = evaluation::linear(
-        &space, &query, &diameter, &all_users, &a.users, &a.alphas, a.trials, &mut rng,
-    )
-    .map_err(ul)?;
-    write_csv(&a.out_dir.join("user_level_linear.csv"), &rows)?;
-    let ser = series(&rows, |r| {
-        (r.users as usize == max_n).then(|| (format!("{} {}", r.model, r.method), r.alpha, r.error))
-    });
-    w(
-        "user_level_linear.svg",
-        svg_chart(
-            &format!("Average location, n = {max_n} users × {} items", a.items),
-            "α (= ε of the baselines), per diameter",
-            "mean error",
-            &ser,
-            true,
-        ),
-    )?;
-    eprintln!(
-        "linear: {} rows, {:.2} s",
-        rows.len(),
-        t.elapsed().as_secs_f64()
-    );
-    Ok(())
 }

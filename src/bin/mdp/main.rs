@@ -58,6 +58,25 @@ pub(crate) fn emit(doc: serde_json::Value, output: &str) -> Result<audit::Report
     }
 }
 
+/// Gate then load a `--mechanism` file for sampling ([`mdp::privatize::load_gated`]): the
+/// file, or the exit code after the refusal (`mdp: PATH REFUSAL` and the report) is printed.
+pub(crate) fn gated(
+    path: &str,
+    policy: &audit::Options,
+    refusal: &str,
+) -> Result<Result<io::MechanismFile, i32>, String> {
+    use mdp::privatize::GateError;
+    match mdp::privatize::load_gated(path, policy, &Console::new(false, 2.0)) {
+        Ok(g) => Ok(Ok(g.file)),
+        Err(GateError::Read(e)) => Err(format!("--mechanism: {e}")),
+        Err(GateError::Invalid(e)) => Err(e.to_string()),
+        Err(GateError::NotPrivate(report)) => {
+            eprint!("mdp: {path} {refusal}\n{}", audit::human(&report));
+            Ok(Err(audit::EXIT_FAIL))
+        }
+    }
+}
+
 /// Write a certified mechanism to `output` (`-`: standard output, never a terminal).
 fn write_certified(c: &Certified, output: &str) -> Result<(), String> {
     if output == "-" {

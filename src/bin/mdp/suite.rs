@@ -10,7 +10,7 @@ use mdp::io::{self, Limits};
 use mdp::mechanism::Outputs;
 use mdp::mechanisms::{madlib, tem};
 use mdp::metric::Space;
-use mdp::privatize::{self, GateError, Sampler};
+use mdp::privatize::{self, Sampler};
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 use serde_json::json;
@@ -137,18 +137,10 @@ struct Source {
 }
 
 fn mechanism_source(path: &str, a: &PrivatizeArgs) -> Result<Result<Source, i32>, String> {
-    let progress = mdp::progress::Console::new(false, 2.0);
-    let file = match privatize::load_gated(path, &privatize_policy(a)?, &progress) {
-        Ok(g) => g.file,
-        Err(GateError::Read(e)) => return Err(format!("--mechanism: {e}")),
-        Err(GateError::Invalid(e)) => return Err(e.to_string()),
-        Err(GateError::NotPrivate(report)) => {
-            eprint!(
-                "mdp: {path} does not pass the audit under this policy; refusing to sample from it\n{}",
-                audit::human(&report)
-            );
-            return Ok(Err(1));
-        }
+    let refusal = "does not pass the audit under this policy; refusing to sample from it";
+    let file = match crate::gated(path, &privatize_policy(a)?, refusal)? {
+        Ok(file) => file,
+        Err(code) => return Ok(Err(code)),
     };
     // Labels: --space, else a space named in the producer's meta, if it is this metric.
     let named = file

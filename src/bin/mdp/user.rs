@@ -7,7 +7,7 @@ use mdp::audit::{self, Verdict};
 use mdp::exact::{f64_nearest, f64_up, format_rational, parse_rational, Q};
 use mdp::io;
 use mdp::metric::Space;
-use mdp::privatize::{self, GateError};
+use mdp::privatize;
 use mdp::user_level::emd::{self, Histogram};
 use mdp::user_level::freq::{Clustered, ClusteredRr};
 use mdp::user_level::priv_emd_linear::{LinearQuery, Norm, PrivEmdLinear, Scope};
@@ -634,19 +634,10 @@ fn item_wise(a: &ItemWiseArgs) -> Result<i32, String> {
             .transpose()?,
         ..audit::Options::default()
     };
-    let progress = mdp::progress::Console::new(false, 2.0);
-    let file = match privatize::load_gated(&a.mechanism, &opts, &progress) {
-        Ok(g) => g.file,
-        Err(GateError::Read(e)) => return Err(format!("--mechanism: {e}")),
-        Err(GateError::Invalid(e)) => return Err(e.to_string()),
-        Err(GateError::NotPrivate(report)) => {
-            eprint!(
-                "mdp: {} does not pass the audit; refusing to use it\n{}",
-                a.mechanism,
-                audit::human(&report)
-            );
-            return Ok(audit::EXIT_FAIL);
-        }
+    let refusal = "does not pass the audit; refusing to use it";
+    let file = match crate::gated(&a.mechanism, &opts, refusal)? {
+        Ok(file) => file,
+        Err(code) => return Ok(code),
     };
     let eps = opts.epsilon.clone().unwrap_or_else(|| file.epsilon.clone());
     let delta = q("delta", &a.delta)?;

@@ -30,7 +30,8 @@ pub fn eps_tight(
 /// Why calibration stopped.
 #[derive(Debug)]
 pub enum CalibrationError {
-    /// No parameter in [p_min, p_max] reaches the target (the nearest value reached).
+    /// No parameter in [p_min, p_max] reaches the target ε_tight (the nearest value
+    /// reached): a bad `target`.
     Unreachable {
         target: f64,
         reached: f64,
@@ -49,10 +50,16 @@ impl std::fmt::Display for CalibrationError {
                 param,
             } => write!(
                 f,
-                "--target: ε_tight = {target} is not reached (nearest {reached:.6} at parameter {param:.6})"
+                "ε_tight = {target} is not reached (nearest {reached:.6} at parameter {param:.6})"
             ),
             CalibrationError::Failed(s) => f.write_str(s),
         }
+    }
+}
+
+impl From<String> for CalibrationError {
+    fn from(s: String) -> Self {
+        CalibrationError::Failed(s)
     }
 }
 

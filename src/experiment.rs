@@ -12,7 +12,7 @@
 
 use crate::audit::{self, Options, Verdict};
 use crate::bounds::PackingCandidates;
-use crate::calibrate::{calibrate, eps_tight, Calibrated};
+use crate::calibrate::{calibrate, eps_tight, Calibrated, CalibrationError};
 use crate::exact::{f64_up, q_from_f64, Q};
 use crate::io::{Certificate, MechanismFile};
 use crate::mechanism::{Matrix, Outputs};
@@ -142,7 +142,7 @@ pub fn calibrated(
     target: f64,
     delta: &Q,
     p0: f64,
-) -> Result<(Calibrated, Instance), String> {
+) -> Result<(Calibrated, Instance), CalibrationError> {
     let mut last: Option<(f64, Instance)> = None;
     let rel_tol = if matches!(family, Family::Madlib { .. }) {
         1e-2
@@ -155,11 +155,10 @@ pub fn calibrated(
         let v = 0.5 * (e[0] + e[1]);
         last = Some((p, inst));
         Ok(v)
-    })
-    .map_err(|e| e.to_string())?;
+    })?;
     let inst = match last {
         Some((p, inst)) if p == c.param => inst,
-        _ => build(space, family, c.param)?,
+        _ => build(space, family, c.param).map_err(CalibrationError::Failed)?,
     };
     Ok((c, inst))
 }

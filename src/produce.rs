@@ -53,6 +53,16 @@ pub enum ProduceError {
     /// other than `Invalid`).
     #[error(transparent)]
     Build(BuildError),
+    /// The privacy LP's estimated memory ([`crate::lp::memory_need`], bytes) with `solver`
+    /// is over the budget `max_memory` (bytes): a bad `max-memory`, or `solver`.
+    #[error("max-memory: the privacy LP over {n} inputs × {k} outputs needs about {} with solver {solver:?} (estimate), over the budget of {}; use fewer points, ConstOPTMech or raise the budget", mib(*need), mib(*budget))]
+    LpMemory {
+        n: u64,
+        k: u64,
+        need: u64,
+        budget: u64,
+        solver: Solver,
+    },
     /// The built mechanism could not be certified (nothing is returned to write).
     #[error(transparent)]
     Certify(#[from] CertifyError),
@@ -389,18 +399,15 @@ pub fn check_lp_memory_rows(
     max_memory: u64,
 ) -> Result<(), ProduceError> {
     let (n, k) = (n as u64, k as u64);
-    let block = solver == Solver::Block;
     let need = crate::lp::memory_need(n, k, rows, solver);
     if need > max_memory {
-        let with = if block { " with --solver block" } else { "" };
-        return Err(invalid(
-            "max-memory",
-            format!(
-                "the privacy LP over {n} inputs × {k} outputs needs about {}{with} (estimate), over the budget of {}; use fewer points, ConstOPTMech (mdp build constopt) or raise the budget",
-                mib(need),
-                mib(max_memory)
-            ),
-        ));
+        return Err(ProduceError::LpMemory {
+            n,
+            k,
+            need,
+            budget: max_memory,
+            solver,
+        });
     }
     Ok(())
 }

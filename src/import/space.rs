@@ -28,7 +28,7 @@ pub fn load_space_with_labels(
     if let Some(name) = spec.strip_prefix("builtin:") {
         return crate::builtin::space(name)
             .map(|(s, labels)| (s, Some(labels)))
-            .map_err(|e| input_error("--space", e.to_string()));
+            .map_err(|e| input_error(spec, e.to_string()));
     }
     let bytes = io::read_source(spec, limits)?;
     let lower = spec.to_ascii_lowercase();

@@ -70,8 +70,14 @@ pub fn run(
     if !(a.delta > 0.0 && a.delta < 1.0) {
         return Err(invalid("delta", "must be in (0, 1)").into());
     }
-    if a.users.contains(&0) || a.items == 0 || a.trials == 0 {
-        return Err(invalid("users, --items, --trials", "must be ≥ 1").into());
+    for (field, zero) in [
+        ("users", a.users.contains(&0)),
+        ("items", a.items == 0),
+        ("trials", a.trials == 0),
+    ] {
+        if zero {
+            return Err(invalid(field, "must be ≥ 1").into());
+        }
     }
     std::fs::create_dir_all(&a.out_dir).map_err(|e| ExperimentError::Write(e.to_string()))?;
     if a.name.is_none() {

@@ -39,7 +39,7 @@ pub enum UserLevelError {
     #[error("{field}: {message}")]
     Invalid { field: String, message: String },
     /// An exact computation went past its stated budget.
-    #[error("{what}: over the budget of {budget} exact operations (raise --budget)")]
+    #[error("{what}: over the budget of {budget} exact operations")]
     Budget { what: String, budget: u64 },
 }
 

@@ -94,7 +94,7 @@ fn write_certified(c: &Certified, output: &str) -> Result<(), String> {
 /// that fails its own audit prints the report and exits 1 (nothing is written).
 fn produce_exit(e: ProduceError) -> Result<i32, String> {
     match e {
-        ProduceError::Invalid { .. } => Err(flag_error(&e)),
+        ProduceError::Invalid { .. } | ProduceError::LpMemory { .. } => Err(flag_error(&e)),
         ProduceError::Build(e) => {
             eprintln!("mdp: {}", build_error(&e));
             Ok(EXIT_SOLVER)
@@ -128,6 +128,24 @@ fn build_error(e: &mdp::lp::BuildError) -> String {
 pub(crate) fn flag_error(e: &ProduceError) -> String {
     match e {
         ProduceError::Invalid { field, message } => format!("--{field}: {message}"),
+        ProduceError::LpMemory {
+            n,
+            k,
+            need,
+            budget,
+            solver,
+        } => {
+            let with = if *solver == mdp::lp::Solver::Block {
+                " with --solver block"
+            } else {
+                ""
+            };
+            format!(
+                "--max-memory: the privacy LP over {n} inputs × {k} outputs needs about {:.0} MiB{with} (estimate), over the budget of {:.0} MiB; use fewer points, ConstOPTMech (mdp build constopt) or raise --max-memory",
+                *need as f64 / (1u64 << 20) as f64,
+                *budget as f64 / (1u64 << 20) as f64
+            )
+        }
         other => other.to_string(),
     }
 }

@@ -5,6 +5,7 @@
 use crate::{emit, epsilon, lp_space, require_metric, MAX_PREC};
 use mdp::audit::{self, Verdict};
 use mdp::exact::{f64_nearest, parse_rational, q_from_f64, Q};
+use mdp::calibrate::CalibrationError;
 use mdp::experiment::{self, Family};
 use mdp::io::{self, Limits};
 use mdp::mechanism::Outputs;
@@ -431,7 +432,8 @@ pub fn calibrate(a: &CalibrateArgs) -> Result<i32, String> {
     let f = family(a.mechanism, &a.fam, space.n())?;
     let (c, inst) = match experiment::calibrated(&space, &f, a.target, &delta, a.target) {
         Ok(x) => x,
-        Err(e) if e.starts_with("--") => return Err(e),
+        Err(e @ CalibrationError::Unreachable { .. }) => return Err(format!("--target: {e}")),
+        Err(CalibrationError::Failed(e)) if e.starts_with("--") => return Err(e),
         Err(e) => {
             eprintln!("mdp: {e}");
             return Ok(crate::EXIT_SOLVER);
@@ -638,7 +640,11 @@ pub fn experiment(kind: &ExperimentKind) -> Result<i32, String> {
                     )?]
                 };
                 for f in list {
-                    let (c, _) = experiment::calibrated(&s0, &f, *target, &delta, *target)?;
+                    let (c, _) = experiment::calibrated(&s0, &f, *target, &delta, *target)
+                        .map_err(|e| match e {
+                            CalibrationError::Unreachable { .. } => format!("--target: {e}"),
+                            e => e.to_string(),
+                        })?;
                     eprintln!(
                         "scalability: {} calibrated at n = {n0}: parameter {:.6} (ε_tight {:.4})",
                         f.name(),

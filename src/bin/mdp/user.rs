@@ -286,7 +286,7 @@ fn q(flag: &str, s: &str) -> Result<Q, String> {
 fn ul(e: UserLevelError) -> String {
     match e {
         UserLevelError::Invalid { field, message } => format!("--{field}: {message}"),
-        e => e.to_string(),
+        e @ UserLevelError::Budget { .. } => format!("{e} (raise --budget)"),
     }
 }
 

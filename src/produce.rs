@@ -852,6 +852,21 @@ pub fn producer_meta(fields: Value, extra: &Value) -> Value {
     meta
 }
 
+/// `v` without its wall-clock timings: every object key named `seconds` or `seconds_*`,
+/// at any depth.
+fn without_timings(v: &Value) -> Value {
+    match v {
+        Value::Object(o) => Value::Object(
+            o.iter()
+                .filter(|(k, _)| !(*k == "seconds" || k.starts_with("seconds_")))
+                .map(|(k, x)| (k.clone(), without_timings(x)))
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.iter().map(without_timings).collect()),
+        x => x.clone(),
+    }
+}
+
 /// The `mdp/1` document of an assembled mechanism, certified, with its summary.
 fn package(
     req: &Request,
@@ -860,7 +875,9 @@ fn package(
     progress: &dyn Progress,
 ) -> Result<Produced, ProduceError> {
     let meta = producer_meta(json!({"mechanism": name, "space": req.space_name}), &a.meta);
-    let mut doc = io::mechanism_to_value(&req.eps, req.space, &a.matrix, meta.clone());
+    // The file carries no wall-clock time (the summary, i.e. the stats line, does): the
+    // same input, flags and build write the same bytes (spec/lp.md §4.7).
+    let mut doc = io::mechanism_to_value(&req.eps, req.space, &a.matrix, without_timings(&meta));
     if let Some(c) = a.certificate {
         doc["certificate"] = c;
     }

@@ -552,23 +552,40 @@ impl Space {
         }
     }
 
-    /// Every pair's haversine enclosure (≈ 4 µs each), on plain scoped threads: `fi` is
-    /// called from rayon tasks, and a rayon-parallel initializer could, while waiting, steal
-    /// a task that re-enters the `OnceLock` on the same thread (a deadlock).
+    /// Every pair's haversine enclosure (≈ 4 µs each), on plain scoped threads, never rayon:
+    /// `fi` is called from rayon tasks, and a rayon-parallel initializer, while it waits,
+    /// steals a task that re-enters the `OnceLock` on the same thread, which then waits for
+    /// itself (seen: `mdp build optimal` on 50 Rome records hung in 1 run of 8 with 16
+    /// threads; regression test `haversine_table_under_rayon_does_not_deadlock`).
     fn haversine_table(&self, m: usize) -> Vec<FI> {
-        use rayon::prelude::*;
+        use std::sync::atomic::{AtomicUsize, Ordering};
         let mut table = vec![FI::point(0.0); m * m];
         // The enclosure is symmetric bit for bit (the coordinate differences' intervals
         // are negatives of each other under directed rounding, and are squared): the
-        // upper triangle is computed (rows in parallel, balanced by rayon) and mirrored.
-        table
-            .par_chunks_mut(m.max(1))
-            .enumerate()
-            .for_each(|(i, row)| {
-                for (j, slot) in row.iter_mut().enumerate().skip(i) {
-                    *slot = self.haversine_fi(i, j);
-                }
-            });
+        // upper triangle is computed (rows handed out one at a time from a shared counter)
+        // and mirrored. Each entry is computed alone: the table is the same on any number
+        // of threads.
+        let rows: Vec<std::sync::Mutex<&mut [FI]>> = table
+            .chunks_mut(m.max(1))
+            .map(std::sync::Mutex::new)
+            .collect();
+        let next = AtomicUsize::new(0);
+        let threads = std::thread::available_parallelism().map_or(1, |t| t.get()).min(m.max(1));
+        std::thread::scope(|scope| {
+            for _ in 0..threads {
+                scope.spawn(|| loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= rows.len() {
+                        break;
+                    }
+                    let mut row = rows[i].lock().unwrap_or_else(|e| e.into_inner());
+                    for (j, slot) in row.iter_mut().enumerate().skip(i) {
+                        *slot = self.haversine_fi(i, j);
+                    }
+                });
+            }
+        });
+        drop(rows);
         for i in 0..m {
             for j in 0..i {
                 table[i * m + j] = table[j * m + i];
@@ -946,6 +963,38 @@ mod tests {
 
     fn q(a: i64, b: i64) -> Q {
         Q::from_signeds(a, b)
+    }
+
+    /// The haversine table is built inside a `OnceLock` that rayon tasks enter: built with
+    /// rayon it deadlocked (1 run in 8 of a 50-record OPTMech on 16 threads). Fresh spaces,
+    /// first touched from 16 rayon threads at once, 40 times; a watchdog fails the test
+    /// instead of hanging CI. The table equals the direct enclosures.
+    #[test]
+    fn haversine_table_under_rayon_does_not_deadlock() {
+        use rayon::prelude::*;
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(16).build().unwrap();
+            for t in 0..40i64 {
+                let pts = (0..60i64)
+                    .map(|i| vec![q(41_000 + (i * 37 + t) % 900, 1000), q(12_300 + (i * 53) % 700, 1000)])
+                    .collect();
+                let s = Space::from_points(MetricKind::Haversine, pts, None).unwrap();
+                let total: f64 = pool.install(|| {
+                    (0..60 * 60)
+                        .into_par_iter()
+                        .map(|p| s.fi(p / 60, p % 60).hi)
+                        .sum()
+                });
+                assert!(total > 0.0);
+                for (i, j) in [(0, 1), (7, 59), (33, 2)] {
+                    assert_eq!(s.fi(i, j), s.haversine_fi(i, j));
+                }
+            }
+            tx.send(()).unwrap();
+        });
+        rx.recv_timeout(std::time::Duration::from_secs(120))
+            .expect("the haversine table deadlocked under rayon");
     }
 
     /// The heap Dijkstra of `shortest_paths_upper` against Floyd–Warshall on graphs whose

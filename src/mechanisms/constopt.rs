@@ -515,14 +515,16 @@ pub struct Trial {
     pub fallback: Option<String>,
 }
 
-/// Peak memory of the λ sweep, in bytes (an estimate, for `--max-memory`): per λ in flight
-/// (at most one per core) the three n×n float tables, the block-angular method's dense
+/// Peak memory of the λ sweep, in bytes (an estimate, for `--max-memory`): per λ (all
+/// counted as in flight, whatever the number of cores) the three n×n float tables, the block-angular method's dense
 /// S₀ (2n)², W (2n × (n+1)) and T, each held twice while faer factorizes (96 n² bytes), the
 /// fill of Clarabel's LDLᵀ should it take over (≈ (3n)² entries), and 64 bytes per LP
 /// non-zero (the rows, their CSR and CSC copies).
 pub fn memory_estimate(n: usize, counts: &Counts, lambdas: usize) -> u64 {
     let (n, nnz) = (n as u64, counts.nonzeros as u64);
-    let in_flight = (lambdas.min(rayon::current_num_threads()).max(1)) as u64;
+    // Every λ counted as in flight: the estimate, and whether a build is refused, must
+    // not depend on the number of threads (spec/lp.md §4.7).
+    let in_flight = lambdas.max(1) as u64;
     let per = n
         .saturating_mul(n)
         .saturating_mul(24 + 96 + 72)

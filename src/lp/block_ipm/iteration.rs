@@ -8,11 +8,11 @@
 
 use super::newton::{direction, factor, refine_tol, row_step, Target, Work};
 use super::structure::{local_structure, pair_index, select, Iterate, Layout, Structure};
-use super::{Warm, DUAL_BUDGET, SOLVED_GAP, WORKING_GAP};
+use super::{Warm, DUAL_BUDGET, PARTS, SOLVED_GAP, WORKING_GAP};
 use crate::lp::ipm::Row;
 use crate::lp::model::{Objective, PrivacyLp};
 use crate::lp::{LpError, Round};
-use crate::lp::vector::{axpy, max_step};
+use crate::lp::vector::{axpy, dot, max_step, sum_by};
 use crate::progress::Progress;
 use rayon::prelude::*;
 use std::time::Instant;
@@ -240,9 +240,10 @@ pub(super) fn run(
     };
     let (nv, np) = (st.nv(), st.np());
     let nv_present = st.nv_present();
-    // Each worker thread's block buffers, reused by every iteration (fresh ones per rayon
-    // job cost their zeroing: ≈ 2 % of the time on Rome500).
-    let pool: Vec<std::sync::Mutex<Work>> = (0..rayon::current_num_threads().max(1))
+    // Each part's block buffers ([`PARTS`], a constant: the sums do not depend on the
+    // number of threads), reused by every iteration (fresh ones per rayon job cost their
+    // zeroing: ≈ 2 % of the time on Rome500).
+    let pool: Vec<std::sync::Mutex<Work>> = (0..PARTS)
         .map(|_| std::sync::Mutex::new(Work::for_structure(&st)))
         .collect();
     // A working set's directions may be less accurate (below).
@@ -333,7 +334,10 @@ pub(super) fn run(
                     }
                     (m, sz)
                 })
-                .reduce(|| (0.0, 0.0), |a, b| (a.0.max(b.0), a.1 + b.1))
+                // Collected in output order and added in that order (reproducible).
+                .collect::<Vec<(f64, f64)>>()
+                .into_iter()
+                .fold((0.0f64, 0.0f64), |a, b| (a.0.max(b.0), a.1 + b.1))
         } else {
             (0.0, 0.0)
         };
@@ -361,7 +365,7 @@ pub(super) fn run(
                 .zip(&it.z[np..])
                 .map(|(a, b)| a * b)
                 .sum::<f64>()
-            + it.x.par_iter().zip(&it.w).map(|(a, b)| a * b).sum::<f64>())
+            + dot(&it.x, &it.w))
             / (ni + nv_present) as f64;
         let res_p = rp_l.iter().chain(&rpe).fold(res_pi, |m, v| m.max(v.abs()));
         let res_d = rd.iter().fold(0.0f64, |m, v| m.max(v.abs()));
@@ -457,7 +461,7 @@ pub(super) fn run(
         let eta = 0.995f64.max(1.0 - mu).min(0.9999);
         if let Some(a) = aim.filter(|_| !working && !max_loss && res_p <= SOLVED_GAP) {
             let step = eta * ap;
-            let dobj: f64 = st.c_m.par_iter().zip(&aff.dx).map(|(c, d)| c * d).sum();
+            let dobj: f64 = dot(&st.c_m, &aff.dx);
             let pobj_aff = pobj + step * dobj;
             if pobj_aff < pobj && aim_met(pobj_aff, end.lb, a) {
                 row_update(&st, &mut it, ta, &aff.dx, step, 0.0);
@@ -548,7 +552,10 @@ where
                 f(a, sk[i], zk[i], ds, dz)
             })
         })
-        .reduce(|| id, &c)
+        // Collected in output order and combined in that order (reproducible).
+        .collect::<Vec<A>>()
+        .into_iter()
+        .fold(id, &c)
 }
 
 /// The largest steps the privacy rows allow along Δx with target `t`: (α_p with
@@ -592,11 +599,7 @@ fn row_complementarity(
 
 /// Σ (v + α_pΔv)(w + α_dΔw) of two explicit vector pairs.
 fn complementarity(v: &[f64], dv: &[f64], w: &[f64], dw: &[f64], ap: f64, ad: f64) -> f64 {
-    v.par_iter()
-        .zip(dv)
-        .zip(w.par_iter().zip(dw))
-        .map(|((v, dv), (w, dw))| (v + ap * dv) * (w + ad * dw))
-        .sum()
+    sum_by(v.len(), |i| (v[i] + ap * dv[i]) * (w[i] + ad * dw[i]))
 }
 
 /// s += α_pΔs, z += α_dΔz on the privacy rows (before x moves: Δs, Δz are recomputed

@@ -86,12 +86,18 @@ const BYTES_PER_ROW: u64 = 56;
 /// The lazy rounds that follow add rows within the same margin of tight.
 pub const NEAR_TIGHT: f64 = 0.05;
 
+/// The outputs' blocks are inverted in this many contiguous parts, each with its own
+/// buffers and Schur sums, added in part order: a constant, so that the floating-point
+/// sums, and every decision after them, are the same on any number of threads (spec/lp.md
+/// §4.7). Eight keep two to eight cores busy.
+pub(super) const PARTS: usize = 8;
+
 /// The memory the structured phase holds for `rows_total` privacy rows (every row of the
 /// LP) over n inputs and k outputs, on top of the lazy-row interior point's
 /// ([`super::model::memory_estimate`]): `BYTES_PER_ROW` per row, the k explicit
 /// block inverses (Σ_c n_c² entries each over the pairs' components, counted as n², an
-/// upper bound), and the (2n+1)×(2n+1) Schur complement with its per-thread sums and each
-/// thread's `Work` (counted as 8 such matrices).
+/// upper bound), and the (2n+1)×(2n+1) Schur complement with each of the [`PARTS`] parts'
+/// sums and buffers (counted as 8 such matrices).
 pub fn memory_estimate(rows_total: u64, n: u64, k: u64) -> u64 {
     let schur = (2 * n + 1).saturating_mul(2 * n + 1);
     rows_total
@@ -102,8 +108,9 @@ pub fn memory_estimate(rows_total: u64, n: u64, k: u64) -> u64 {
 
 /// An upper estimate of the memory [`solve_local`] needs on the neighbourhoods `keep`:
 /// its rows (at most Σ_k Σ_{u ∈ V_k} deg(u), at `BYTES_PER_ROW`), each output's block
-/// inverses (|V_k|² entries, an upper bound for its components'), each worker's block and
-/// n×n Schur sums, the Schur complement and its factor, and the n·K-long vectors.
+/// inverses (|V_k|² entries, an upper bound for its components'), each of the [`PARTS`]
+/// parts' block buffers, the n×n Schur sums, the Schur complement and its factor, and the
+/// n·K-long vectors.
 pub fn local_memory_estimate(lp: &PrivacyLp, keep: &[Vec<u32>]) -> u64 {
     let (n, kk) = (lp.n as u64, lp.k() as u64);
     let mut deg = vec![0u64; lp.n];
@@ -118,14 +125,11 @@ pub fn local_memory_estimate(lp: &PrivacyLp, keep: &[Vec<u32>]) -> u64 {
         .map(|v| (v.len() as u64).saturating_mul(v.len() as u64))
         .fold(0, u64::saturating_add);
     let largest = keep.iter().map(|v| v.len() as u64).max().unwrap_or(0);
-    let threads = rayon::current_num_threads().max(1) as u64;
-    let per_thread = largest
-        .saturating_mul(largest)
-        .saturating_mul(3)
-        .saturating_add(n.saturating_mul(n));
+    let parts = PARTS as u64;
+    let per_part = largest.saturating_mul(largest).saturating_mul(3);
     rows.saturating_mul(BYTES_PER_ROW).saturating_add(
         blocks
-            .saturating_add(threads.saturating_mul(per_thread))
+            .saturating_add(parts.saturating_mul(per_part))
             .saturating_add(n.saturating_mul(n).saturating_mul(3))
             .saturating_add(n.saturating_mul(kk).saturating_mul(16))
             .saturating_mul(8),

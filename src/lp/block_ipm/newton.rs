@@ -56,7 +56,8 @@ pub(super) struct Work {
     /// ([`Split::scratch`](super::dissection::Split::scratch)).
     pub(super) x: Vec<f64>,
     pub(super) mem: faer::dyn_stack::MemBuffer,
-    /// This thread's share of the per-component Schur sums Σ_k B_k⁻¹ (expected loss only).
+    /// This part's share of the per-component Schur sums Σ_k B_k⁻¹ (expected loss on the
+    /// whole LP only).
     pub(super) acc: Vec<f64>,
 }
 
@@ -77,8 +78,8 @@ impl Work {
         }
     }
 
-    /// A worker's buffers for `st`'s blocks (and its Schur sums, for the expected loss:
-    /// per component on the whole LP, n×n on a localized one).
+    /// A part's buffers for `st`'s blocks (and its Schur sums, for the expected loss on the
+    /// whole LP: per component).
     pub(super) fn for_structure(st: &Structure) -> Work {
         let total = st.layouts.iter().map(Layout::total).max().unwrap_or(0);
         let comps = || st.layouts.iter().flat_map(|l| l.comps.iter().zip(&l.split));
@@ -87,11 +88,7 @@ impl Work {
             .map(|(c, sp)| sp.scratch(c.len()))
             .max()
             .unwrap_or(0);
-        let acc = match (st.max_loss, st.shared()) {
-            (true, _) => 0,
-            (false, true) => total,
-            (false, false) => st.n * st.n,
-        };
+        let acc = if !st.max_loss && st.shared() { total } else { 0 };
         Work {
             acc: vec![0.0; acc],
             ..Work::new(m, total, xlen)
@@ -192,98 +189,35 @@ pub(super) fn factor(
     let (n, kk) = (st.n, st.kk);
     let mut inv =
         spare.unwrap_or_else(|| (0..kk).map(|k| vec![0.0; st.layout(k).total()]).collect());
-    // Without loss rows the Schur complement is Σ_k B_k⁻¹, summed as the blocks are
-    // inverted (each thread its own sum): per component on the whole LP, where the
-    // dissected inverses stay compact ([`spd_inverse`]), and scattered into n×n sums on a
-    // localized LP, whose outputs' components differ. With loss rows it needs the
-    // cost-weighted blocks below.
+    // Without loss rows the Schur complement is Σ_k B_k⁻¹: on the whole LP summed per
+    // component as the blocks are inverted, where the dissected inverses stay compact
+    // ([`spd_inverse`]); on a localized LP, whose outputs' components differ, summed into
+    // n×n from the whole inverses afterwards ([`localized_sums`]). With loss rows it needs
+    // the cost-weighted blocks ([`cost_weighted_sums`]). The outputs are cut into
+    // `pool.len()` ([`super::PARTS`]) contiguous parts, one task and one `Work` each,
+    // outputs in ascending order within a part and the parts' sums added in part order:
+    // the same sums in the same order on any number of threads (spec/lp.md §4.7).
     let compact = !st.max_loss && st.shared();
     for w in pool {
         w.lock().unwrap_or_else(|e| e.into_inner()).acc.fill(0.0);
     }
-    inv.par_iter_mut().enumerate().try_for_each(|(k, out)| {
-        // This thread's buffers (each worker locks only its own; any other index
-        // would only wait).
-        let t = rayon::current_thread_index().unwrap_or(0) % pool.len();
-        let mut work = pool[t].lock().unwrap_or_else(|e| e.into_inner());
-        let Work { b, l, x, mem, acc } = &mut *work;
-        // b is all zeros here: fresh, or cleared entry by entry below.
-        let th = &theta[st.rows(k)];
-        let ly = st.layout(k);
-        for (i, &p) in st.out_rows(k).iter().enumerate() {
-            let ([uu, vv, uv, vu], _) = st.pattern(k, p);
-            let (t, a) = (th[i], st.inv_c[p as usize]);
-            b[uu] += t * a * a;
-            b[vv] += t;
-            b[uv] -= t * a;
-            b[vu] -= t * a;
+    let per = kk.div_ceil(pool.len()).max(1);
+    inv.par_chunks_mut(per).enumerate().try_for_each(|(part, chunk)| {
+        let mut work = pool[part].lock().unwrap_or_else(|e| e.into_inner());
+        for (o, out) in chunk.iter_mut().enumerate() {
+            invert_block(st, it, theta, part * per + o, &mut work, compact, out)?;
         }
-        let mut dmax = vec![0.0f64; ly.comps.len()];
-        for u in 0..n {
-            let Some((d, c)) = st.diagonal(k, u) else {
-                continue;
-            };
-            let d = &mut b[d];
-            *d += it.w[k * n + u] / it.x[k * n + u];
-            dmax[c] = dmax[c].max(*d);
-        }
-        let mut ok = true;
-        for (c, comp) in ly.comps.iter().enumerate() {
-            let (o, m) = (ly.offs[c], comp.len());
-            let (bc, oc) = (&b[o..o + m * m], &mut out[o..o + m * m]);
-            let shift = dmax[c] * 1e-14 + 1e-300;
-            ok = spd_inverse(bc, m, &ly.split[c], shift, (l, x, mem), !compact, oc);
-            if !ok {
-                break;
-            }
-            if compact {
-                // Y follows X in the work buffer ([`spd_inverse`]).
-                let (p1, p2) = ly.split[c].top();
-                let y = &x[(p1 + p2) * (m - p1 - p2)..];
-                add_inverse(oc, m, (p1, p2), y, &mut acc[o..o + m * m]);
-            } else if !st.max_loss {
-                // A localized LP: the whole inverse into this thread's n×n sums.
-                for (jb, &j) in comp.iter().enumerate() {
-                    let col = &oc[jb * m..(jb + 1) * m];
-                    let a = &mut acc[j as usize * n..(j as usize + 1) * n];
-                    for (&i, v) in comp.iter().zip(col) {
-                        a[i as usize] += v;
-                    }
-                }
-            }
-        }
-        // Clear the entries written above (B's pattern: the pairs and the diagonal),
-        // not the whole buffer: Σ_c n_c² entries per output were ≈ 2 % of the time
-        // on Rome500.
-        for &p in st.out_rows(k) {
-            let ([_, _, uv, vu], _) = st.pattern(k, p);
-            b[uv] = 0.0;
-            b[vu] = 0.0;
-        }
-        for u in 0..n {
-            if let Some((d, _)) = st.diagonal(k, u) {
-                b[d] = 0.0;
-            }
-        }
-        if ok {
-            Ok(())
-        } else {
-            Err(LpError::Numerical(format!(
-                "block interior point: output {k}'s block is not positive definite"
-            )))
-        }
+        Ok::<(), LpError>(())
     })?;
-    let mut acc = vec![
-        0.0;
-        if st.max_loss {
-            0
-        } else {
-            pool[0].lock().unwrap_or_else(|e| e.into_inner()).acc.len()
+    let mut acc = vec![];
+    if compact {
+        for w in pool {
+            let w = w.lock().unwrap_or_else(|e| e.into_inner());
+            if acc.is_empty() {
+                acc = vec![0.0; w.acc.len()];
+            }
+            acc.iter_mut().zip(&w.acc).for_each(|(a, v)| *a += v);
         }
-    ];
-    for w in pool {
-        let w = w.lock().unwrap_or_else(|e| e.into_inner());
-        acc.iter_mut().zip(&w.acc).for_each(|(a, v)| *a += v);
     }
     let ns = if st.max_loss { 2 * n + 1 } else { n };
     let sums = if compact {
@@ -303,8 +237,7 @@ pub(super) fn factor(
         }
         sums
     } else if !st.max_loss {
-        // A localized LP's n×n sums, whole.
-        acc
+        localized_sums(st, &inv)
     } else {
         cost_weighted_sums(st, &inv, ns)
     };
@@ -343,41 +276,137 @@ pub(super) fn factor(
     })
 }
 
+/// Form output k's block B_k = Σ θ g gᵀ + diag(w/x), invert it into `out` and, on the
+/// whole LP's expected loss (`compact`), add its compact inverse to the part's sums. The
+/// part's `b` is all zeros on entry and on return.
+fn invert_block(
+    st: &Structure,
+    it: &Iterate,
+    theta: &[f64],
+    k: usize,
+    work: &mut Work,
+    compact: bool,
+    out: &mut [f64],
+) -> Result<(), LpError> {
+    let n = st.n;
+    let Work { b, l, x, mem, acc } = work;
+    let th = &theta[st.rows(k)];
+    let ly = st.layout(k);
+    for (i, &p) in st.out_rows(k).iter().enumerate() {
+        let ([uu, vv, uv, vu], _) = st.pattern(k, p);
+        let (t, a) = (th[i], st.inv_c[p as usize]);
+        b[uu] += t * a * a;
+        b[vv] += t;
+        b[uv] -= t * a;
+        b[vu] -= t * a;
+    }
+    let mut dmax = vec![0.0f64; ly.comps.len()];
+    for u in 0..n {
+        let Some((d, c)) = st.diagonal(k, u) else {
+            continue;
+        };
+        let d = &mut b[d];
+        *d += it.w[k * n + u] / it.x[k * n + u];
+        dmax[c] = dmax[c].max(*d);
+    }
+    let mut ok = true;
+    for (c, comp) in ly.comps.iter().enumerate() {
+        let (o, m) = (ly.offs[c], comp.len());
+        let (bc, oc) = (&b[o..o + m * m], &mut out[o..o + m * m]);
+        let shift = dmax[c] * 1e-14 + 1e-300;
+        ok = spd_inverse(bc, m, &ly.split[c], shift, (l, x, mem), !compact, oc);
+        if !ok {
+            break;
+        }
+        if compact {
+            // Y follows X in the work buffer ([`spd_inverse`]).
+            let (p1, p2) = ly.split[c].top();
+            let y = &x[(p1 + p2) * (m - p1 - p2)..];
+            add_inverse(oc, m, (p1, p2), y, &mut acc[o..o + m * m]);
+        }
+    }
+    // Clear the entries written above (B's pattern: the pairs and the diagonal),
+    // not the whole buffer: Σ_c n_c² entries per output were ≈ 2 % of the time
+    // on Rome500.
+    for &p in st.out_rows(k) {
+        let ([_, _, uv, vu], _) = st.pattern(k, p);
+        b[uv] = 0.0;
+        b[vu] = 0.0;
+    }
+    for u in 0..n {
+        if let Some((d, _)) = st.diagonal(k, u) {
+            b[d] = 0.0;
+        }
+    }
+    if ok {
+        Ok(())
+    } else {
+        Err(LpError::Numerical(format!(
+            "block interior point: output {k}'s block is not positive definite"
+        )))
+    }
+}
+
+/// A localized LP's Schur complement Σ_k B_k⁻¹ as n×n, from the whole inverses: parallel
+/// over columns j, the outputs in ascending order within each (the same sum in the same
+/// order on any number of threads).
+fn localized_sums(st: &Structure, inv: &[Vec<f64>]) -> Vec<f64> {
+    let n = st.n;
+    let mut sums = vec![0.0; n * n];
+    sums.par_chunks_mut(n).enumerate().for_each(|(j, a)| {
+        for (k, bks) in inv.iter().enumerate() {
+            let ly = st.layout(k);
+            let (c, jb) = ly.place[j];
+            if c == u32::MAX {
+                continue;
+            }
+            let (c, jb) = (c as usize, jb as usize);
+            let comp = &ly.comps[c];
+            let m = comp.len();
+            let col = &bks[ly.offs[c] + jb * m..ly.offs[c] + (jb + 1) * m];
+            for (&i, v) in comp.iter().zip(col) {
+                a[i as usize] += v;
+            }
+        }
+    });
+    sums
+}
+
 /// The max loss's Schur complement blocks (loss rows kept): R = Σ B⁻¹, Q = Σ D B⁻¹,
 /// P = Σ D B⁻¹ D (Θ_loss⁻¹ and the border of ΔL are added by [`factor`]), from the full
 /// inverses; B⁻¹ is 0 between components.
 fn cost_weighted_sums(st: &Structure, inv: &[Vec<f64>], ns: usize) -> Vec<f64> {
+    // Parallel over inputs i (rows i and n + i), the sum over outputs k in ascending order:
+    // every entry is added in the same order on any number of threads (spec/lp.md §4.7).
     let (n, kk) = (st.n, st.kk);
-    inv.par_iter()
+    let mut acc = vec![0.0; ns * ns];
+    let (top, rest) = acc.split_at_mut(n * ns);
+    top.par_chunks_mut(ns)
+        .zip(rest[..n * ns].par_chunks_mut(ns))
         .enumerate()
-        .fold(
-            || vec![0.0; ns * ns],
-            |mut acc, (k, bks)| {
+        .for_each(|(i, (pi, ri))| {
+            for (k, bks) in inv.iter().enumerate() {
                 let ly = st.layout(k);
-                for (c, comp) in ly.comps.iter().enumerate() {
-                    let (bi, m) = (&bks[ly.offs[c]..ly.offs[c + 1]], comp.len());
-                    for (a, &i) in comp.iter().enumerate() {
-                        let i = i as usize;
-                        for (b, &j) in comp.iter().enumerate() {
-                            let (j, v) = (j as usize, bi[a * m + b]);
-                            let (di, dj) = (st.cost[i * kk + k], st.cost[j * kk + k]);
-                            acc[i * ns + j] += di * v * dj; // P
-                            acc[i * ns + n + j] -= di * v; // −Q
-                            acc[(n + i) * ns + j] -= v * dj; // −Qᵀ
-                            acc[(n + i) * ns + n + j] += v; // R
-                        }
-                    }
+                let (c, a) = ly.place[i];
+                if c == u32::MAX {
+                    continue;
                 }
-                acc
-            },
-        )
-        .reduce(
-            || vec![0.0; ns * ns],
-            |mut a, b| {
-                a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
-                a
-            },
-        )
+                let (c, a) = (c as usize, a as usize);
+                let comp = &ly.comps[c];
+                let m = comp.len();
+                let row = &bks[ly.offs[c] + a * m..ly.offs[c] + (a + 1) * m];
+                let di = st.cost[i * kk + k];
+                for (&j, &v) in comp.iter().zip(row) {
+                    let j = j as usize;
+                    let dj = st.cost[j * kk + k];
+                    pi[j] += di * v * dj; // P
+                    pi[n + j] -= di * v; // −Q
+                    ri[j] -= v * dj; // −Qᵀ
+                    ri[n + j] += v; // R
+                }
+            }
+        });
+    acc
 }
 
 pub(super) struct Direction {

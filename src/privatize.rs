@@ -24,11 +24,11 @@ use crate::audit::{self, Report, Verdict};
 use crate::error::InputError;
 use crate::exact::{f64_nearest, N, Q};
 use crate::io::{self, Limits, MechanismFile};
-use crate::progress::Progress;
 use crate::mechanism::Matrix;
 use crate::mechanisms::madlib::Madlib;
 use crate::mechanisms::tem::TemSampler;
 use crate::metric::{MetricKind, Space};
+use crate::progress::Progress;
 use rand::{Rng, RngCore, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 use std::collections::HashMap;
@@ -318,7 +318,6 @@ pub fn privatize<R: Rng>(
     })?;
     Ok(count)
 }
-
 
 /// A mechanism file that passed the audit under a pipeline's policy: what `mdp privatize
 /// --mechanism` and `mdp release item-wise` sample from (`spec/threat-model.md` §2).

@@ -13,9 +13,9 @@ use mdp::exact::Q;
 use mdp::io::{self, Limits};
 use mdp::loss::{self, Cost};
 use mdp::lp::model::RowForm;
+use mdp::lp::Solver;
 use mdp::mechanism::Matrix;
 use mdp::mechanisms::optimal::{self, PmoParams};
-use mdp::lp::Solver;
 use mdp::metric::{MetricKind, Space};
 use mdp::privacy::Prepared;
 use mdp::produce::{produce, Family, Pmo, Request};
@@ -108,12 +108,7 @@ fn expected_loss_upper(space: &Space, m: &Matrix, within: Option<&Q>) -> f64 {
 
 /// Benders's certified bounds [LB, UB] (the `lp_dual` bound, the upper end of its exact
 /// matrix's loss) bracket the whole LP's certified optimum with no tolerance; returned.
-fn certified_bounds_bracket(
-    space: &Space,
-    eps: &Q,
-    eta: &Q,
-    built: &mdp::lp::Built,
-) -> (f64, f64) {
+fn certified_bounds_bracket(space: &Space, eps: &Q, eta: &Q, built: &mdp::lp::Built) -> (f64, f64) {
     let (opt_lo, opt_hi, _) = whole_lp_optimum(space, eps, &params(eta));
     let lb = built.lower_bound.expect("a certified lower bound");
     let ub = expected_loss_upper(space, &built.matrix, Some(eta));

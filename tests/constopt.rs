@@ -7,10 +7,10 @@ mod common;
 use common::{arb_eps, arb_space, audit_matrix, q};
 use mdp::audit::Verdict;
 use mdp::exact::{q_from_f64, Q};
+use mdp::lp::Solver;
 use mdp::mechanism::Matrix;
 use mdp::mechanisms::constopt::{self, Replacement};
 use mdp::mechanisms::optimal;
-use mdp::lp::Solver;
 use mdp::metric::Space;
 use proptest::prelude::*;
 use serde_json::json;
@@ -137,10 +137,7 @@ proptest! {
 fn imo_t2_constopt_passes_and_is_above_optimal() {
     let cases: Vec<(Space, Q)> = vec![
         (mdp::builtin::space("cities40").unwrap().0, q(3, 1)),
-        (
-            mdp::builtin::space("blackhole:8:1/10").unwrap().0,
-            q(4, 1),
-        ),
+        (mdp::builtin::space("blackhole:8:1/10").unwrap().0, q(4, 1)),
     ];
     for (space, eps) in cases {
         let n = space.n();

@@ -4,13 +4,13 @@
 
 use mdp::audit::{self, Options, Verdict};
 use mdp::bounds;
+use mdp::certificate;
 use mdp::exact::{f64_down, f64_up, q_from_f64, Q};
 use mdp::io::lp_dual::{self, Bounded, LpDual};
 use mdp::io::{self, Limits};
-use mdp::certificate;
+use mdp::lp::{Built, Solver};
 use mdp::mechanisms::exponential::exponential;
 use mdp::mechanisms::optimal::{self, PmoParams};
-use mdp::lp::{Built, Solver};
 use mdp::mechanisms::spanner;
 use mdp::metric::{MetricKind, Space};
 use mdp::progress::Silent;

@@ -5,11 +5,11 @@
 use mdp::audit::{self, Options, Verdict};
 use mdp::exact::Q;
 use mdp::io::{self, Limits};
-use mdp::progress::Round;
-use mdp::mechanisms::optimal;
 use mdp::lp::Solver;
+use mdp::mechanisms::optimal;
 use mdp::metric::{MetricKind, Space};
 use mdp::progress::Progress;
+use mdp::progress::Round;
 use std::sync::Mutex;
 
 /// Records every report.

@@ -20,7 +20,11 @@ fn build(args: &[&str], out: &str, threads: Option<usize>) -> Vec<u8> {
         None => cmd.env_remove("RAYON_NUM_THREADS"),
     };
     let o = cmd.output().unwrap();
-    assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     std::fs::read(out).unwrap()
 }
 
@@ -35,14 +39,51 @@ fn lp_builds_are_byte_identical_on_any_number_of_threads() {
     let rome50 = tmp("rome50.csv", Some(rome.as_bytes()));
     let cases: Vec<(&str, Vec<&str>)> = vec![
         // OPTMech, structured interior point then lazy rounds (auto → block).
-        ("optimal-rome50", vec!["optimal", "--space", &rome50, "--epsilon", "0.142"]),
-        ("optimal-cities40", vec!["optimal", "--space", "builtin:cities40", "--epsilon", "3"]),
+        (
+            "optimal-rome50",
+            vec!["optimal", "--space", &rome50, "--epsilon", "0.142"],
+        ),
+        (
+            "optimal-cities40",
+            vec!["optimal", "--space", "builtin:cities40", "--epsilon", "3"],
+        ),
         // PMO within η: the localized LP; and the whole LP (block).
-        ("pmo-local", vec!["pmo", "--space", "builtin:rome100", "--epsilon", "2", "--within", "2"]),
-        ("pmo-whole", vec!["pmo", "--space", "builtin:rome100", "--epsilon", "5"]),
-        ("constopt", vec!["constopt", "--space", "builtin:cities40", "--epsilon", "3"]),
-        ("spanner", vec!["spanner", "--space", "builtin:cities40", "--epsilon", "3"]),
-        ("benders", vec!["benders", "--space", "builtin:rome100", "--epsilon", "5", "--within", "2"]),
+        (
+            "pmo-local",
+            vec![
+                "pmo",
+                "--space",
+                "builtin:rome100",
+                "--epsilon",
+                "2",
+                "--within",
+                "2",
+            ],
+        ),
+        (
+            "pmo-whole",
+            vec!["pmo", "--space", "builtin:rome100", "--epsilon", "5"],
+        ),
+        (
+            "constopt",
+            vec!["constopt", "--space", "builtin:cities40", "--epsilon", "3"],
+        ),
+        (
+            "spanner",
+            vec!["spanner", "--space", "builtin:cities40", "--epsilon", "3"],
+        ),
+        (
+            "benders",
+            vec![
+                "benders",
+                "--space",
+                "builtin:rome100",
+                "--epsilon",
+                "5",
+                "--within",
+                "2",
+            ],
+        ),
     ];
     for (name, args) in &cases {
         let out = tmp(&format!("{name}.json"), None);

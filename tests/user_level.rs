@@ -1017,7 +1017,11 @@ fn user_level_experiments_write_every_series() {
     assert_eq!(rows("user_level_linear.csv"), 8);
     // 2 α × 1 n × 6 methods.
     assert_eq!(rows("user_level_freq.csv"), 12);
-    for svg in ["user_level_accountant", "user_level_linear", "user_level_freq"] {
+    for svg in [
+        "user_level_accountant",
+        "user_level_linear",
+        "user_level_freq",
+    ] {
         let text = std::fs::read_to_string(dir.join(format!("{svg}.svg"))).unwrap();
         assert!(text.starts_with("<svg") && text.contains("</svg>"), "{svg}");
     }
@@ -1026,7 +1030,9 @@ fn user_level_experiments_write_every_series() {
         ..settings
     };
     match run(&bad, Some(&rome), &mdp::progress::Silent) {
-        Err(ExperimentError::Invalid(mdp::user_level::UserLevelError::Invalid { field, .. })) => {
+        Err(ExperimentError::Invalid(mdp::user_level::UserLevelError::Invalid {
+            field, ..
+        })) => {
             assert_eq!(field, "alphas")
         }
         other => panic!("{other:?}"),

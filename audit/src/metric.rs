@@ -570,7 +570,9 @@ impl Space {
             .map(std::sync::Mutex::new)
             .collect();
         let next = AtomicUsize::new(0);
-        let threads = std::thread::available_parallelism().map_or(1, |t| t.get()).min(m.max(1));
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |t| t.get())
+            .min(m.max(1));
         std::thread::scope(|scope| {
             for _ in 0..threads {
                 scope.spawn(|| loop {
@@ -974,10 +976,18 @@ mod tests {
         use rayon::prelude::*;
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
-            let pool = rayon::ThreadPoolBuilder::new().num_threads(16).build().unwrap();
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(16)
+                .build()
+                .unwrap();
             for t in 0..40i64 {
                 let pts = (0..60i64)
-                    .map(|i| vec![q(41_000 + (i * 37 + t) % 900, 1000), q(12_300 + (i * 53) % 700, 1000)])
+                    .map(|i| {
+                        vec![
+                            q(41_000 + (i * 37 + t) % 900, 1000),
+                            q(12_300 + (i * 53) % 700, 1000),
+                        ]
+                    })
                     .collect();
                 let s = Space::from_points(MetricKind::Haversine, pts, None).unwrap();
                 let total: f64 = pool.install(|| {

@@ -10,8 +10,8 @@ use super::lazy;
 use super::partition::{Decomposition, Subset};
 use super::sub::Cut;
 use crate::lp::model::PrivacyLp;
-use crate::lp::LpError;
 use crate::lp::sparse::{Sense, SparseLp};
+use crate::lp::LpError;
 use std::collections::HashSet;
 
 /// Most master solves per iteration while chain rows are being added.

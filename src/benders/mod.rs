@@ -28,8 +28,8 @@ pub mod sub;
 use crate::exact::Q;
 use crate::lp::model::PrivacyLp;
 use crate::lp::repair;
-use crate::mechanisms::optimal::{self, PmoParams};
 use crate::lp::{invalid, BuildError, Built, LpError};
+use crate::mechanisms::optimal::{self, PmoParams};
 use crate::metric::Space;
 use crate::progress::Progress;
 use incumbent::Incumbent;
@@ -646,8 +646,7 @@ pub fn benders(
     let t = Instant::now();
     let out = solve(&lp, &dec, shape, opts, progress)?;
     let seconds_primal = t.elapsed().as_secs_f64();
-    let rep =
-        repair::repair(&lp, &out.m, eps, Some(within), max_prec).ok_or(BuildError::Repair)?;
+    let rep = repair::repair(&lp, &out.m, eps, Some(within), max_prec).ok_or(BuildError::Repair)?;
     // The certificate without its smallest multipliers: the bound may fall by their sum,
     // at most CERT_BUDGET of the loop's gap (plus 10⁻⁹ relative), and the file shrinks
     // (spec/benders.md §3).

@@ -20,8 +20,8 @@
 //! (the published code counts it twice).
 
 use super::lazy;
-use crate::lp::LpError;
 use crate::lp::sparse::{Sense, SparseLp};
+use crate::lp::LpError;
 use serde::{Deserialize, Serialize};
 
 /// One end of a subproblem row.

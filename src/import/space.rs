@@ -15,7 +15,6 @@ pub fn load_space(spec: &str, limits: &Limits) -> Result<Space, InputError> {
     load_space_with_labels(spec, limits).map(|(s, _)| s)
 }
 
-
 /// Load a space and, when the source has them, the labels of its points: `builtin:NAME`
 /// (the data set's labels), a `.csv` file ([`space_from_csv`]), a `.geojson` file or any
 /// JSON file holding a GeoJSON `FeatureCollection` ([`space_from_geojson`]), or a JSON metric

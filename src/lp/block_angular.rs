@@ -32,9 +32,9 @@
 //! The answer is a float candidate like Clarabel's: the caller repairs and proves the
 //! mechanism exactly.
 
-use super::LpError;
 use super::sparse::{Sense, Solution, SparseLp};
 use super::vector::{axpy, max_step};
+use super::LpError;
 use crate::progress::Progress;
 use rayon::prelude::*;
 

@@ -40,7 +40,10 @@ pub enum BuildError {
     Invalid { field: String, message: String },
     /// The float solver failed, after its fallbacks (`context`: which LP, e.g. `benders`).
     #[error("{context}{err}", context = context.map_or(String::new(), |c| format!("{c}: ")))]
-    Lp { context: Option<&'static str>, err: LpError },
+    Lp {
+        context: Option<&'static str>,
+        err: LpError,
+    },
     /// No uniform mix up to the limit makes the float candidate pass the exact check.
     #[error("exact repair failed: no uniform mix up to the limit passes the exact check")]
     Repair,

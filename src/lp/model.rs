@@ -127,7 +127,6 @@ pub enum RowForm {
     Scaled,
 }
 
-
 /// How the pairs of a privacy LP are chosen.
 pub enum PairSet<'b> {
     /// Every ordered pair of distinct inputs.

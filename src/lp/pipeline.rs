@@ -4,9 +4,9 @@
 //! ([`crate::certificate`]). The reported gap is the repaired matrix's exact loss minus
 //! that bound. OPTMech, PMO, SpannerMech, ConstOPTMech and Benders all end here.
 
+use super::error::{invalid, BuildError};
 use super::model::{Objective, PrivacyLp, CAPS, SIMPLEX_CAP};
 use super::solver::{solve_float, Solver};
-use super::error::{invalid, BuildError};
 use super::{block_ipm, repair, simplex, Dual};
 use crate::certificate;
 use crate::exact::{f64_down, q_from_f64, Q};
@@ -410,14 +410,9 @@ pub fn lp_dual_of(lp: &PrivacyLp, d: &Dual) -> LpDual {
 
 /// Turn a float dual into an `lp_dual` certificate and prove its bound exactly (the
 /// claimed value is the proven one).
-fn prove(
-    lp: &PrivacyLp,
-    d: &Dual,
-    pb: &certificate::Problem,
-) -> Result<(LpDual, Q), BuildError> {
+fn prove(lp: &PrivacyLp, d: &Dual, pb: &certificate::Problem) -> Result<(LpDual, Q), BuildError> {
     let mut cert = lp_dual_of(lp, d);
-    let rejected =
-        |e: certificate::Rejected| BuildError::CertificateRejected(e.0);
+    let rejected = |e: certificate::Rejected| BuildError::CertificateRejected(e.0);
     // The safe f64 bound (directed rounding; spec/lp.md §5) is the claim whenever it is
     // within the float LP value's tolerance: the auditor then reproduces it without
     // rational arithmetic. Otherwise (float cancellation on extreme constants, or an

@@ -13,11 +13,11 @@
 //!    r grows 16× and steps 3–5 repeat (never observed; bounded by [`MAX_TRIES`]).
 
 use super::model::PrivacyLp;
-use crate::privacy::exp_eps_d;
 use crate::exact::float::FI;
 use crate::exact::{q_from_f64, Q};
 use crate::mechanism::Matrix;
 use crate::metric::Space;
+use crate::privacy::exp_eps_d;
 use crate::privacy::{self, Decision, Prepared};
 use rayon::prelude::*;
 

@@ -4,7 +4,7 @@
 //! the localized LP, else Clarabel's lazy rows.
 
 use super::model::{self, Objective, PrivacyLp};
-use super::{block_ipm, ipm, local, simplex, support, Dual, Primal, LpError};
+use super::{block_ipm, ipm, local, simplex, support, Dual, LpError, Primal};
 use crate::progress::Progress;
 
 /// Initial neighbours per input for the simplex's lazy rows.
@@ -27,7 +27,6 @@ pub enum Solver {
     /// other LPs (measured in spec/lp.md §4.3).
     Auto,
 }
-
 
 impl Solver {
     /// `auto` resolved for an LP over `n` inputs and `k` outputs with `rows` privacy rows
@@ -122,13 +121,11 @@ pub(crate) fn solve_float(
                 }
             };
             let margin = block_ipm::NEAR_TIGHT;
-            support::solve(lp, rows, used, warm.as_deref(), margin, progress).map(
-                |(mut p, d)| {
-                    // The primal's seconds include the structured phase.
-                    p.seconds = start.elapsed().as_secs_f64();
-                    (p, dual.then_some(d))
-                },
-            )
+            support::solve(lp, rows, used, warm.as_deref(), margin, progress).map(|(mut p, d)| {
+                // The primal's seconds include the structured phase.
+                p.seconds = start.elapsed().as_secs_f64();
+                (p, dual.then_some(d))
+            })
         }
         Solver::Simplex => {
             let p = simplex::solve_primal(lp, INITIAL_NEIGHBOURS, progress)?;

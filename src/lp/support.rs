@@ -18,8 +18,8 @@
 use super::block_ipm;
 use super::ipm::{self, Row};
 use super::model::{Objective, PrivacyLp};
-use super::{Dual, LpError, Primal};
 pub use super::used::{used_outputs, used_outputs_above, SUPPORT_TOL};
+use super::{Dual, LpError, Primal};
 use crate::progress::Progress;
 use rayon::prelude::*;
 use std::collections::HashSet;

@@ -46,7 +46,9 @@ mod tests {
     #[test]
     fn sums_are_the_same_on_any_number_of_threads() {
         let n = 5 * CHUNK + 123;
-        let a: Vec<f64> = (0..n).map(|i| ((i * 7919) % 1000) as f64 * 1e-3 + 1e-9 * i as f64).collect();
+        let a: Vec<f64> = (0..n)
+            .map(|i| ((i * 7919) % 1000) as f64 * 1e-3 + 1e-9 * i as f64)
+            .collect();
         let b: Vec<f64> = (0..n).map(|i| 1.0 / (1.0 + i as f64)).collect();
         let reference: f64 = a
             .chunks(CHUNK)
@@ -56,7 +58,10 @@ mod tests {
             .into_iter()
             .sum();
         for threads in [1, 2, 7] {
-            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
             let got = pool.install(|| dot(&a, &b));
             assert_eq!(got.to_bits(), reference.to_bits(), "{threads} threads");
         }

@@ -26,12 +26,12 @@
 //! variables 1 + n + S₁; rows (18) n, (20) n, (19) S₁ (bounds), (22) S₂, (25) S₁',
 //! (26) S₁' (S₁' = S₁ without the sets I(w) = W); non-zeros n(n+1) + n² + S₁ + 4S₁' + 2S₂.
 
-use crate::lp::{invalid, BuildError, Solver};
 use crate::exact::Q;
 use crate::lp::block_angular;
 use crate::lp::model::zero_pairs;
 use crate::lp::repair;
 use crate::lp::sparse::{Sense, Solution, SparseLp};
+use crate::lp::{invalid, BuildError, Solver};
 use crate::mechanism::Matrix;
 use crate::metric::Space;
 use crate::progress::Progress;
@@ -653,9 +653,8 @@ pub fn constopt(space: &Space, p: &Params, progress: &dyn Progress) -> Result<Bu
         solved.into_iter().map(|(t, m, _)| (t, m)).unzip();
     let m = ms.swap_remove(best);
     let zero = zero_pairs(space);
-    let rep =
-        repair::repair_matrix(space, &m, n, &zero, p.eps, None, p.max_prec)
-            .ok_or(BuildError::Repair)?;
+    let rep = repair::repair_matrix(space, &m, n, &zero, p.eps, None, p.max_prec)
+        .ok_or(BuildError::Repair)?;
     Ok(Built {
         matrix: rep.matrix,
         counts,

@@ -9,10 +9,10 @@
 //! upper ends) and t·d uses the enclosure's lower end, so the stretch bound it leaves is a
 //! proof, re-checked by [`verify_stretch`].
 
-use crate::lp::{certified, BuildError, Built, Solver};
 use crate::exact::float::{add_up, mul_down, FI};
 use crate::exact::Q;
 use crate::lp::model::{Objective, PairSet, PrivacyLp};
+use crate::lp::{certified, BuildError, Built, Solver};
 use crate::metric::Space;
 use crate::progress::Progress;
 
@@ -131,9 +131,8 @@ pub fn spanner_mech(
     }
     let t = (2 * u64::from(k) - 1) as f64;
     let (edges, _) = greedy_spanner(space, t);
-    let stretch = verify_stretch(space, &edges, t).map_err(|(u, v)| {
-        BuildError::StretchUnproven { stretch: t, u, v }
-    })?;
+    let stretch = verify_stretch(space, &edges, t)
+        .map_err(|(u, v)| BuildError::StretchUnproven { stretch: t, u, v })?;
     let lp = spanner_lp(space, eps, k, &edges, max_prec);
     // No dual: a bound for the spanner LP is not a bound for ε·d-private mechanisms.
     let built = certified(

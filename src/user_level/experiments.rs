@@ -8,7 +8,7 @@
 use super::evaluation;
 use super::freq::Clustered;
 use super::priv_emd_linear::{LinearQuery, Norm};
-use super::{invalid, Budget, UserLevelError, Units};
+use super::{invalid, Budget, Units, UserLevelError};
 use crate::exact::Q;
 use crate::experiment::{svg_chart, write_csv};
 use crate::metric::Space;

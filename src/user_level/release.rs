@@ -13,8 +13,8 @@
 
 use super::freq::ClusteredRr;
 use super::shuffle::{self, Bound, Model};
-use super::{invalid, UserLevelError, Units};
-use crate::certified::{CertifyError, Certified};
+use super::{invalid, Units, UserLevelError};
+use crate::certified::{Certified, CertifyError};
 use crate::exact::Q;
 use crate::mechanism::Matrix;
 use crate::privatize::{exact_rows, ExactRow};

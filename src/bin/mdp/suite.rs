@@ -4,8 +4,8 @@
 
 use crate::{emit, epsilon, lp_space, require_metric, MAX_PREC};
 use mdp::audit::{self, Verdict};
-use mdp::exact::{f64_nearest, parse_rational, q_from_f64, Q};
 use mdp::calibrate::CalibrationError;
+use mdp::exact::{f64_nearest, parse_rational, q_from_f64, Q};
 use mdp::experiment::{self, Family};
 use mdp::io::{self, Limits};
 use mdp::mechanism::Outputs;

@@ -11,11 +11,11 @@ use mdp::privatize;
 use mdp::user_level::emd::{self, Histogram};
 use mdp::user_level::freq::{Clustered, ClusteredRr};
 use mdp::user_level::priv_emd_linear::{LinearQuery, Norm, PrivEmdLinear, Scope};
-use mdp::user_level::shuffle::{self, Model};
-use mdp::user_level::users::{for_each_user, ItemNames};
 use mdp::user_level::release::{
     certified_randomizer, freq_budget, FreqBudget, ItemWise, ItemWiseGuarantee,
 };
+use mdp::user_level::shuffle::{self, Model};
+use mdp::user_level::users::{for_each_user, ItemNames};
 use mdp::user_level::{experiments, reduction, Budget, Units, UserLevelError};
 use serde_json::json;
 use std::io::{BufReader, Write};

@@ -11,8 +11,8 @@ use super::structure::{local_structure, pair_index, select, Iterate, Layout, Str
 use super::{Warm, DUAL_BUDGET, PARTS, SOLVED_GAP, WORKING_GAP};
 use crate::lp::ipm::Row;
 use crate::lp::model::{Objective, PrivacyLp};
-use crate::lp::{LpError, Round};
 use crate::lp::vector::{axpy, dot, max_step, sum_by};
+use crate::lp::{LpError, Round};
 use crate::progress::Progress;
 use rayon::prelude::*;
 use std::time::Instant;
@@ -425,7 +425,8 @@ pub(super) fn run(
             break;
         }
         if !pobj.is_finite() || !dobj.is_finite() {
-            return Err(LpError::Numerical("block interior point: non-finite iterate".into(),
+            return Err(LpError::Numerical(
+                "block interior point: non-finite iterate".into(),
             ));
         }
         let t_f = Instant::now();

@@ -88,7 +88,11 @@ impl Work {
             .map(|(c, sp)| sp.scratch(c.len()))
             .max()
             .unwrap_or(0);
-        let acc = if !st.max_loss && st.shared() { total } else { 0 };
+        let acc = if !st.max_loss && st.shared() {
+            total
+        } else {
+            0
+        };
         Work {
             acc: vec![0.0; acc],
             ..Work::new(m, total, xlen)
@@ -202,13 +206,15 @@ pub(super) fn factor(
         w.lock().unwrap_or_else(|e| e.into_inner()).acc.fill(0.0);
     }
     let per = kk.div_ceil(pool.len()).max(1);
-    inv.par_chunks_mut(per).enumerate().try_for_each(|(part, chunk)| {
-        let mut work = pool[part].lock().unwrap_or_else(|e| e.into_inner());
-        for (o, out) in chunk.iter_mut().enumerate() {
-            invert_block(st, it, theta, part * per + o, &mut work, compact, out)?;
-        }
-        Ok::<(), LpError>(())
-    })?;
+    inv.par_chunks_mut(per)
+        .enumerate()
+        .try_for_each(|(part, chunk)| {
+            let mut work = pool[part].lock().unwrap_or_else(|e| e.into_inner());
+            for (o, out) in chunk.iter_mut().enumerate() {
+                invert_block(st, it, theta, part * per + o, &mut work, compact, out)?;
+            }
+            Ok::<(), LpError>(())
+        })?;
     let mut acc = vec![];
     if compact {
         for w in pool {

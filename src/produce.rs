@@ -55,7 +55,7 @@ pub enum ProduceError {
     Build(BuildError),
     /// The privacy LP's estimated memory ([`crate::lp::memory_need`], bytes) with `solver`
     /// is over the budget `max_memory` (bytes): a bad `max-memory`, or `solver`.
-    #[error("max-memory: the privacy LP over {n} inputs × {k} outputs needs about {} with solver {solver:?} (estimate), over the budget of {}; use fewer points, ConstOPTMech or raise the budget", mib(*need), mib(*budget))]
+    #[error("max-memory: {}", self.lp_memory_message("the block solver", "the budget"))]
     LpMemory {
         n: u64,
         k: u64,
@@ -66,6 +66,34 @@ pub enum ProduceError {
     /// The built mechanism could not be certified (nothing is returned to write).
     #[error(transparent)]
     Certify(#[from] CertifyError),
+}
+
+impl ProduceError {
+    /// [`ProduceError::LpMemory`]'s explanation, naming the block solver and the budget as
+    /// the caller says them (the library: "the block solver", "the budget"; the command
+    /// line: its flags). Empty for other errors.
+    pub fn lp_memory_message(&self, block: &str, budget_name: &str) -> String {
+        let ProduceError::LpMemory {
+            n,
+            k,
+            need,
+            budget,
+            solver,
+        } = self
+        else {
+            return String::new();
+        };
+        let with = if *solver == Solver::Block {
+            format!(" with {block}")
+        } else {
+            String::new()
+        };
+        format!(
+            "the privacy LP over {n} inputs × {k} outputs needs about {}{with} (estimate), over the budget of {}; use fewer points, ConstOPTMech (mdp build constopt) or raise {budget_name}",
+            mib(*need),
+            mib(*budget)
+        )
+    }
 }
 
 fn invalid(field: &str, message: impl Into<String>) -> ProduceError {

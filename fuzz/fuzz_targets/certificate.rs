@@ -108,7 +108,7 @@ impl Bytes<'_> {
 /// not derive new numbers from huge ones (its own exact arithmetic and printing of
 /// 300 kbit rationals made slow units that the auditor rejects in milliseconds).
 fn exact(v: &Value) -> Option<Q> {
-    mdp_audit::io::number(v, "").ok().filter(|q| mdp_audit::io::bits(q) <= 1 << 14)
+    mdp_audit::io::number(v, "").ok().filter(|q| mdp_audit::exact::bits(q) <= 1 << 14)
 }
 
 fn qv(q: &Q) -> Value {

@@ -82,7 +82,7 @@ fn check_entries(limits: &Limits, name: &str, rows: usize, cols: usize) -> Resul
 }
 
 fn bits_budget(m: &Matrix, name: &str, limits: &Limits) -> Result<(), InputError> {
-    let total: u64 = m.data.par_iter().map(io::bits).sum();
+    let total: u64 = m.data.par_iter().map(crate::exact::bits).sum();
     if total > limits.max_bits {
         return Err(io::over_bits(name, limits));
     }

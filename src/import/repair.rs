@@ -197,15 +197,7 @@ pub fn repair_external(x: &External, opts: &RepairOptions) -> Result<ExternalRep
             tolerance: tol,
         });
     }
-    let zero = Q::from(0u32);
-    let clamped = Matrix::new(
-        n,
-        k,
-        m.data
-            .iter()
-            .map(|q| if *q < 0u32 { zero.clone() } else { q.clone() })
-            .collect(),
-    );
+    let clamped = clamp(m);
     let one = Q::from(1u32);
     let mut max_dev = 0.0f64;
     for (u, s) in m.row_sums().iter().enumerate() {

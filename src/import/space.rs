@@ -344,7 +344,7 @@ pub fn space_from_csv_as(
                 return Err(input_error(at(r, coord_cols[1]), m));
             }
         }
-        used += p.iter().map(io::bits).sum::<u64>();
+        used += p.iter().map(crate::exact::bits).sum::<u64>();
         if used > limits.max_bits {
             return Err(io::over_bits(name, limits));
         }
@@ -424,7 +424,7 @@ pub fn space_from_geojson(
         if let Some(m) = bad_lon {
             return Err(input_error(format!("{cp}[0]"), m));
         }
-        used += io::bits(&lat) + io::bits(&lon);
+        used += crate::exact::bits(&lat) + crate::exact::bits(&lon);
         if used > limits.max_bits {
             return Err(io::over_bits(name, limits));
         }

@@ -16,13 +16,12 @@
 
 use super::model::{Objective, PrivacyLp, RowForm};
 use super::simplex::{initial_rows, near_tight, separate_top};
-use super::{Dual, LpError, Primal, Round};
+use super::{Dual, LpError, Primal, Round, Row};
 use crate::progress::Progress;
 use std::collections::HashSet;
 use std::time::Instant;
 
 /// A privacy row (u, v, k): M\[u\]\[k\] ≤ c·M\[v\]\[k\].
-pub(crate) use super::solution::Row;
 
 /// LPs with at most this many privacy rows are solved whole (one round); larger ones
 /// start from the rows of each input's [`LAZY_NEIGHBOURS`] nearest neighbours.

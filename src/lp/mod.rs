@@ -3,7 +3,7 @@
 //! (Clarabel's interior point with lazy rows, [`ipm`]; the structured interior point,
 //! [`block_ipm`], and its localized form, [`local`]; the block-angular interior point of
 //! ConstOPTMech, [`block_angular`]; microlp's simplex, [`simplex`]), the choice among them
-//! ([`Solver`], `auto` resolved in one place, [`Solver::resolve`]), the exact repair of
+//! ([`Solver`]; `auto` resolved for OPTMech and PMO by [`Solver::resolve`]), the exact repair of
 //! their primal ([`repair`]) and the certified pipeline every LP family shares
 //! ([`certified`]: solve → repair → prove the dual → the caller's self-audit), and MPS
 //! export ([`mps`]). Floats find answers; exact rationals prove them: the dual certificate

@@ -25,7 +25,7 @@ pub const FEASIBILITY_TOL: f64 = 1e-9;
 
 use super::error::LpError;
 use super::solution::{Dual, Primal};
-pub use crate::progress::Round;
+use crate::progress::Round;
 
 fn options() -> SolveOptions {
     let mut o = SolveOptions::default();

@@ -21,10 +21,13 @@ pub enum Solver {
     /// lazy rounds' working sets from its hand-over iterate (Clarabel where one of those
     /// stops short; spec/lp.md §4.3).
     Block,
-    /// [`Solver::Block`] for OPTMech and PMO when its every-row iterate fits the memory
-    /// budget (resolved by [`mod@crate::produce`]); else, for a PMO within η, the localized LP
-    /// (spec/lp.md §4.6) and [`Solver::Ipm`] if it does not apply or fails; `Ipm` for the
-    /// other LPs (measured in spec/lp.md §4.3).
+    /// For OPTMech and PMO ([`Solver::resolve`], called by [`mod@crate::produce`]):
+    /// [`Solver::Block`] when its every-row iterate fits the row limit and the memory
+    /// budget; else, for a PMO within η, the localized LP (spec/lp.md §4.6) and
+    /// [`Solver::Ipm`] if it does not apply or fails; else `Ipm`. SpannerMech passes `Auto`
+    /// to [`solve_float`] as it is (the localized LP does not apply to a max loss: Clarabel's
+    /// lazy rows), and ConstOPTMech decides its own (`mechanisms::constopt`; measured in
+    /// spec/lp.md §4.3, §4.5).
     Auto,
 }
 
@@ -75,8 +78,9 @@ pub(crate) fn solve_float(
     match solver {
         Solver::Ipm => ipm::solve(lp, progress).map(|(p, d)| (p, dual.then_some(d))),
         Solver::Auto => {
-            // `auto` reaches here only where the whole LP is past the structured solver's
-            // budget (`produce`): the localized LP if it applies, else Clarabel's lazy rows.
+            // `auto` reaches here where `Solver::resolve` kept it (a PMO within η whose whole
+            // LP is past the structured solver's budget) or unresolved (SpannerMech): the
+            // localized LP if it applies, else Clarabel's lazy rows.
             if let Some((p, d)) = solve_localized(lp, aim, max_memory, progress) {
                 return Ok((p, dual.then_some(d)));
             }

@@ -16,9 +16,9 @@
 //! verified exactly, as for every solver.
 
 use super::block_ipm;
-use super::ipm::{self, Row};
 use super::model::{Objective, PrivacyLp};
 pub use super::used::{used_outputs, used_outputs_above, SUPPORT_TOL};
+use super::{ipm, Row};
 use super::{Dual, LpError, Primal};
 use crate::progress::Progress;
 use rayon::prelude::*;

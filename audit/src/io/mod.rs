@@ -3,7 +3,7 @@
 
 pub mod lp_dual;
 
-use crate::exact::{format_rational, parse_rational, Q};
+use crate::exact::{bits, format_rational, parse_rational, Q};
 use crate::mechanism::{Matrix, Outputs};
 use crate::metric::{MetricKind, Space};
 use serde_json::{Map, Value};
@@ -288,8 +288,6 @@ pub fn number_matrix(
     }
     Ok(Matrix::new(a.len(), k, data))
 }
-
-pub use crate::exact::bits;
 
 /// `rows × cols` exact numbers (entries, or pairwise distances the auditor keeps) within
 /// `--max-entries`.

@@ -113,13 +113,9 @@ fn produce_exit(e: ProduceError) -> Result<i32, String> {
 /// A build failure as the command line says it: the library's message, and the flag
 /// that changes the outcome where there is one.
 fn build_error(e: &mdp::lp::BuildError) -> String {
-    use mdp::lp::{BuildError, LpError};
+    use mdp::lp::BuildError;
     match e {
         BuildError::NoIncumbent { .. } => format!("{e} (raise --max-iter)"),
-        BuildError::Lp {
-            err: LpError::RowLimit { .. },
-            ..
-        } => format!("{e}; use --solver auto or ipm (lazy rows)"),
         e => e.to_string(),
     }
 }
@@ -128,24 +124,10 @@ fn build_error(e: &mdp::lp::BuildError) -> String {
 pub(crate) fn flag_error(e: &ProduceError) -> String {
     match e {
         ProduceError::Invalid { field, message } => format!("--{field}: {message}"),
-        ProduceError::LpMemory {
-            n,
-            k,
-            need,
-            budget,
-            solver,
-        } => {
-            let with = if *solver == mdp::lp::Solver::Block {
-                " with --solver block"
-            } else {
-                ""
-            };
-            format!(
-                "--max-memory: the privacy LP over {n} inputs × {k} outputs needs about {:.0} MiB{with} (estimate), over the budget of {:.0} MiB; use fewer points, ConstOPTMech (mdp build constopt) or raise --max-memory",
-                *need as f64 / (1u64 << 20) as f64,
-                *budget as f64 / (1u64 << 20) as f64
-            )
-        }
+        ProduceError::LpMemory { .. } => format!(
+            "--max-memory: {}",
+            e.lp_memory_message("--solver block", "--max-memory")
+        ),
         other => other.to_string(),
     }
 }

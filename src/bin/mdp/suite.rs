@@ -433,7 +433,6 @@ pub fn calibrate(a: &CalibrateArgs) -> Result<i32, String> {
     let (c, inst) = match experiment::calibrated(&space, &f, a.target, &delta, a.target) {
         Ok(x) => x,
         Err(e @ CalibrationError::Unreachable { .. }) => return Err(format!("--target: {e}")),
-        Err(CalibrationError::Failed(e)) if e.starts_with("--") => return Err(e),
         Err(e) => {
             eprintln!("mdp: {e}");
             return Ok(crate::EXIT_SOLVER);

@@ -286,7 +286,15 @@ fn q(flag: &str, s: &str) -> Result<Q, String> {
 fn ul(e: UserLevelError) -> String {
     match e {
         UserLevelError::Invalid { field, message } => format!("--{field}: {message}"),
+        e => e.to_string(),
+    }
+}
+
+/// [`ul`] for the commands that take `--budget` (its exact-operation budget named).
+fn ul_b(e: UserLevelError) -> String {
+    match e {
         e @ UserLevelError::Budget { .. } => format!("{e} (raise --budget)"),
+        e => ul(e),
     }
 }
 
@@ -303,11 +311,11 @@ pub(crate) fn emd_cmd(a: &EmdArgs) -> Result<i32, String> {
     let names = ItemNames::new(space.n(), labels.as_deref());
     let (x, y) = (items_of(&names, &a.a, "A")?, items_of(&names, &a.b, "B")?);
     let mut budget = Budget::new(a.budget);
-    let hx = Histogram::from_items(&x, space.n()).map_err(ul)?;
-    let hy = Histogram::from_items(&y, space.n()).map_err(ul)?;
-    let v = emd::emd(&space, &hx, &hy, &mut budget).map_err(ul)?;
+    let hx = Histogram::from_items(&x, space.n()).map_err(ul_b)?;
+    let hy = Histogram::from_items(&y, space.n()).map_err(ul_b)?;
+    let v = emd::emd(&space, &hx, &hy, &mut budget).map_err(ul_b)?;
     let perm = if a.assignment {
-        Some(emd::assignment(&space, &x, &y, &mut budget).map_err(ul)?)
+        Some(emd::assignment(&space, &x, &y, &mut budget).map_err(ul_b)?)
     } else {
         None
     };
@@ -544,8 +552,8 @@ fn linear(a: &LinearArgs) -> Result<i32, String> {
     let mut budget = Budget::new(a.budget);
     match a.model {
         ModelArg::Local => {
-            let mech =
-                PrivEmdLinear::new(&space, query, &alpha, Scope::Local, &mut budget).map_err(ul)?;
+            let mech = PrivEmdLinear::new(&space, query, &alpha, Scope::Local, &mut budget)
+                .map_err(ul_b)?;
             let users = for_each_user(open_users(&a.io.users)?, &names, |items| {
                 let z = mech.release(&items, &mut rng);
                 writeln!(out, "{}", json!(z)).map_err(|e| e.to_string())
@@ -597,10 +605,10 @@ fn linear(a: &LinearArgs) -> Result<i32, String> {
                 Scope::Central { n: users },
                 &mut budget,
             )
-            .map_err(ul)?;
+            .map_err(ul_b)?;
             let disc = match a.resample.samples {
                 Some(_) => {
-                    let units = Units::for_space(&space, &mut budget).map_err(ul)?;
+                    let units = Units::for_space(&space, &mut budget).map_err(ul_b)?;
                     a.resample.discrete(&units, &alpha, &Q::from(0u32))?
                 }
                 None => None,

@@ -9,9 +9,9 @@
 use super::newton::{direction, factor, refine_tol, row_step, Target, Work};
 use super::structure::{local_structure, pair_index, select, Iterate, Layout, Structure};
 use super::{Warm, DUAL_BUDGET, PARTS, SOLVED_GAP, WORKING_GAP};
-use crate::lp::ipm::Row;
 use crate::lp::model::{Objective, PrivacyLp};
 use crate::lp::vector::{axpy, dot, max_step, sum_by};
+use crate::lp::Row;
 use crate::lp::{LpError, Round};
 use crate::progress::Progress;
 use rayon::prelude::*;

@@ -41,8 +41,8 @@ mod iteration;
 mod newton;
 mod structure;
 
-use super::ipm::Row;
 use super::model::PrivacyLp;
+use super::Row;
 use super::{Dual, LpError, Primal};
 use crate::progress::Progress;
 use iteration::{run, weight_total, End, Rows};

@@ -7,8 +7,8 @@
 //! out on them ([`Iterate`]).
 
 use super::dissection::{dissect, Split, DISSECT_MIN};
-use crate::lp::ipm::Row;
 use crate::lp::model::PrivacyLp;
+use crate::lp::Row;
 use crate::progress::Progress;
 use rayon::prelude::*;
 

@@ -25,7 +25,7 @@ pub enum Solver {
     /// [`Solver::Block`] when its every-row iterate fits the row limit and the memory
     /// budget; else, for a PMO within η, the localized LP (spec/lp.md §4.6) and
     /// [`Solver::Ipm`] if it does not apply or fails; else `Ipm`. SpannerMech passes `Auto`
-    /// to [`solve_float`] as it is (the localized LP does not apply to a max loss: Clarabel's
+    /// to `solve_float` as it is (the localized LP does not apply to a max loss: Clarabel's
     /// lazy rows), and ConstOPTMech decides its own (`mechanisms::constopt`; measured in
     /// spec/lp.md §4.3, §4.5).
     Auto,

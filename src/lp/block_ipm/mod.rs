@@ -90,7 +90,7 @@ pub const NEAR_TIGHT: f64 = 0.05;
 /// buffers and Schur sums, added in part order: a constant, so that the floating-point
 /// sums, and every decision after them, are the same on any number of threads (spec/lp.md
 /// §4.7). Eight keep two to eight cores busy.
-pub(super) const PARTS: usize = 8;
+pub const PARTS: usize = 8;
 
 /// The memory the structured phase holds for `rows_total` privacy rows (every row of the
 /// LP) over n inputs and k outputs, on top of the lazy-row interior point's

@@ -21,7 +21,9 @@ pub const MAX_IPM_MIX: f64 = 1e-6;
 /// That fallback is taken only for working sets up to this many rows: past it the simplex
 /// would take hours (microlp needed 19 s for the 26 100 rows of OPTMech at n = 30; Rome
 /// n = 200 ends with 349 000), so the interior point's repaired mechanism is kept and the
-/// certified-gap message names the repair's excess (spec/lp.md §4).
+/// certified-gap message names the repair's excess (spec/lp.md §4). The same limit holds
+/// for the simplex's dual when the interior point's dual proof falls short
+/// ([`certify_dual`]; spec/lp.md §4.7).
 pub const SIMPLEX_FALLBACK_ROWS: usize = 50_000;
 
 /// A certified LP mechanism and what was measured while building it.
@@ -236,11 +238,24 @@ pub(crate) fn certify_dual(
     // loss (`upper`) is already more than the target above the LP value (measured: 22 s
     // spent for nothing on MiniLM n = 50, ε = 20); on a small one it is cheap and still
     // tightens the lower bound, a statement about every private mechanism.
+    // Past SIMPLEX_FALLBACK_ROWS working rows the simplex's dual LP takes hours (microlp
+    // needed 19 s for 26 100 rows): it is not started, and the gap note says why. This
+    // was the stall of issue 38 (spec/lp.md §4.7): 200 random planar points at ε = 2 ended
+    // with an interior point dual 7.4·10⁻⁸ (relative) short of the 10⁻⁷ target and
+    // started microlp on 1 573 899 rows.
     let tol = target * objective.abs() + 1e-12;
     let dual_can_close = upper.is_none_or(|u| u - objective <= target * u.abs());
-    if let Some(rows) = fallback.filter(|rows| {
-        f64_down(&bound) < objective - tol && (dual_can_close || rows.len() <= CHEAP_DUAL_ROWS)
-    }) {
+    let short = f64_down(&bound) < objective - tol;
+    if let Some(rows) = fallback.filter(|rows| short && rows.len() > SIMPLEX_FALLBACK_ROWS) {
+        progress.note(&format!(
+            "lp: the interior point dual proves {:.3e} below the LP value; the simplex's dual on the {} working rows is not tried (over {SIMPLEX_FALLBACK_ROWS} rows it takes hours)",
+            objective - f64_down(&bound),
+            rows.len()
+        ));
+    }
+    if let Some(rows) =
+        fallback.filter(|rows| simplex_dual_worth_trying(short, dual_can_close, rows.len()))
+    {
         let t = std::time::Instant::now();
         progress.start(
             &format!(
@@ -296,6 +311,15 @@ pub(crate) fn certify_dual(
             seconds,
         }
     })
+}
+
+/// Whether [`certify_dual`] solves the simplex's dual LP on `rows` working rows: only when
+/// the interior point's proof falls `short` of the target, never past
+/// [`SIMPLEX_FALLBACK_ROWS`] rows (hours of microlp: the stall of issue 38), and on more
+/// than [`CHEAP_DUAL_ROWS`] rows only if the written matrix is close enough that the dual
+/// can close the gap (`dual_can_close`).
+fn simplex_dual_worth_trying(short: bool, dual_can_close: bool, rows: usize) -> bool {
+    short && rows <= SIMPLEX_FALLBACK_ROWS && (dual_can_close || rows <= CHEAP_DUAL_ROWS)
 }
 
 /// Relative certified gap the producers aim for (issue 14).
@@ -436,6 +460,24 @@ fn prove(lp: &PrivacyLp, d: &Dual, pb: &certificate::Problem) -> Result<(LpDual,
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The simplex's dual is never started on a working set past SIMPLEX_FALLBACK_ROWS
+    /// (200 planar points at ε = 2 started microlp on 1 573 899 rows and ran for hours),
+    /// is tried on small ones whenever the proof falls short, and on mid-sized ones only
+    /// when it can close the gap.
+    #[test]
+    fn simplex_dual_is_never_tried_past_the_fallback_limit() {
+        assert!(!simplex_dual_worth_trying(true, true, 1_573_899));
+        assert!(!simplex_dual_worth_trying(
+            true,
+            true,
+            SIMPLEX_FALLBACK_ROWS + 1
+        ));
+        assert!(simplex_dual_worth_trying(true, true, SIMPLEX_FALLBACK_ROWS));
+        assert!(simplex_dual_worth_trying(true, false, CHEAP_DUAL_ROWS));
+        assert!(!simplex_dual_worth_trying(true, false, CHEAP_DUAL_ROWS + 1));
+        assert!(!simplex_dual_worth_trying(false, true, 10));
+    }
 
     #[test]
     fn gap_message_names_the_part_that_keeps_the_gap_open() {

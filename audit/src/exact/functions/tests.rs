@@ -565,8 +565,14 @@ proptest! {
         let x = Interval::new(lo.clone(), hi.clone());
         let p = &lo + (&hi - &lo) * Q::from_unsigneds(t, 16u32);
         let pi_ = Interval::point(p.clone());
-        prop_assert!(exp(&pi_, 120).is_subset_of(&exp(&x, 40)) || t == 0 || t == 16);
-        prop_assert!(exp(&x, 40).intersect(&exp(&pi_, 120)).is_some());
+        // exp is enclosed only for |x| ≤ EXP_MAX_ARG (2^21; `exp` panics past it by design):
+        // an interval reaching past it has no enclosure to compare (seen: [2.77, 6.8·10⁶]).
+        if let (Some(wide), Some(fine)) = (exp_checked(&x, 40), exp_checked(&pi_, 120)) {
+            prop_assert!(fine.is_subset_of(&wide) || t == 0 || t == 16);
+            prop_assert!(wide.intersect(&fine).is_some());
+        } else {
+            prop_assert!(lo.abs() > Q::from(EXP_MAX_ARG) || hi.abs() > Q::from(EXP_MAX_ARG));
+        }
         prop_assert!(sin(&x, 40).intersect(&sin(&pi_, 120)).is_some());
         prop_assert!(cos(&x, 40).intersect(&cos(&pi_, 120)).is_some());
         prop_assert!(atan(&x, 40).intersect(&atan(&pi_, 120)).is_some());

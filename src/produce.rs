@@ -53,45 +53,41 @@ pub enum ProduceError {
     /// other than `Invalid`).
     #[error(transparent)]
     Build(BuildError),
-    /// The privacy LP's estimated memory ([`crate::lp::memory_need`], bytes) with `solver`
-    /// is over the budget `max_memory` (bytes): a bad `max-memory`, or `solver`.
-    #[error("max-memory: {}", self.lp_memory_message("the block solver", "the budget"))]
-    LpMemory {
-        n: u64,
-        k: u64,
-        need: u64,
-        budget: u64,
-        solver: Solver,
-    },
+    /// The privacy LP's estimated memory is over the budget: a bad `max-memory`, or
+    /// `solver`.
+    #[error("max-memory: {}", .0.message("the block solver", "the budget"))]
+    LpMemory(LpMemory),
     /// The built mechanism could not be certified (nothing is returned to write).
     #[error(transparent)]
     Certify(#[from] CertifyError),
 }
 
-impl ProduceError {
-    /// [`ProduceError::LpMemory`]'s explanation, naming the block solver and the budget as
-    /// the caller says them (the library: "the block solver", "the budget"; the command
-    /// line: its flags). Empty for other errors.
-    pub fn lp_memory_message(&self, block: &str, budget_name: &str) -> String {
-        let ProduceError::LpMemory {
-            n,
-            k,
-            need,
-            budget,
-            solver,
-        } = self
-        else {
-            return String::new();
-        };
-        let with = if *solver == Solver::Block {
+/// An LP over `n` inputs and `k` outputs whose estimated memory `need` with `solver`
+/// ([`crate::lp::memory_need`], bytes) is over the `budget` (bytes).
+#[derive(Debug)]
+pub struct LpMemory {
+    pub n: u64,
+    pub k: u64,
+    pub need: u64,
+    pub budget: u64,
+    pub solver: Solver,
+}
+
+impl LpMemory {
+    /// The explanation, naming the block solver and the budget as the caller says them
+    /// (the library: "the block solver", "the budget"; the command line: its flags).
+    pub fn message(&self, block: &str, budget_name: &str) -> String {
+        let with = if self.solver == Solver::Block {
             format!(" with {block}")
         } else {
             String::new()
         };
         format!(
-            "the privacy LP over {n} inputs × {k} outputs needs about {}{with} (estimate), over the budget of {}; use fewer points, ConstOPTMech (mdp build constopt) or raise {budget_name}",
-            mib(*need),
-            mib(*budget)
+            "the privacy LP over {} inputs × {} outputs needs about {}{with} (estimate), over the budget of {}; use fewer points, ConstOPTMech (mdp build constopt) or raise {budget_name}",
+            self.n,
+            self.k,
+            mib(self.need),
+            mib(self.budget)
         )
     }
 }
@@ -429,13 +425,13 @@ pub fn check_lp_memory_rows(
     let (n, k) = (n as u64, k as u64);
     let need = crate::lp::memory_need(n, k, rows, solver);
     if need > max_memory {
-        return Err(ProduceError::LpMemory {
+        return Err(ProduceError::LpMemory(LpMemory {
             n,
             k,
             need,
             budget: max_memory,
             solver,
-        });
+        }));
     }
     Ok(())
 }
@@ -717,7 +713,7 @@ pub fn build(
         Family::Optimal { solver } => {
             let rows = crate::lp::model::rows_upper(n as u64, n as u64);
             let solver = solver.resolve(n as u64, n as u64, rows, false, req.max_memory);
-            check_lp_memory(n, n, solver, req.max_memory)?;
+            check_lp_memory_rows(n, n, rows, solver, req.max_memory)?;
             lp_assembled(
                 optimal::optimal(space, eps, solver, MAX_PREC, progress)?,
                 json!({}),

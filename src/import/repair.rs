@@ -3,7 +3,6 @@
 //! repaired `mdp/1` document (`mdp repair`).
 
 use super::matrix::{document, ImportOptions};
-use super::space::file_claim;
 use crate::exact::{f64_nearest, q_from_f64, Q};
 use crate::io::{self, input_error, InputError, Limits, MechanismFile};
 use crate::loss::{self, Cost};
@@ -310,13 +309,8 @@ impl ToRepair {
         name: &str,
         limits: &Limits,
     ) -> Result<ToRepair, InputError> {
-        let (eps, fspace) = file_claim(space, &opts.epsilon, opts.eps_in_metric)?;
-        let iopts = ImportOptions {
-            epsilon: eps,
-            eps_in_metric: false,
-            outputs_are_inputs: opts.outputs_are_inputs,
-        };
-        let doc = document(&clamp(&raw), &fspace, &iopts, meta, name)?;
+        // `document` makes the (ε, metric) claim of `opts` itself (`file_claim`).
+        let doc = document(&clamp(&raw), space, opts, meta, name)?;
         let file = io::mechanism_from_value(&doc, limits)?;
         Ok(ToRepair { doc, file, raw })
     }

@@ -12,6 +12,7 @@
 
 use super::freq::{clustered_emd, laplace_baseline, Clustered, ClusteredRr};
 use super::priv_emd_linear::{unit_ball, LinearQuery, Norm, PrivEmdLinear, Scope};
+use super::release::freq_budget;
 use super::shuffle::{self, Model};
 use super::{Budget, UserLevelError};
 use crate::exact::{f64_nearest, f64_up, Q};
@@ -389,13 +390,9 @@ pub fn frequency(
     for &n in ns {
         for &alpha in alphas {
             let aq = crate::exact::q_from_f64(alpha);
-            let comp = alpha / m as f64;
-            let a0 = |model: Model| -> f64 {
-                let s = shuffle::max_alpha0(model, &aq, &dq)
-                    .map(|i| f64_nearest(&i.alpha0))
-                    .unwrap_or(0.0);
-                s.max(comp)
-            };
+            // The larger of Theorem 4.4's inverse and composition's α/m, as the release
+            // takes it.
+            let a0 = |model: Model| f64_nearest(&freq_budget(model, &aq, &dq).alpha0);
             let a0_local = a0(Model::Local { m: m as u64 });
             let a0_central = a0(Model::Central {
                 n: n as u64,

@@ -94,7 +94,7 @@ fn write_certified(c: &Certified, output: &str) -> Result<(), String> {
 /// that fails its own audit prints the report and exits 1 (nothing is written).
 fn produce_exit(e: ProduceError) -> Result<i32, String> {
     match e {
-        ProduceError::Invalid { .. } | ProduceError::LpMemory { .. } => Err(flag_error(&e)),
+        ProduceError::Invalid { .. } | ProduceError::LpMemory(_) => Err(flag_error(&e)),
         ProduceError::Build(e) => {
             eprintln!("mdp: {}", build_error(&e));
             Ok(EXIT_SOLVER)
@@ -124,9 +124,9 @@ fn build_error(e: &mdp::lp::BuildError) -> String {
 pub(crate) fn flag_error(e: &ProduceError) -> String {
     match e {
         ProduceError::Invalid { field, message } => format!("--{field}: {message}"),
-        ProduceError::LpMemory { .. } => format!(
+        ProduceError::LpMemory(m) => format!(
             "--max-memory: {}",
-            e.lp_memory_message("--solver block", "--max-memory")
+            m.message("--solver block", "--max-memory")
         ),
         other => other.to_string(),
     }

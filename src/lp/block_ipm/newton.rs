@@ -215,15 +215,11 @@ pub(super) fn factor(
             }
             Ok::<(), LpError>(())
         })?;
-    let mut acc = vec![];
-    if compact {
-        for w in pool {
-            let w = w.lock().unwrap_or_else(|e| e.into_inner());
-            if acc.is_empty() {
-                acc = vec![0.0; w.acc.len()];
-            }
-            acc.iter_mut().zip(&w.acc).for_each(|(a, v)| *a += v);
-        }
+    // The parts' per-component sums, added in part order (the whole LP's expected loss).
+    let mut acc = vec![0.0; if compact { st.layouts[0].total() } else { 0 }];
+    for w in pool.iter().filter(|_| compact) {
+        let w = w.lock().unwrap_or_else(|e| e.into_inner());
+        acc.iter_mut().zip(&w.acc).for_each(|(a, v)| *a += v);
     }
     let ns = if st.max_loss { 2 * n + 1 } else { n };
     let sums = if compact {

@@ -615,7 +615,11 @@ fn pruning_never_goes_through_a_duplicate() {
     assert!(b.t < 1e-9, "repair needed a mix of {}", b.t);
     let r = audited(&space, &eps, &b, json!({}));
     assert_eq!(r.verdict, Verdict::Pass);
-    assert!(r.loss_max.unwrap()[1] - b.lower_bound.unwrap() < 1e-12);
+    // The simplex's vertex is optimal to rounding; the written file may give up 10⁻¹⁰ of
+    // max cost to a coarser grid (spec/lp.md §4.4 step 4) and 10⁻⁹ (relative) of the
+    // bound to a compact certificate (§5.1).
+    let (upper, lower) = (r.loss_max.unwrap()[1], b.lower_bound.unwrap());
+    assert!(upper - lower < 1e-9 * upper + 1e-10, "{upper} − {lower}");
 }
 
 /// Regression (found by `mdp experiment scalability` on Rome, ε = 2): where e^{εd} reaches
@@ -709,7 +713,7 @@ fn support_agrees(
     for row in p.m.chunks(kk) {
         prop_assert!((row.iter().sum::<f64>() - 1.0).abs() < 1e-7);
     }
-    let cert = mdp::lp::lp_dual_of(&lp, &d);
+    let cert = mdp::lp::lp_dual_of(&lp, &d, None);
     let sites: Vec<usize> = (0..n).collect();
     let pb = certificate::Problem {
         space,
@@ -729,7 +733,7 @@ fn support_agrees(
     // optimum, the simplex's on its 551 rows 7·10⁻¹⁰.
     if bound < pf.objective - tol {
         let d2 = simplex::solve_dual(&lp, &p.rows).unwrap();
-        let c2 = mdp::lp::lp_dual_of(&lp, &d2);
+        let c2 = mdp::lp::lp_dual_of(&lp, &d2, None);
         bound = bound.max(f64_down(
             &certificate::proven_bound(&c2, &pb, n, kk).unwrap(),
         ));

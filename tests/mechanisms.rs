@@ -6,7 +6,7 @@ mod common;
 use common::{arb_eps, arb_space, audit_matrix, q};
 use mdp::audit::Verdict;
 use mdp::exact::{f64_down, f64_nearest, q_from_f64, Q};
-use mdp::mechanisms::exponential::weighted_exponential;
+use mdp::mechanisms::exponential::{entry_digits, weighted_exponential};
 use mdp::mechanisms::madlib::{normal_quantile, Madlib};
 use mdp::mechanisms::tem::{self, TemSampler};
 use mdp::metric::{MetricKind, Space};
@@ -24,6 +24,38 @@ fn arb_gamma() -> impl Strategy<Value = Q> {
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 64, .. ProptestConfig::default() })]
+
+    /// (exponential slack, spec/theorems.md) EXPMECH_Y's entries are written with the
+    /// digits its slack covers: every row sums to exactly 1, every entry but the row's
+    /// largest has at most `entry_digits` significant digits, and the exact audit passes.
+    #[test]
+    fn exponential_entries_are_short_exact_and_private(
+        space in arb_space(2, 12), eps in arb_eps(), weighted: bool,
+    ) {
+        let n = space.n();
+        let w: Vec<Q> = (0..n).map(|i| q(1 + (i as i64 * 7) % 5, 3)).collect();
+        let weights = weighted.then_some(&w[..]);
+        let m = weighted_exponential(&space, &eps, weights);
+        let r = audit_matrix(&space, &eps, &m, json!({}));
+        prop_assert_eq!(r.verdict, Verdict::Pass);
+        let digits = entry_digits(&space, &eps, weights);
+        prop_assert!(digits.is_some(), "no rounding on a space with points ≥ 0.01 apart");
+        let s = digits.unwrap();
+        for u in 0..n {
+            let row = m.row(u);
+            prop_assert_eq!(row.iter().sum::<Q>(), Q::from(1u32));
+            // One entry per row (the largest in floats) takes the remainder.
+            let long: Vec<String> = row
+                .iter()
+                .map(mdp::exact::format_rational)
+                .filter(|text| {
+                    let mantissa = text.split('e').next().unwrap().replace(['.', '-'], "");
+                    mantissa.trim_start_matches('0').trim_end_matches('0').len() > s
+                })
+                .collect();
+            prop_assert!(long.len() <= 1, "row {}: {:?} have more than {} digits", u, long, s);
+        }
+    }
 
     /// TEM-L41: the truncated score −min(d, γ) has sensitivity ≤ d(w, w'), exactly, on
     /// Manhattan and Chebyshev spaces (rational distances).

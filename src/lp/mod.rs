@@ -15,6 +15,7 @@
 
 pub mod block_angular;
 pub mod block_ipm;
+pub mod compact;
 pub mod error;
 pub mod ipm;
 pub mod local;

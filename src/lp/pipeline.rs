@@ -7,6 +7,7 @@
 use super::error::{invalid, BuildError};
 use super::model::{Objective, PrivacyLp, CAPS, SIMPLEX_CAP};
 use super::solver::{solve_float, Solver};
+use super::compact::{self, COMPACT_LOSS};
 use super::{block_ipm, repair, simplex, Dual};
 use crate::certificate;
 use crate::exact::{f64_down, q_from_f64, Q};
@@ -225,7 +226,8 @@ pub(crate) fn certify_dual(
         ),
         None,
     );
-    let (mut cert, mut bound) = prove(lp, &d, pb)?;
+    let (mut cert, mut bound) = prove(lp, &d, pb, None)?;
+    let mut chosen = d;
     progress.finish(&format!(
         "lp: dual certificate proves loss ≥ {:.12e} ({:.1} s)",
         f64_down(&bound),
@@ -266,9 +268,9 @@ pub(crate) fn certify_dual(
             None,
         );
         if let Ok(d2) = simplex::solve_dual(lp, rows) {
-            let (c2, b2) = prove(lp, &d2, pb)?;
+            let (c2, b2) = prove(lp, &d2, pb, None)?;
             if b2 > bound {
-                (cert, bound) = (c2, b2);
+                (cert, bound, chosen) = (c2, b2, d2);
             }
         }
         seconds += t.elapsed().as_secs_f64();
@@ -278,6 +280,8 @@ pub(crate) fn certify_dual(
             t.elapsed().as_secs_f64()
         ));
     }
+    // The compact certificate (spec/lp.md §5.1).
+    (cert, bound) = compacted(lp, pb, &chosen, cert, bound, progress);
     // Float noise can leave the proof a hair below 0 where the optimum is ≈ 0 (e.g. a
     // prior on one input). The same certificate without γ bounds the loss by
     // Σ_u w_u·min_k cost(u,k) ≥ 0: it is kept when it certifies the LP value to within
@@ -403,8 +407,11 @@ fn gap_message(
 }
 
 /// A float dual of `lp` as an `lp_dual` certificate, its claimed value 0 (to be replaced by
-/// a proven one); an all-zero β becomes all ones (any β ≥ 0 not all 0 is valid).
-pub fn lp_dual_of(lp: &PrivacyLp, d: &Dual) -> LpDual {
+/// a proven one), each multiplier written with `digits` significant digits, or as the
+/// shortest decimal that reads back as its double (`None`); an all-zero β becomes all
+/// ones (any β ≥ 0 not all 0 is valid).
+pub fn lp_dual_of(lp: &PrivacyLp, d: &Dual, digits: Option<usize>) -> LpDual {
+    let short = |x: f64| decimal(x, digits);
     let bounded = match lp.objective {
         Objective::MaxLoss => Bounded::MaxLoss,
         Objective::Expected { .. } => Bounded::ExpectedLoss,
@@ -415,11 +422,11 @@ pub fn lp_dual_of(lp: &PrivacyLp, d: &Dual) -> LpDual {
         beta: d
             .beta
             .as_ref()
-            .map(|b| b.iter().map(|&x| q_from_f64(x)).collect()),
+            .map(|b| b.iter().map(|&x| short(x)).collect()),
         gamma: d
             .gamma
             .iter()
-            .map(|&(u, v, k, g)| (u as usize, v as usize, k as usize, q_from_f64(g)))
+            .map(|&(u, v, k, g)| (u as usize, v as usize, k as usize, short(g)))
             .collect(),
     };
     if cert
@@ -432,10 +439,96 @@ pub fn lp_dual_of(lp: &PrivacyLp, d: &Dual) -> LpDual {
     cert
 }
 
+/// `x` as a decimal of `digits` significant digits, or the shortest that reads back as
+/// `x` (`None`): a multiplier, where any value ≥ 0 is valid and the bound is proved from
+/// what is written, so it need not be the double's exact expansion (up to 1 074 digits).
+/// Non-finite values are kept as they are.
+fn decimal(x: f64, digits: Option<usize>) -> Q {
+    if !x.is_finite() {
+        return q_from_f64(x);
+    }
+    let s = match digits {
+        Some(d) => format!("{:.*e}", d.saturating_sub(1), x),
+        None => format!("{x:e}"),
+    };
+    crate::exact::parse_rational(&s).unwrap_or_else(|_| q_from_f64(x))
+}
+
+/// The claim for a safe f64 bound `fast`: `fast` rounded down to 16 significant digits,
+/// so the claim is ≤ the bound the auditor reproduces and short to write.
+fn claim(fast: f64) -> Q {
+    let exact = q_from_f64(fast);
+    let Ok(q) = crate::exact::parse_rational(&format!("{fast:.15e}")) else {
+        return exact;
+    };
+    if q <= exact {
+        return q;
+    }
+    // One unit of the 16th digit lower: |fast|·10⁻¹⁵ ≥ that unit.
+    let e = format!("{fast:e}");
+    let exp: i64 = e.rsplit('e').next().and_then(|x| x.parse().ok()).unwrap_or(0);
+    let unit = Q::from(10u32).pow(exp - 15);
+    let lower = q - unit;
+    if lower <= exact {
+        lower
+    } else {
+        exact
+    }
+}
+
+/// The compact form of the proof (`cert`, `bound`) of the float dual `d` (spec/lp.md
+/// §5.1): a vertex of each output's multipliers ([`compact::vertex_per_output`]), then the
+/// fewest significant digits of [`compact::DIGITS`]; each step is kept only if the total
+/// stays within [`COMPACT_LOSS`] (relative) of `bound`.
+fn compacted(
+    lp: &PrivacyLp,
+    pb: &certificate::Problem,
+    d: &Dual,
+    cert: LpDual,
+    bound: Q,
+    progress: &dyn Progress,
+) -> (LpDual, Q) {
+    let full = f64_down(&bound);
+    let floor = full - (COMPACT_LOSS * full.abs() + 1e-12);
+    let before = cert.gamma.len();
+    // Each candidate is judged by its safe f64 bound alone (no rational arithmetic), which
+    // is then its claim.
+    let within = |d: &Dual, digits: Option<usize>| -> Option<(LpDual, Q)> {
+        let mut c = lp_dual_of(lp, d, digits);
+        let fast = certificate::safe_f64_bound(&c, pb, lp.n, lp.k()).ok()?;
+        (fast.is_finite() && fast >= floor).then(|| {
+            c.value = claim(fast);
+            let b = c.value.clone();
+            (c, b)
+        })
+    };
+    let vertex = compact::vertex_per_output(lp, d);
+    let (d, mut best) = match vertex.as_ref().and_then(|v| Some((v, within(v, None)?))) {
+        Some((v, proof)) => (v, proof),
+        None => (d, (cert, bound)),
+    };
+    if let Some(proof) = compact::DIGITS.iter().find_map(|&s| within(d, Some(s))) {
+        best = proof;
+    }
+    progress.note(&format!(
+        "lp: compact certificate: {} of {before} multipliers{}, proving {:.12e} ({:.1e} below the full one)",
+        best.0.gamma.len(),
+        if vertex.is_some() && best.0.gamma.len() < before { " (a vertex per output)" } else { "" },
+        f64_down(&best.1),
+        full - f64_down(&best.1)
+    ));
+    best
+}
+
 /// Turn a float dual into an `lp_dual` certificate and prove its bound exactly (the
 /// claimed value is the proven one).
-fn prove(lp: &PrivacyLp, d: &Dual, pb: &certificate::Problem) -> Result<(LpDual, Q), BuildError> {
-    let mut cert = lp_dual_of(lp, d);
+fn prove(
+    lp: &PrivacyLp,
+    d: &Dual,
+    pb: &certificate::Problem,
+    digits: Option<usize>,
+) -> Result<(LpDual, Q), BuildError> {
+    let mut cert = lp_dual_of(lp, d, digits);
     let rejected = |e: certificate::Rejected| BuildError::CertificateRejected(e.0);
     // The safe f64 bound (directed rounding; spec/lp.md §5) is the claim whenever it is
     // within the float LP value's tolerance: the auditor then reproduces it without
@@ -444,11 +537,11 @@ fn prove(lp: &PrivacyLp, d: &Dual, pb: &certificate::Problem) -> Result<(LpDual,
     let fast = certificate::safe_f64_bound(&cert, pb, lp.n, lp.k()).map_err(rejected)?;
     let objective = d.objective;
     let bound = if fast.is_finite() && fast >= objective - (1e-9 * objective.abs() + 1e-12) {
-        q_from_f64(fast)
+        claim(fast)
     } else {
         let exact = certificate::proven_bound(&cert, pb, lp.n, lp.k()).map_err(rejected)?;
-        if fast.is_finite() && q_from_f64(fast) > exact {
-            q_from_f64(fast)
+        if fast.is_finite() && claim(fast) > exact {
+            claim(fast)
         } else {
             exact
         }
@@ -460,6 +553,38 @@ fn prove(lp: &PrivacyLp, d: &Dual, pb: &certificate::Problem) -> Result<(LpDual,
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The compact certificate (spec/lp.md §5.1) has at most n multipliers per output,
+    /// fewer than the interior point's dual, passes the kernel's verifier with its claim,
+    /// and proves within COMPACT_LOSS of the full certificate; on several spaces and ε.
+    #[test]
+    fn compact_certificate_is_a_sparse_valid_near_equal_proof() {
+        use crate::exact::Q;
+        use crate::mechanisms::optimal::optimal_lp;
+        use crate::metric::{MetricKind, Space};
+        for (seed, eps) in [(1u64, Q::from(1u32)), (7, Q::from_signeds(5, 2)), (11, Q::from(6u32))] {
+            let pts: Vec<Vec<Q>> = (0..14u64)
+                .map(|i| {
+                    let h = (i + 3) * (seed * 2654435761 + 97) % 1000;
+                    vec![Q::from_signeds(h as i64 % 37, 10), Q::from_signeds(h as i64 % 23, 10)]
+                })
+                .collect();
+            let space = Space::from_points(MetricKind::Euclidean, pts, None).unwrap();
+            let lp = optimal_lp(&space, &eps, 256);
+            let silent = crate::progress::Silent;
+            let (_, d) = super::super::ipm::solve(&lp, &silent).unwrap();
+            let pb = problem(&lp, &eps, None, None, 256);
+            let (c0, b0) = prove(&lp, &d, &pb, None).unwrap();
+            let (c1, b1) = compacted(&lp, &pb, &d, c0.clone(), b0.clone(), &silent);
+            let (n, k) = (lp.n, lp.k());
+            assert!(c1.gamma.len() <= n * k && c1.gamma.len() < c0.gamma.len(),
+                "{} of {} multipliers", c1.gamma.len(), c0.gamma.len());
+            let verified = certificate::verify(&c1, &pb, n, k).unwrap();
+            assert!(verified >= c1.value && c1.value == b1);
+            let (f0, f1) = (f64_down(&b0), f64_down(&b1));
+            assert!(f1 >= f0 - (COMPACT_LOSS * f0.abs() + 1e-12), "{f1} < {f0}");
+        }
+    }
 
     /// The simplex's dual is never started on a working set past SIMPLEX_FALLBACK_ROWS
     /// (200 planar points at ε = 2 started microlp on 1 573 899 rows and ran for hours),

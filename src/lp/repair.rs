@@ -7,8 +7,15 @@
 //!    output k, P is private iff H\[u\]\[k\] − e^{εd} H\[v\]\[k\] ≤ r (e^{εd} − 1)/K with
 //!    r = t/(1−t); r is bounded above rigorously (FI arithmetic) over all triples, doubled,
 //!    and floored at [`MIN_MIX`] so step 4's rounding is covered.
-//! 4. Entries are rounded down to multiples of 10^-[`DIGITS`]; each row's largest entry
-//!    takes the remainder, so every row sums to exactly 1 (a terminating decimal file).
+//! 4. Entries are rounded down to multiples of g = 10^-D; each row's largest entry takes
+//!    the remainder, so every row sums to exactly 1 (a terminating decimal file). D is the
+//!    coarsest grid ([`grid_digits`], between [`MIN_DIGITS`] and [`MAX_DIGITS`]) whose
+//!    rounding a mix of at most max([`GRID_MIX`], the LP's own need) covers: the rounding
+//!    moves an entry by < g down, or (the largest) by < (K−1)g up, so
+//!    P_u − c P_v ≤ −(K−1+c)g suffices, which r ≥ 2K(K + c)g/(c − 1) gives for every
+//!    pair (the factor is largest at the smallest c = e^{εd} over pairs with d > 0). Short
+//!    entries are what keeps the files compact (issue 33: 30 digits made OPTMech on 80
+//!    points write 230 KB of matrix).
 //! 5. The exact auditor ([`crate::privacy::check_pure`]) decides the result; if it fails,
 //!    r grows 16× and steps 3–5 repeat (never observed; bounded by [`MAX_TRIES`]).
 
@@ -21,8 +28,13 @@ use crate::privacy::exp_eps_d;
 use crate::privacy::{self, Decision, Prepared};
 use rayon::prelude::*;
 
-/// Decimal digits of the written entries.
-pub const DIGITS: u64 = 30;
+/// Finest grid of the written entries: 10^-MAX_DIGITS.
+pub const MAX_DIGITS: u64 = 30;
+/// Coarsest grid of the written entries: 10^-MIN_DIGITS.
+pub const MIN_DIGITS: u64 = 6;
+/// Mix the rounding onto a coarser grid may cost (besides what the float solution needs):
+/// its loss is at most GRID_MIX·max cost, 10⁻³ of the producers' 10⁻⁷ gap target.
+pub const GRID_MIX: f64 = 1e-10;
 /// Smallest mixing ratio r = t/(1−t).
 pub const MIN_MIX: f64 = 1e-15;
 /// Attempts before giving up.
@@ -85,16 +97,19 @@ pub fn repair_matrix(
     // Largest r needed over all triples (u, v, k) with d(u, v) > 0, rigorously rounded up.
     let kf = k as f64;
     let reps: Vec<usize> = (0..n).filter(|&u| rep[u] == u).collect();
-    let r_needed = reps
+    // Also the smallest c − 1 over those pairs, rounded down (the grid's cost, step 4).
+    let (r_needed, c_minus_1) = reps
         .par_iter()
         .map(|&u| {
             let mut worst: f64 = 0.0;
+            let mut least = f64::INFINITY;
             for &v in &reps {
                 if v == u || space.is_zero(u, v) || !in_scope(u, v) {
                     continue;
                 }
                 let c = exp_eps_d(space, eps, u, v);
                 let denom = c.sub(FI::point(1.0)).lo;
+                least = least.min(denom);
                 for j in 0..k {
                     // Certainly no violation (the interval's upper end below would be < 0
                     // too: h_u − c_lo·h_v is computed within 2u of the larger term).
@@ -115,15 +130,19 @@ pub fn repair_matrix(
                     }
                 }
             }
-            worst
+            (worst, least)
         })
-        .reduce(|| 0.0, f64::max);
-    let mut r = (2.0 * r_needed).max(MIN_MIX);
+        .reduce(
+            || (0.0, f64::INFINITY),
+            |a, b| (a.0.max(b.0), a.1.min(b.1)),
+        );
+    let (digits, r_grid) = grid_digits(k, c_minus_1, GRID_MIX.max(r_needed));
+    let mut r = (2.0 * r_needed).max(MIN_MIX) + r_grid;
     for _ in 0..MAX_TRIES {
         if !r.is_finite() {
             return None;
         }
-        let matrix = mix_and_round(&h, &rep, n, k, r);
+        let matrix = mix_and_round(&h, &rep, n, k, r, digits);
         if proved_private(space, &matrix, eps, within, max_prec)? {
             return Some(Repaired {
                 matrix,
@@ -162,15 +181,36 @@ fn proved_private(
     Some(privacy::check_pure(&prep, &ratios, eps).decision == Decision::Holds)
 }
 
-/// P = (1−t)H + t/K with t = r/(1+r), rounded down to 10^-DIGITS, the largest entry of
+/// The coarsest grid 10^-D (D in [`MIN_DIGITS`]..=[`MAX_DIGITS`]) whose rounding a mix of
+/// r_grid = 2K(K + c)·10^-D/(c − 1) ≤ `budget` covers (step 4; `c_minus_1` the smallest
+/// e^{εd} − 1 over the pairs in scope, rounded down), and that r_grid (rounded up; 0 at
+/// the finest grid, whose rounding [`MIN_MIX`] covers as before). The exact check decides.
+fn grid_digits(k: usize, c_minus_1: f64, budget: f64) -> (u64, f64) {
+    let kf = k as f64;
+    let factor = if c_minus_1.is_finite() && c_minus_1 > 0.0 {
+        2.0 * kf * (kf + 1.0 + c_minus_1) / c_minus_1 * (1.0 + 1e-9)
+    } else if c_minus_1 == f64::INFINITY {
+        // No pair in scope: nothing to prove; the grid still moves ≤ 2K·g of a row's
+        // mass, which keeps the loss within the same budget.
+        2.0 * kf
+    } else {
+        return (MAX_DIGITS, 0.0);
+    };
+    (MIN_DIGITS..MAX_DIGITS)
+        .map(|d| (d, factor * 10f64.powi(-(d as i32))))
+        .find(|&(_, r)| r <= budget)
+        .unwrap_or((MAX_DIGITS, 0.0))
+}
+
+/// P = (1−t)H + t/K with t = r/(1+r), rounded down to 10^-`digits`, the largest entry of
 /// each row taking the remainder; rows of duplicates copied from their representative.
-fn mix_and_round(h: &[f64], rep: &[usize], n: usize, k: usize, r: f64) -> Matrix {
+fn mix_and_round(h: &[f64], rep: &[usize], n: usize, k: usize, r: f64, digits: u64) -> Matrix {
     let rq = q_from_f64(r);
     let one = Q::from(1u32);
     let t = &rq / (&one + &rq);
     let keep = &one - &t;
     let tk = &t / Q::from(k as u64);
-    let scale = Q::from(10u32).pow(DIGITS as i64);
+    let scale = Q::from(10u32).pow(digits as i64);
     let rows: Vec<Vec<Q>> = (0..n)
         .into_par_iter()
         .map(|u| {
@@ -200,4 +240,60 @@ fn mix_and_round(h: &[f64], rep: &[usize], n: usize, k: usize, r: f64) -> Matrix
         data.extend(rows[rep[u]].iter().cloned());
     }
     Matrix::new(n, k, data)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metric::MetricKind;
+
+    /// The grid: r_grid ≤ the budget, coarser for larger c − 1, the finest grid (and no
+    /// added mix) when no grid fits, and r_grid = 2K(K + c)·10^-D/(c − 1) rounded up.
+    #[test]
+    fn grid_digits_fit_the_budget() {
+        let (d1, r1) = grid_digits(80, 0.025, 1e-10);
+        assert!(r1 <= 1e-10 && r1 > 0.0 && d1 < MAX_DIGITS);
+        assert!(r1 >= 2.0 * 80.0 * 81.025 / 0.025 * 10f64.powi(-(d1 as i32)));
+        let (d2, _) = grid_digits(80, 2.5, 1e-10);
+        assert!(d2 < d1, "{d2} ≥ {d1}");
+        assert_eq!(grid_digits(80, 1e-30, 1e-10), (MAX_DIGITS, 0.0));
+        assert_eq!(grid_digits(80, 0.0, 1e-10), (MAX_DIGITS, 0.0));
+    }
+
+    /// A float matrix with rounding-level violations is repaired onto a grid coarser
+    /// than 10⁻³⁰: exactly stochastic, every entry a multiple of 10^-D, proved private,
+    /// and within 10⁻⁹ of the input (mass moved per row).
+    #[test]
+    fn repair_rounds_onto_a_coarse_grid_and_proves_privacy() {
+        let pts: Vec<Vec<Q>> = (0..7).map(|i| vec![Q::from_signeds(i * i, 5)]).collect();
+        let space = Space::from_points(MetricKind::Euclidean, pts, None).unwrap();
+        let eps = Q::from(1u32);
+        let n = space.n();
+        // The exponential mechanism at ε (private at ε with slack), pushed over the
+        // bound by 10⁻¹³ relative on the diagonal.
+        let mut h = vec![0.0; n * n];
+        for u in 0..n {
+            let z: f64 = (0..n).map(|w| (-space.approx(u, w) / 2.0).exp()).sum();
+            for w in 0..n {
+                h[u * n + w] = (-space.approx(u, w) / 2.0).exp() / z * if u == w { 1.0 + 1e-13 } else { 1.0 };
+            }
+        }
+        let out = repair_matrix(&space, &h, n, &[], &eps, None, 256).unwrap();
+        assert!(proved_private(&space, &out.matrix, &eps, None, 256).unwrap());
+        let digits = (0..=MAX_DIGITS)
+            .find(|&d| {
+                let s = Q::from(10u32).pow(d as i64);
+                out.matrix.data.iter().all(|q| (q * &s).denominator() == 1u32)
+            })
+            .unwrap();
+        assert!(digits < MAX_DIGITS, "{digits} digits");
+        for u in 0..n {
+            let row: Q = out.matrix.row(u).iter().sum();
+            assert_eq!(row, Q::from(1u32));
+            let moved: f64 = (0..n)
+                .map(|w| (crate::exact::f64_nearest(&out.matrix.row(u)[w]) - h[u * n + w]).abs())
+                .sum();
+            assert!(moved < 1e-9, "row {u} moved {moved}");
+        }
+    }
 }

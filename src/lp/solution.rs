@@ -44,16 +44,9 @@ impl Dual {
     /// unused outputs have such margins (their reduced costs), so most of their rows go.
     pub fn drop_above_min(&mut self, lp: &PrivacyLp) -> usize {
         let (n, k) = (lp.n, lp.k());
-        let w: Vec<f64> = match (&lp.objective, &self.beta) {
-            (Objective::MaxLoss, Some(b)) => b.iter().map(|x| x.max(0.0)).collect(),
-            (Objective::Expected { .. }, _) => (0..n).map(|u| lp.prior_f64(u)).collect(),
-            (Objective::MaxLoss, None) => return 0,
-        };
-        let total: f64 = w.iter().sum();
-        if !(total > 0.0 && total.is_finite()) {
+        let Some(w) = self.weights(lp) else {
             return 0;
-        }
-        let w: Vec<f64> = w.iter().map(|x| x / total).collect();
+        };
         let (t, alpha) = self.terms(lp, &w, None);
         let mut room: Vec<f64> = (0..n * k).map(|j| 0.5 * (t[j] - alpha[j / k])).collect();
         if room.iter().any(|r| !r.is_finite()) {
@@ -67,6 +60,19 @@ impl Dual {
             }
             Some(fits)
         })
+    }
+
+    /// The verifier's weights w in floats: β/Σβ (max loss) or the prior over its sum;
+    /// `None` when there are none (max loss without β) or they do not sum to a positive
+    /// finite number.
+    pub fn weights(&self, lp: &PrivacyLp) -> Option<Vec<f64>> {
+        let w: Vec<f64> = match (&lp.objective, &self.beta) {
+            (Objective::MaxLoss, Some(b)) => b.iter().map(|x| x.max(0.0)).collect(),
+            (Objective::Expected { .. }, _) => (0..lp.n).map(|u| lp.prior_f64(u)).collect(),
+            (Objective::MaxLoss, None) => return None,
+        };
+        let total: f64 = w.iter().sum();
+        (total > 0.0 && total.is_finite()).then(|| w.iter().map(|x| x / total).collect())
     }
 
     /// The `lp_dual` verifier's terms in floats (spec/lp.md §5), for the weights `w`:

@@ -13,13 +13,62 @@
 //! d(u,v) > 0 (the k = v term), which leaves the slack the rounding needs; `mdp build`
 //! refuses to write a file whose audit does not pass.
 
-use crate::exact::{f64_nearest, q_from_f64, Q};
+use crate::exact::{f64_nearest, q_from_f64, N, Q};
 use crate::mechanism::Matrix;
 use crate::metric::Space;
 
 /// EXPMECH_Y on `space` at privacy level `eps`; `weights` = None is the plain mechanism.
+/// Its entries are short decimals of [`entry_digits`] significant digits where the
+/// mechanism's slack covers that rounding (issue 33: compact files).
 pub fn weighted_exponential(space: &Space, eps: &Q, weights: Option<&[Q]>) -> Matrix {
-    softmax_rows(space.n(), space.n(), logits(space, eps, weights))
+    let digits = entry_digits(space, eps, weights);
+    softmax_rows_rounded(space.n(), space.n(), logits(space, eps, weights), digits)
+}
+
+/// Relative error allowed for the `f64` softmax's entries (|logit|·2⁻⁵² for logits down
+/// to −700, with room).
+const FLOAT_ERROR: f64 = 2e-13;
+
+/// The significant digits the exponential mechanism's entries can be rounded to and
+/// still be proved private; `None` when its slack is too small for 17 digits.
+///
+/// The slack (Proposition 1's proof, made quantitative): for u ≠ v,
+/// H\[u\]\[w\]/H\[v\]\[w\] ≤ e^{εd/2}·Z_v/Z_u and, from the k = u term of Z_u,
+/// Z_u ≥ e^{−εd/2}Z_v + Y_u(1 − e^{−εd}), so every ratio is below e^{εd(u,v)} by the factor
+/// 1 + x with x ≥ Y_min(1 − e^{−ε d_min})/ΣY (Z_v ≤ ΣY; d_min the least positive
+/// distance). Rounding each entry to S significant digits moves it by a relative
+/// 0.5·10^{1−S}, and the row's largest entry, which takes the remainder so the row sums to
+/// exactly 1, by at most 0.5·K·10^{1−S}; with the float error, a ratio moves by less than
+/// e^{K·10^{1−S} + 4·FLOAT_ERROR}. S is the least with K·10^{1−S} ≤ ln(1 + x)/4 − 4·FLOAT_ERROR
+/// (at least 6). The exact audit of the written file still decides.
+pub fn entry_digits(space: &Space, eps: &Q, weights: Option<&[Q]>) -> Option<usize> {
+    let n = space.n();
+    let e = f64_nearest(eps);
+    let y: Vec<f64> = match weights {
+        Some(w) => w.iter().map(f64_nearest).collect(),
+        None => vec![1.0; n],
+    };
+    let y_min = y.iter().cloned().fold(f64::INFINITY, f64::min);
+    let y_sum: f64 = y.iter().sum();
+    let mut d_min = f64::INFINITY;
+    for u in 0..n {
+        for v in u + 1..n {
+            let d = space.approx(u, v);
+            if d > 0.0 && d < d_min {
+                d_min = d;
+            }
+        }
+    }
+    if d_min == f64::INFINITY {
+        return Some(6);
+    }
+    let x = y_min * -(-e * d_min).exp_m1() / y_sum;
+    let room = x.ln_1p() / 4.0 - 4.0 * FLOAT_ERROR;
+    if !(room > 0.0 && room.is_finite()) {
+        return None;
+    }
+    let digits = 1.0 + (n as f64 / room).log10().ceil();
+    (digits <= 17.0).then(|| digits.max(6.0) as usize)
 }
 
 /// The exponential mechanism's logits: log Y_j − ε d(w_i, w_j)/2.
@@ -67,20 +116,88 @@ pub fn softmax_bits(rows: usize, cols: usize, logit: impl Fn(usize, usize) -> f6
 /// gives an exact 0). Shared by the exponential mechanisms and TEM; the result is proved
 /// private by the auditor, not trusted.
 pub fn softmax_rows(rows: usize, cols: usize, logit: impl Fn(usize, usize) -> f64) -> Matrix {
+    softmax_rows_rounded(rows, cols, logit, None)
+}
+
+/// [`softmax_rows`] with each row's entries rounded to `digits` significant digits (the
+/// nearest decimal) and its largest entry (the first, on ties) taking the remainder, so the
+/// row sums to exactly 1; a row with an entry below 10⁻³⁰⁰ keeps its exact floats.
+pub fn softmax_rows_rounded(
+    rows: usize,
+    cols: usize,
+    logit: impl Fn(usize, usize) -> f64,
+    digits: Option<usize>,
+) -> Matrix {
     let mut data = Vec::with_capacity(rows * cols);
     for i in 0..rows {
         let logits: Vec<f64> = (0..cols).map(|j| logit(i, j)).collect();
         let mx = logits.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
         let ln_z = logits.iter().map(|l| (l - mx).exp()).sum::<f64>().ln() + mx;
-        data.extend(logits.iter().map(|&l| {
-            if l == f64::NEG_INFINITY {
-                Q::from(0u32)
-            } else {
-                exp_as_rational(l - ln_z)
-            }
-        }));
+        let short = digits.and_then(|d| rounded_row(&logits, ln_z, d));
+        match short {
+            Some(row) => data.extend(row),
+            None => data.extend(logits.iter().map(|&l| {
+                if l == f64::NEG_INFINITY {
+                    Q::from(0u32)
+                } else {
+                    exp_as_rational(l - ln_z)
+                }
+            })),
+        }
     }
     Matrix::new(rows, cols, data)
+}
+
+/// One softmax row e^{l − ln Z} with `digits` significant digits, the largest entry taking
+/// the remainder (exact, over the row's finest power of ten); `None` if an entry is below
+/// 10⁻³⁰⁰ or the remainder is not positive.
+fn rounded_row(logits: &[f64], ln_z: f64, digits: usize) -> Option<Vec<Q>> {
+    let x: Vec<f64> = logits
+        .iter()
+        .map(|&l| if l == f64::NEG_INFINITY { 0.0 } else { (l - ln_z).exp() })
+        .collect();
+    if x.iter().any(|&v| v != 0.0 && v < 1e-300) {
+        return None;
+    }
+    let big = (0..x.len()).fold(0, |b, j| if x[j] > x[b] { j } else { b });
+    // Entry j ≈ m_j·10^{e_j}.
+    let mut parts: Vec<Option<(u64, i64)>> = Vec::with_capacity(x.len());
+    for (j, &v) in x.iter().enumerate() {
+        parts.push(if j != big && v != 0.0 {
+            Some(decimal_parts(v, digits)?)
+        } else {
+            None
+        });
+    }
+    let e_min = parts.iter().flatten().map(|p| p.1).min().unwrap_or(0).min(0);
+    let ten = N::from(10u32);
+    let mut total = N::from(0u32);
+    for &(m, e) in parts.iter().flatten() {
+        total += N::from(m) * ten.pow((e - e_min) as u64);
+    }
+    let unit = ten.pow((-e_min) as u64);
+    if total >= unit {
+        return None;
+    }
+    let mut row: Vec<Q> = parts
+        .iter()
+        .map(|p| match p {
+            Some((m, e)) if *e >= 0 => Q::from(N::from(*m) * ten.pow(*e as u64)),
+            Some((m, e)) => Q::from_naturals(N::from(*m), ten.pow((-e) as u64)),
+            None => Q::from(0u32),
+        })
+        .collect();
+    row[big] = Q::from_naturals(&unit - &total, unit);
+    Some(row)
+}
+
+/// `v` > 0 rounded to `digits` significant digits, as (m, e) with v ≈ m·10^e.
+fn decimal_parts(v: f64, digits: usize) -> Option<(u64, i64)> {
+    let s = format!("{:.*e}", digits.clamp(1, 17) - 1, v);
+    let (mantissa, exp) = s.split_once('e')?;
+    let m: u64 = mantissa.replace('.', "").parse().ok()?;
+    let e: i64 = exp.parse().ok()?;
+    Some((m, e - (digits.clamp(1, 17) as i64 - 1)))
 }
 
 /// A rational close to e^l (relative error ~|l|·2^-52), also far below the `f64` range:

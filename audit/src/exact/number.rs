@@ -159,11 +159,21 @@ pub fn format_rational(q: &Q) -> String {
         let (ip, fp) = s.split_at(s.len() - k as usize);
         let fp = fp.trim_end_matches('0');
         let sign = if *q < 0u32 { "-" } else { "" };
-        return if fp.is_empty() {
+        let plain = if fp.is_empty() {
             format!("{sign}{ip}")
         } else {
             format!("{sign}{ip}.{fp}")
         };
+        // The same digits in scientific form when that is at least 2 characters shorter
+        // (1e-7, not 0.0000001; but 0.001: the compact files of spec/mechanism-format.md): |q| = m·10^(e − len(m) + 1).
+        let m = s.trim_start_matches('0').trim_end_matches('0');
+        let trailing = s.len() - s.trim_end_matches('0').len();
+        let e = (trailing as i64 - k as i64) + m.len() as i64 - 1;
+        let sci = match m.len() {
+            1 => format!("{sign}{m}e{e}"),
+            _ => format!("{sign}{}.{}e{e}", &m[..1], &m[1..]),
+        };
+        return if sci.len() + 2 <= plain.len() { sci } else { plain };
     }
     let sign = if *q < 0u32 { "-" } else { "" };
     format!("{sign}{}/{}", q.numerator().abs(), den)
@@ -235,6 +245,10 @@ mod tests {
         assert_eq!(format_rational(&q(1, 8)), "0.125");
         assert_eq!(format_rational(&q(-7, 20)), "-0.35");
         assert_eq!(format_rational(&q(1, 3)), "1/3");
+        assert_eq!(format_rational(&q(1, 10_000_000)), "1e-7");
+        assert_eq!(format_rational(&q(-25, 10_000_000)), "-2.5e-6");
+        assert_eq!(format_rational(&q(1, 1000)), "0.001");
+        assert_eq!(format_rational(&q(3, 2_000_000_000)), "1.5e-9");
         assert_eq!(format_rational(&q(-1, 3)), "-1/3");
     }
 }
@@ -270,6 +284,18 @@ mod fast_path {
             let want = if e >= 0 { Q::from(N::from(m) * ten) } else { Q::from_naturals(N::from(m), ten) };
             let want = if neg { -want } else { want };
             prop_assert_eq!(parse_rational(&lit).unwrap(), want);
+        }
+
+        /// Every written number reads back exactly, in the plain or the scientific form.
+        #[test]
+        fn format_is_exact_and_shortest(m in 0u64..u64::MAX, e in -60i64..30, two in 0u64..80, neg: bool) {
+            let ten = N::from(10u32).pow(e.unsigned_abs());
+            let x = if e >= 0 { Q::from(N::from(m) * ten) } else { Q::from_naturals(N::from(m), ten) };
+            let x = x / Q::from(N::power_of_2(two));
+            let x = if neg { -x } else { x };
+            let s = format_rational(&x);
+            prop_assert_eq!(parse_rational(&s).unwrap(), x);
+            prop_assert!(!s.contains('e') || !s.contains('/'));
         }
     }
 }

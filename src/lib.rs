@@ -63,10 +63,11 @@
 //! ```
 
 pub use mdp_audit::{
-    audit, bounds, certificate, certified, error, exact, io, loss, mechanism, metric, privacy,
-    progress,
+    audit, bounds, certificate, certified, error, exact, io, loss, mechanism, metric, pipe,
+    privacy, progress,
 };
 
+pub mod atomic;
 pub mod benders;
 pub mod builtin;
 pub mod calibrate;

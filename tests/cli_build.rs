@@ -288,3 +288,68 @@ fn auto_solver_picks_block_only_within_the_memory_budget() {
         "block's working set: {generated} of {total}"
     );
 }
+
+/// Issue 33: no silent default ships the wrong space. Every build, calibration, bound and
+/// sampler needs `--space`; only the demo keeps its embedded default.
+#[test]
+fn every_build_requires_a_space() {
+    for args in [
+        vec!["build", "exponential", "--epsilon", "1"],
+        vec!["build", "optimal", "--epsilon", "1"],
+        vec!["build", "pmo", "--epsilon", "1"],
+        vec!["build", "constopt", "--epsilon", "1"],
+        vec!["bound", "packing", "--epsilon", "1"],
+        vec!["calibrate", "exponential", "--target", "1"],
+        vec!["privatize", "--sampler", "madlib", "--epsilon", "1"],
+    ] {
+        let (code, _, err) = mdp(&args);
+        assert_eq!(code, 2, "{args:?} ran without --space");
+        assert!(err.contains("--space"), "{args:?}: {err}");
+    }
+}
+
+/// Issue 33: the PMO memory estimate within η is the localized LP's, not the whole LP's:
+/// 300 points on a line within η = 2 are refused by the whole LP's lazy-row estimate
+/// (≈ 405 MB against a 200 MB budget) but the localized LP fits and is built.
+#[test]
+fn pmo_within_eta_is_budgeted_by_its_localized_lp() {
+    let pts: Vec<String> = (0..300).map(|i| format!("[{i}]")).collect();
+    let space = tmp(
+        "line300.json",
+        &format!(r#"{{"kind": "euclidean", "points": [{}]}}"#, pts.join(",")),
+    );
+    let out = tmp("line300-pmo.json", "");
+    let (code, _, err) = mdp(&[
+        "build",
+        "pmo",
+        "--space",
+        &space,
+        "--epsilon",
+        "1",
+        "--within",
+        "2",
+        "--max-memory",
+        "200M",
+        "--quiet",
+        "-o",
+        &out,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = common::mdp_audit(&["--quiet", "--allow-scoped", &out]);
+    assert_eq!(code, 0, "{err}");
+    // The whole LP (no η, so no localized LP) is still refused before it is built.
+    let (code, _, err) = mdp(&[
+        "build",
+        "optimal",
+        "--space",
+        &space,
+        "--epsilon",
+        "1",
+        "--max-memory",
+        "200M",
+        "-o",
+        &out,
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--max-memory"), "{err}");
+}

@@ -189,7 +189,16 @@ fn extreme_command_line_values_are_input_errors() {
     for e in ["1e300", "1e10", "1e-400", "0"] {
         refused(
             "mdp",
-            &["build", "exponential", "--epsilon", e, "-o", "/dev/null"],
+            &[
+                "build",
+                "exponential",
+                "--space",
+                "builtin:rome100",
+                "--epsilon",
+                e,
+                "-o",
+                "/dev/null",
+            ],
             "--epsilon",
         );
     }
@@ -198,6 +207,8 @@ fn extreme_command_line_values_are_input_errors() {
         &[
             "build",
             "spanner",
+            "--space",
+            "builtin:rome100",
             "--epsilon",
             "1",
             "--k",
@@ -212,6 +223,8 @@ fn extreme_command_line_values_are_input_errors() {
         &[
             "build",
             "optimal",
+            "--space",
+            "builtin:rome100",
             "--epsilon",
             "1",
             "--max-memory",
@@ -228,6 +241,8 @@ fn extreme_command_line_values_are_input_errors() {
         &[
             "build",
             "constopt",
+            "--space",
+            "builtin:rome100",
             "--epsilon",
             "1",
             "--max-memory",
@@ -299,6 +314,8 @@ fn max_memory_counts_the_block_solver() {
         &[
             "build",
             "optimal",
+            "--space",
+            "builtin:rome100",
             "--epsilon",
             "1",
             "--solver",
@@ -315,4 +332,33 @@ fn max_memory_counts_the_block_solver() {
         "{err}"
     );
     assert_eq!(err.trim().lines().count(), 1, "{err}");
+}
+
+/// Issue 33: a misspelt field of a metric is an error naming it, not silently ignored.
+#[test]
+fn unknown_metric_fields_are_errors() {
+    for (name, metric) in [
+        (
+            "lables.json",
+            json!({"kind": "euclidean", "points": [[0], [1]], "lables": ["a", "b"]}),
+        ),
+        (
+            "radious.json",
+            json!({"kind": "haversine", "points": [[0, 0], [1, 1]], "radious": 6371}),
+        ),
+        (
+            "explicit.json",
+            json!({"kind": "explicit", "distances": [[0, 1], [1, 0]], "points": [[0], [1]]}),
+        ),
+    ] {
+        let f = write(name, &metric);
+        refused(
+            "mdp",
+            &["build", "exponential", "--space", &f, "--epsilon", "1"],
+            "unknown field",
+        );
+        let mech = json!({"format": "mdp/1", "epsilon": 1, "metric": metric, "matrix": [[0.5, 0.5], [0.5, 0.5]]});
+        let m = write(&format!("mech-{name}"), &mech);
+        refused("mdp-audit", &[&m], "unknown field");
+    }
 }

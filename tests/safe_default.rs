@@ -151,6 +151,16 @@ fn the_gate_checks_the_pipelines_epsilon_not_the_files_claim() {
     assert_eq!(audit(&["--quiet", "--require-epsilon", "1", &f]), 1);
     assert_eq!(audit(&["--quiet", "--require-epsilon", "35", &f]), 0);
     assert_eq!(audit(&["--quiet", "--require-epsilon", "34", &f]), 1);
+    // Issue 33: the report names the required ε as required, and the claim as the claim.
+    let (_, out, _) = common::mdp_audit(&["--require-epsilon", "35", &f]);
+    assert!(
+        out.contains("claimed ε = 1000") && out.contains("required ε = 35"),
+        "{out}"
+    );
+    let (_, out, _) = common::mdp_audit(&["--json", "--require-epsilon", "35", &f]);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["epsilon_claimed"], 1000.0);
+    assert_eq!(v["epsilon_required"], 35.0);
     // privatize under the same policy refuses it.
     let labels = tmp("l3.txt");
     std::fs::write(&labels, "a\nb\nc\n").unwrap();

@@ -766,6 +766,22 @@ fn user_level_commands_run() {
     ]);
     assert_eq!(code, 0);
     assert!(out.contains("\"emd\":\"0\""), "{out}");
+    // Issue 33: datasets may be files, as the README shows.
+    let fa = common::tmp("user_level", "A.json", Some(b"[0, 1]"));
+    let fb = common::tmp("user_level", "B.json", Some(b"[1, 0]"));
+    let (code, out2, err) =
+        common::mdp(&["emd", "--space", "builtin:cities40", &fa, &fb, "--json"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out2, out);
+    let (code, _, err) = common::mdp(&[
+        "emd",
+        "--space",
+        "builtin:cities40",
+        "/nonexistent/A.json",
+        &fb,
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("A: /nonexistent/A.json"), "{err}");
     let fusers = common::tmp(
         "user_level",
         "f.jsonl",

@@ -124,6 +124,10 @@ pub struct Report {
     #[serde(rename = "K")]
     pub k: usize,
     pub epsilon_claimed: f64,
+    /// The pipeline's required ε (`--require-epsilon`), at which privacy was checked;
+    /// absent when the file's claim was checked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub epsilon_required: Option<f64>,
     /// Pure tight ε enclosure [lo, hi] (`null` hi = +∞).
     pub epsilon_tight: [Option<f64>; 2],
     pub delta: f64,
@@ -721,7 +725,8 @@ fn finish(
         verdict,
         n: file.matrix.rows,
         k: file.matrix.cols,
-        epsilon_claimed: crate::exact::f64_nearest(eps),
+        epsilon_claimed: crate::exact::f64_nearest(&file.epsilon),
+        epsilon_required: (*eps != file.epsilon).then(|| crate::exact::f64_nearest(eps)),
         epsilon_tight: tight.as_ref().map(enc_json).unwrap_or([None, None]),
         delta: crate::exact::f64_nearest(delta),
         epsilon_delta_tight: tight_delta.as_ref().map(enc_json).unwrap_or([None, None]),
@@ -956,8 +961,12 @@ pub fn human(report: &Report) -> String {
         Some(u) => (format!(" per {u}"), format!(" {u}")),
         None => (String::new(), String::new()),
     };
+    let required = match report.epsilon_required {
+        Some(e) => format!(", required ε = {}{per}", plain(e)),
+        None => String::new(),
+    };
     s.push_str(&format!(
-        "mdp-audit: {v}  (n = {}, K = {}, claimed ε = {}{per})\n",
+        "mdp-audit: {v}  (n = {}, K = {}, claimed ε = {}{per}{required})\n",
         report.n,
         report.k,
         plain(report.epsilon_claimed)

@@ -41,6 +41,7 @@ pub mod io;
 pub mod loss;
 pub mod mechanism;
 pub mod metric;
+pub mod pipe;
 pub mod privacy;
 pub mod progress;
 

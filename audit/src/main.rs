@@ -130,6 +130,7 @@ fn run(args: &Args) -> Result<i32, String> {
 }
 
 fn main() {
+    mdp_audit::pipe::restore_default_sigpipe();
     let args = Args::parse();
     let code = match run(&args) {
         Ok(c) => c,

@@ -30,6 +30,10 @@ pub enum LpError {
     /// system, a non-finite iterate (what broke).
     #[error("LP solver: {0}")]
     Numerical(String),
+    /// The localized LP did not apply and the whole LP's lazy rows need more memory than
+    /// the budget (both in MiB): refused before it is built.
+    #[error("LP solver: the localized LP does not apply here (neighbourhoods too large) and the whole LP needs about {need_mib} MiB, over the memory budget of {budget_mib} MiB")]
+    OverMemory { need_mib: u64, budget_mib: u64 },
 }
 
 /// Why an LP mechanism was not built.

@@ -4,10 +4,10 @@
 //! ([`crate::certificate`]). The reported gap is the repaired matrix's exact loss minus
 //! that bound. OPTMech, PMO, SpannerMech, ConstOPTMech and Benders all end here.
 
+use super::compact;
 use super::error::{invalid, BuildError};
 use super::model::{Objective, PrivacyLp, CAPS, SIMPLEX_CAP};
 use super::solver::{solve_float, Solver};
-use super::compact::{self, COMPACT_LOSS};
 use super::{block_ipm, repair, simplex, Dual};
 use crate::certificate;
 use crate::exact::{f64_down, q_from_f64, Q};
@@ -281,7 +281,7 @@ pub(crate) fn certify_dual(
         ));
     }
     // The compact certificate (spec/lp.md §5.1).
-    (cert, bound) = compacted(lp, pb, &chosen, cert, bound, progress);
+    (cert, bound) = compacted(lp, pb, &chosen, (cert, bound), upper, target, progress);
     // Float noise can leave the proof a hair below 0 where the optimum is ≈ 0 (e.g. a
     // prior on one input). The same certificate without γ bounds the loss by
     // Σ_u w_u·min_k cost(u,k) ≥ 0: it is kept when it certifies the LP value to within
@@ -466,7 +466,11 @@ fn claim(fast: f64) -> Q {
     }
     // One unit of the 16th digit lower: |fast|·10⁻¹⁵ ≥ that unit.
     let e = format!("{fast:e}");
-    let exp: i64 = e.rsplit('e').next().and_then(|x| x.parse().ok()).unwrap_or(0);
+    let exp: i64 = e
+        .rsplit('e')
+        .next()
+        .and_then(|x| x.parse().ok())
+        .unwrap_or(0);
     let unit = Q::from(10u32).pow(exp - 15);
     let lower = q - unit;
     if lower <= exact {
@@ -479,21 +483,22 @@ fn claim(fast: f64) -> Q {
 /// The compact form of the proof (`cert`, `bound`) of the float dual `d` (spec/lp.md
 /// §5.1): a vertex of each output's multipliers ([`compact::vertex_per_output`]), then the
 /// fewest significant digits of [`compact::DIGITS`]; each step is kept only if the total
-/// stays within [`COMPACT_LOSS`] (relative) of `bound`.
+/// stays within [`compact::allowance`] of `bound` (`upper`: the written matrix's loss).
 fn compacted(
     lp: &PrivacyLp,
     pb: &certificate::Problem,
     d: &Dual,
-    cert: LpDual,
-    bound: Q,
+    (cert, bound): (LpDual, Q),
+    upper: Option<f64>,
+    target: f64,
     progress: &dyn Progress,
 ) -> (LpDual, Q) {
     let full = f64_down(&bound);
-    let floor = full - (COMPACT_LOSS * full.abs() + 1e-12);
+    let allowance = compact::allowance(full, upper, target);
     let before = cert.gamma.len();
     // Each candidate is judged by its safe f64 bound alone (no rational arithmetic), which
     // is then its claim.
-    let within = |d: &Dual, digits: Option<usize>| -> Option<(LpDual, Q)> {
+    let within = |d: &Dual, digits: Option<usize>, floor: f64| -> Option<(LpDual, Q)> {
         let mut c = lp_dual_of(lp, d, digits);
         let fast = certificate::safe_f64_bound(&c, pb, lp.n, lp.k()).ok()?;
         (fast.is_finite() && fast >= floor).then(|| {
@@ -502,20 +507,51 @@ fn compacted(
             (c, b)
         })
     };
-    let vertex = compact::vertex_per_output(lp, d);
-    let (d, mut best) = match vertex.as_ref().and_then(|v| Some((v, within(v, None)?))) {
-        Some((v, proof)) => (v, proof),
-        None => (d, (cert, bound)),
+    // The vertex may use the allowance (it is what makes the file small); the digits only
+    // COMPACT_LOSS more (a few bytes per multiplier).
+    let vertex = compact::vertex_per_output(lp, d, allowance / 2.0);
+    let (d, mut best) = match &vertex {
+        Ok((v, _)) => match within(v, None, full - allowance) {
+            Some(proof) => (v, proof),
+            None => {
+                progress.note(&format!(
+                    "lp: compact certificate: the vertex per output ({} multipliers) proves {:.12e}, more than {allowance:.1e} below the full {full:.12e}; not used",
+                    v.gamma.len(),
+                    certificate::safe_f64_bound(&lp_dual_of(lp, v, None), pb, lp.n, lp.k())
+                        .unwrap_or(f64::NAN),
+                ));
+                (d, (cert, bound))
+            }
+        },
+        Err(why) => {
+            progress.note(&format!(
+                "lp: compact certificate: no vertex per output ({why})"
+            ));
+            (d, (cert, bound))
+        }
     };
-    if let Some(proof) = compact::DIGITS.iter().find_map(|&s| within(d, Some(s))) {
-        best = proof;
-    }
+    let reached = f64_down(&best.1);
+    let floor = reached - (compact::COMPACT_LOSS * reached.abs() + 1e-12);
+    let digits = compact::DIGITS
+        .iter()
+        .copied()
+        .find(|&s| match within(d, Some(s), floor) {
+            Some(proof) => {
+                best = proof;
+                true
+            }
+            None => false,
+        });
     progress.note(&format!(
-        "lp: compact certificate: {} of {before} multipliers{}, proving {:.12e} ({:.1e} below the full one)",
+        "lp: compact certificate: {} of {before} multipliers{}, {} digits, proving {:.12e} (the full one {full:.12e})",
         best.0.gamma.len(),
-        if vertex.is_some() && best.0.gamma.len() < before { " (a vertex per output)" } else { "" },
+        match &vertex {
+            Ok((_, kept)) if best.0.gamma.len() < before =>
+                format!(" (a vertex for {kept} of {} outputs)", lp.k()),
+            _ => String::new(),
+        },
+        digits.map_or("up to 17".to_string(), |d| d.to_string()),
         f64_down(&best.1),
-        full - f64_down(&best.1)
     ));
     best
 }
@@ -556,17 +592,24 @@ mod tests {
 
     /// The compact certificate (spec/lp.md §5.1) has at most n multipliers per output,
     /// fewer than the interior point's dual, passes the kernel's verifier with its claim,
-    /// and proves within COMPACT_LOSS of the full certificate; on several spaces and ε.
+    /// and proves within its allowance of the full certificate; on several spaces and ε.
     #[test]
     fn compact_certificate_is_a_sparse_valid_near_equal_proof() {
         use crate::exact::Q;
         use crate::mechanisms::optimal::optimal_lp;
         use crate::metric::{MetricKind, Space};
-        for (seed, eps) in [(1u64, Q::from(1u32)), (7, Q::from_signeds(5, 2)), (11, Q::from(6u32))] {
+        for (seed, eps) in [
+            (1u64, Q::from(1u32)),
+            (7, Q::from_signeds(5, 2)),
+            (11, Q::from(6u32)),
+        ] {
             let pts: Vec<Vec<Q>> = (0..14u64)
                 .map(|i| {
                     let h = (i + 3) * (seed * 2654435761 + 97) % 1000;
-                    vec![Q::from_signeds(h as i64 % 37, 10), Q::from_signeds(h as i64 % 23, 10)]
+                    vec![
+                        Q::from_signeds(h as i64 % 37, 10),
+                        Q::from_signeds(h as i64 % 23, 10),
+                    ]
                 })
                 .collect();
             let space = Space::from_points(MetricKind::Euclidean, pts, None).unwrap();
@@ -575,14 +618,29 @@ mod tests {
             let (_, d) = super::super::ipm::solve(&lp, &silent).unwrap();
             let pb = problem(&lp, &eps, None, None, 256);
             let (c0, b0) = prove(&lp, &d, &pb, None).unwrap();
-            let (c1, b1) = compacted(&lp, &pb, &d, c0.clone(), b0.clone(), &silent);
+            let (c1, b1) = compacted(
+                &lp,
+                &pb,
+                &d,
+                (c0.clone(), b0.clone()),
+                None,
+                TARGET_GAP,
+                &silent,
+            );
             let (n, k) = (lp.n, lp.k());
-            assert!(c1.gamma.len() <= n * k && c1.gamma.len() < c0.gamma.len(),
-                "{} of {} multipliers", c1.gamma.len(), c0.gamma.len());
+            assert!(
+                c1.gamma.len() <= n * k && c1.gamma.len() < c0.gamma.len(),
+                "{} of {} multipliers",
+                c1.gamma.len(),
+                c0.gamma.len()
+            );
             let verified = certificate::verify(&c1, &pb, n, k).unwrap();
             assert!(verified >= c1.value && c1.value == b1);
             let (f0, f1) = (f64_down(&b0), f64_down(&b1));
-            assert!(f1 >= f0 - (COMPACT_LOSS * f0.abs() + 1e-12), "{f1} < {f0}");
+            assert!(
+                f1 >= f0 - compact::allowance(f0, None, TARGET_GAP),
+                "{f1} < {f0}"
+            );
         }
     }
 

@@ -132,10 +132,7 @@ pub fn repair_matrix(
             }
             (worst, least)
         })
-        .reduce(
-            || (0.0, f64::INFINITY),
-            |a, b| (a.0.max(b.0), a.1.min(b.1)),
-        );
+        .reduce(|| (0.0, f64::INFINITY), |a, b| (a.0.max(b.0), a.1.min(b.1)));
     let (digits, r_grid) = grid_digits(k, c_minus_1, GRID_MIX.max(r_needed));
     let mut r = (2.0 * r_needed).max(MIN_MIX) + r_grid;
     for _ in 0..MAX_TRIES {
@@ -275,7 +272,8 @@ mod tests {
         for u in 0..n {
             let z: f64 = (0..n).map(|w| (-space.approx(u, w) / 2.0).exp()).sum();
             for w in 0..n {
-                h[u * n + w] = (-space.approx(u, w) / 2.0).exp() / z * if u == w { 1.0 + 1e-13 } else { 1.0 };
+                h[u * n + w] =
+                    (-space.approx(u, w) / 2.0).exp() / z * if u == w { 1.0 + 1e-13 } else { 1.0 };
             }
         }
         let out = repair_matrix(&space, &h, n, &[], &eps, None, 256).unwrap();
@@ -283,7 +281,10 @@ mod tests {
         let digits = (0..=MAX_DIGITS)
             .find(|&d| {
                 let s = Q::from(10u32).pow(d as i64);
-                out.matrix.data.iter().all(|q| (q * &s).denominator() == 1u32)
+                out.matrix
+                    .data
+                    .iter()
+                    .all(|q| (q * &s).denominator() == 1u32)
             })
             .unwrap();
         assert!(digits < MAX_DIGITS, "{digits} digits");

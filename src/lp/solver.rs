@@ -84,6 +84,15 @@ pub(crate) fn solve_float(
             if let Some((p, d)) = solve_localized(lp, aim, max_memory, progress) {
                 return Ok((p, dual.then_some(d)));
             }
+            // The early check (`produce`) left this to the localized LP's own estimate;
+            // the whole LP's is checked here, before it is built.
+            let need = memory_need(lp.n as u64, lp.k() as u64, 0, Solver::Ipm);
+            if need > max_memory {
+                return Err(LpError::OverMemory {
+                    need_mib: need >> 20,
+                    budget_mib: max_memory >> 20,
+                });
+            }
             ipm::solve(lp, progress).map(|(p, d)| (p, dual.then_some(d)))
         }
         Solver::Block => {

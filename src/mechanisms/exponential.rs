@@ -154,7 +154,13 @@ pub fn softmax_rows_rounded(
 fn rounded_row(logits: &[f64], ln_z: f64, digits: usize) -> Option<Vec<Q>> {
     let x: Vec<f64> = logits
         .iter()
-        .map(|&l| if l == f64::NEG_INFINITY { 0.0 } else { (l - ln_z).exp() })
+        .map(|&l| {
+            if l == f64::NEG_INFINITY {
+                0.0
+            } else {
+                (l - ln_z).exp()
+            }
+        })
         .collect();
     if x.iter().any(|&v| v != 0.0 && v < 1e-300) {
         return None;
@@ -169,7 +175,13 @@ fn rounded_row(logits: &[f64], ln_z: f64, digits: usize) -> Option<Vec<Q>> {
             None
         });
     }
-    let e_min = parts.iter().flatten().map(|p| p.1).min().unwrap_or(0).min(0);
+    let e_min = parts
+        .iter()
+        .flatten()
+        .map(|p| p.1)
+        .min()
+        .unwrap_or(0)
+        .min(0);
     let ten = N::from(10u32);
     let mut total = N::from(0u32);
     for &(m, e) in parts.iter().flatten() {

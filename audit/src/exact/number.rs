@@ -173,7 +173,11 @@ pub fn format_rational(q: &Q) -> String {
             1 => format!("{sign}{m}e{e}"),
             _ => format!("{sign}{}.{}e{e}", &m[..1], &m[1..]),
         };
-        return if sci.len() + 2 <= plain.len() { sci } else { plain };
+        return if sci.len() + 2 <= plain.len() {
+            sci
+        } else {
+            plain
+        };
     }
     let sign = if *q < 0u32 { "-" } else { "" };
     format!("{sign}{}/{}", q.numerator().abs(), den)

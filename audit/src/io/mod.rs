@@ -408,6 +408,23 @@ pub fn space_from_value(v: &Value, path: &str, limits: &Limits) -> Result<Space,
         )
     })?;
     let wrap = |e: InputError| e.within(path, ".");
+    // A misspelt field ("lables", "radious") is an error, not silently ignored (issue 33).
+    let allowed: &[&str] = match kind {
+        MetricKind::Explicit => &["kind", "distances"],
+        MetricKind::Graph => &["kind", "nodes", "edges"],
+        MetricKind::Haversine => &["kind", "points", "radius"],
+        _ => &["kind", "points"],
+    };
+    if let Some(k) = o.keys().find(|k| !allowed.contains(&k.as_str())) {
+        return Err(input_error(
+            format!("{path}.{k}"),
+            format!(
+                "unknown field for a {} metric (expected {})",
+                kind.name(),
+                allowed.join(", ")
+            ),
+        ));
+    }
     match kind {
         MetricKind::Explicit => {
             let dv = o

@@ -110,7 +110,7 @@ pub(crate) enum BoundKind {
     /// packings, for each ε: one JSON line per ε on standard output, each verified exactly.
     Packing {
         /// Space: `builtin:NAME`, a JSON metric object, or an mdp/1 file.
-        #[arg(long, default_value = mdp::builtin::DEFAULT)]
+        #[arg(long, required = true)]
         space: String,
         /// Privacy levels ε > 0 (repeat or comma-separate).
         #[arg(long, value_delimiter = ',', required = true)]
@@ -215,7 +215,7 @@ impl From<SolverArg> for mdp::lp::Solver {
 pub(crate) struct SpaceEps {
     /// Space: `builtin:NAME`, a CSV or GeoJSON file of points, a JSON metric object, or an
     /// mdp/1 file.
-    #[arg(long, default_value = mdp::builtin::DEFAULT)]
+    #[arg(long, required = true)]
     pub(crate) space: String,
     /// Privacy level ε > 0.
     #[arg(long)]
@@ -283,7 +283,7 @@ pub(crate) enum Mechanism {
     /// The exponential mechanism Pr[w|u] ∝ Y_w·exp(−ε·d(u,w)/2) (Imola et al. §3.1).
     Exponential {
         /// Space: `builtin:NAME`, a JSON metric object, or an mdp/1 file.
-        #[arg(long, default_value = mdp::builtin::DEFAULT)]
+        #[arg(long, required = true)]
         space: String,
         /// Privacy level ε > 0.
         #[arg(long)]

@@ -95,6 +95,12 @@ fn write_certified(c: &Certified, output: &str) -> Result<(), String> {
 fn produce_exit(e: ProduceError) -> Result<i32, String> {
     match e {
         ProduceError::Invalid { .. } | ProduceError::LpMemory(_) => Err(flag_error(&e)),
+        ProduceError::Build(mdp::lp::BuildError::Lp {
+            err: err @ mdp::lp::LpError::OverMemory { .. },
+            ..
+        }) => Err(format!(
+            "--max-memory: {err}; use a smaller --within, fewer outputs (--outputs), or raise --max-memory"
+        )),
         ProduceError::Build(e) => {
             eprintln!("mdp: {}", build_error(&e));
             Ok(EXIT_SOLVER)
@@ -564,6 +570,7 @@ fn lp_export(problem: LpProblem) -> Result<i32, String> {
 pub(crate) use produce::MAX_PREC;
 
 fn main() {
+    mdp::pipe::restore_default_sigpipe();
     let code = match run(Cli::parse()) {
         Ok(c) => c,
         Err(msg) => {

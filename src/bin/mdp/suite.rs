@@ -27,7 +27,7 @@ pub struct PrivatizeArgs {
     /// --epsilon; floating-point samplers, not an audited matrix).
     #[arg(long, value_enum)]
     sampler: Option<SamplerArg>,
-    /// The space: for --sampler, the space to sample on (default builtin:rome100); with
+    /// The space: for --sampler, the space to sample on (required); with
     /// --mechanism, a space with labels (builtin, CSV, GeoJSON) that must equal the file's
     /// metric.
     #[arg(long)]
@@ -51,6 +51,29 @@ pub struct PrivatizeArgs {
     /// otherwise), snapped to the nearest input; outputs are written as coordinates.
     #[arg(long)]
     snap: bool,
+    /// With --snap: refuse a record farther than this from every input (the space's
+    /// distance unit: km for haversine spaces). Default: twice the largest distance from
+    /// an input to its nearest other input.
+    #[arg(long, value_name = "DIST", requires = "snap")]
+    snap_max: Option<String>,
+    /// How records are laid out: `lines` (one record per line; output line i is the
+    /// release of input line i), `csv` (a header row; the record is --column; every row is
+    /// written back with all its columns plus COLUMN_private), `jsonl` (one JSON object per
+    /// line; the record is --field; every object is written back with FIELD_private).
+    #[arg(long, value_enum, default_value = "lines")]
+    format: FormatArg,
+    /// With --format csv: the record's column (for --snap, the coordinate columns,
+    /// comma-separated: `lat,lon`).
+    #[arg(long, value_name = "NAME")]
+    column: Option<String>,
+    /// With --format jsonl: the record's field.
+    #[arg(long, value_name = "NAME")]
+    field: Option<String>,
+    /// A record that names no input (blank, unknown label, index out of range, beyond
+    /// --snap-max) is skipped and reported, its output record left with an empty release,
+    /// instead of stopping with an error.
+    #[arg(long)]
+    skip_bad: bool,
     /// Reproducible sampling from this seed. For tests only: the output is then a
     /// deterministic function of the input. Default: seeded by the operating system.
     #[arg(long)]
@@ -70,6 +93,13 @@ pub struct PrivatizeArgs {
     /// Where to write the sampled outputs; `-` for standard output.
     #[arg(short, long, default_value = "-")]
     output: String,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, PartialEq, Eq)]
+pub enum FormatArg {
+    Lines,
+    Csv,
+    Jsonl,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy)]
@@ -178,7 +208,10 @@ fn sampler_source(kind: SamplerArg, a: &PrivatizeArgs) -> Result<Source, String>
             .as_deref()
             .ok_or("--epsilon: required with --sampler")?,
     )?;
-    let spec = a.space.as_deref().unwrap_or(mdp::builtin::DEFAULT);
+    let spec = a
+        .space
+        .as_deref()
+        .ok_or("--space: required with --sampler (e.g. builtin:rome100, a CSV of points)")?;
     let (space, labels) = space_with_labels(spec)?;
     let space = require_metric(space)?;
     let n = space.n();
@@ -214,9 +247,17 @@ pub fn privatize(a: &PrivatizeArgs) -> Result<i32, String> {
         Some(path) => Some(labels_file(path, n)?),
         None => src.labels.take(),
     };
+    let snap_max = a
+        .snap_max
+        .as_deref()
+        .map(|s| match s.parse::<f64>() {
+            Ok(x) if x > 0.0 && x.is_finite() => Ok(x),
+            _ => Err(format!("--snap-max: expected a distance > 0, got {s:?}")),
+        })
+        .transpose()?;
     let snapper = if a.snap {
         Some(
-            mdp::privatize::Snapper::new(&src.space)
+            privatize::Snapper::new(&src.space, snap_max)
                 .ok_or("--snap: the space has no coordinates (explicit table or graph)")?,
         )
     } else {
@@ -230,28 +271,42 @@ pub fn privatize(a: &PrivatizeArgs) -> Result<i32, String> {
             return Err("--by-index: the space has no labels; name inputs by 0-based index with --by-index, give --labels, or pass coordinates with --snap".into())
         }
     };
-    // The name written for each output column.
-    let coords = |p: &[Q]| -> String {
-        p.iter()
-            .map(|q| f64_nearest(q).to_string())
-            .collect::<Vec<_>>()
-            .join(",")
+    let naming = match (&snapper, a.by_index, &labels) {
+        (Some(_), _, _) => privatize::records::Naming::Coordinates,
+        (None, false, Some(_)) => privatize::records::Naming::Labels,
+        _ => privatize::records::Naming::Index,
     };
-    let site_name = |i: usize| -> String {
-        if a.snap {
-            coords(&src.space.points()[i])
-        } else {
-            match (&labels, a.by_index) {
-                (Some(l), false) => l[i].clone(),
-                _ => i.to_string(),
-            }
+    let releases =
+        privatize::records::releases(&src.space, &src.outputs, labels.as_deref(), naming);
+    let format = match (a.format, &a.column, &a.field) {
+        (FormatArg::Lines, None, None) => privatize::Format::Lines,
+        (FormatArg::Csv, Some(c), None) => privatize::Format::Csv {
+            columns: c.split(',').map(|s| s.trim().to_string()).collect(),
+        },
+        (FormatArg::Jsonl, None, Some(f)) => privatize::Format::JsonLines { field: f.clone() },
+        (FormatArg::Csv, _, _) => {
+            return Err(
+                "--format csv: name the record's column with --column (and no --field)".into(),
+            )
+        }
+        (FormatArg::Jsonl, _, _) => {
+            return Err(
+                "--format jsonl: name the record's field with --field (and no --column)".into(),
+            )
+        }
+        (FormatArg::Lines, _, _) => {
+            return Err("--column and --field need --format csv or --format jsonl".into())
         }
     };
-    let names: Vec<String> = match &src.outputs {
-        Outputs::Inputs => (0..n).map(site_name).collect(),
-        Outputs::OfInputs(v) => v.iter().map(|&i| site_name(i)).collect(),
-        Outputs::Labels(l) => l.clone(),
-        Outputs::Points(p) => p.iter().map(|x| coords(x)).collect(),
+    let opts = privatize::Options {
+        format,
+        records,
+        releases: &releases,
+        on_bad: if a.skip_bad {
+            privatize::OnBad::Skip
+        } else {
+            privatize::OnBad::Error
+        },
     };
     let input: Box<dyn std::io::BufRead> = if a.input == "-" {
         Box::new(std::io::stdin().lock())
@@ -260,23 +315,58 @@ pub fn privatize(a: &PrivatizeArgs) -> Result<i32, String> {
             std::fs::File::open(&a.input).map_err(|e| format!("--input: {}: {e}", a.input))?,
         ))
     };
-    let output: Box<dyn std::io::Write> = if a.output == "-" {
-        Box::new(std::io::BufWriter::new(std::io::stdout().lock()))
-    } else {
-        Box::new(std::io::BufWriter::new(
-            std::fs::File::create(&a.output).map_err(|e| format!("--output: {}: {e}", a.output))?,
-        ))
-    };
     if a.seed.is_some() {
         eprintln!("mdp: warning: --seed makes the output a deterministic function of the input (for tests only; no privacy)");
     }
     let mut rng = privatize::rng(a.seed);
-    privatize::privatize(&mut src.sampler, &records, &names, input, output, &mut rng)
-        .map(|count| {
-            eprintln!("privatize: {count} records");
-            0
-        })
-        .map_err(|e| format!("--input line {}: {}", e.line, e.message))
+    let line_error = |e: privatize::RecordError| format!("--input {e}");
+    let summary = if a.output == "-" {
+        let out = std::io::BufWriter::new(std::io::stdout().lock());
+        privatize::stream(&mut src.sampler, &opts, input, out, &mut rng).map_err(line_error)?
+    } else {
+        // Written whole or not at all: no partial output on failure.
+        let path = std::path::Path::new(&a.output);
+        let mut out = mdp::atomic::AtomicFile::create(path)
+            .map_err(|e| format!("--output: {}: {e}", a.output))?;
+        let summary = privatize::stream(&mut src.sampler, &opts, input, &mut out, &mut rng)
+            .map_err(line_error)?;
+        out.commit()
+            .map_err(|e| format!("--output: {}: {e}", a.output))?;
+        summary
+    };
+    report_privatize(&summary, snapper.as_ref());
+    Ok(0)
+}
+
+/// The stream's summary on standard error: records, skips with their lines, snapping.
+fn report_privatize(s: &privatize::Summary, snapper: Option<&privatize::Snapper>) {
+    eprintln!("privatize: {} records released", s.records);
+    if s.header {
+        eprintln!("privatize: line 1 read as a header and copied");
+    }
+    if s.skipped > 0 {
+        let lines: Vec<String> = s
+            .first_skips
+            .iter()
+            .map(|(l, why)| format!("line {l}: {why}"))
+            .collect();
+        eprintln!(
+            "privatize: warning: {} records skipped (their release is empty){}{}",
+            s.skipped,
+            if lines.is_empty() { "" } else { ": " },
+            lines.join("; ")
+        );
+    }
+    if let (Some(m), Some(sn)) = (&s.moved, snapper) {
+        eprintln!(
+            "privatize: snapped to the nearest input: mean {:.4}, max {:.4} (line {}), limit {:.4}, in {}",
+            m.mean,
+            m.max,
+            m.max_line,
+            sn.limit,
+            sn.unit()
+        );
+    }
 }
 
 pub fn estimate_madlib(
@@ -327,7 +417,7 @@ pub struct CalibrateArgs {
     #[arg(value_enum)]
     mechanism: FamilyArg,
     /// Space: `builtin:NAME`, a CSV or GeoJSON file of points, a JSON metric object, or an mdp/1 file.
-    #[arg(long, default_value = mdp::builtin::DEFAULT)]
+    #[arg(long, required = true)]
     space: String,
     /// The target (ε,δ) tight epsilon.
     #[arg(long)]
@@ -450,6 +540,13 @@ pub fn calibrate(a: &CalibrateArgs) -> Result<i32, String> {
         );
         return Ok(0);
     }
+    eprintln!(
+        "calibrate: tight ε at δ = {} is at most {:.6} (proven upper end), {:.2e} below the target {}",
+        f64_nearest(&delta),
+        c.eps_tight,
+        a.target - c.eps_tight,
+        a.target
+    );
     let meta = mdp::produce::producer_meta(
         json!({"mechanism": f.name(), "space": a.space}),
         &json!({"calibration": {"target_eps_tight": a.target, "delta": f64_nearest(&delta), "eps_tight": c.eps_tight, "evaluations": c.evaluations}}),

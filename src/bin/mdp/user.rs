@@ -25,7 +25,8 @@ pub(crate) struct EmdArgs {
     /// The space: `builtin:NAME`, a JSON space, CSV or GeoJSON.
     #[arg(long)]
     space: String,
-    /// Dataset A: a JSON array of items (labels or 0-based site indices).
+    /// Dataset A: a file holding a JSON array of items (labels or 0-based site indices),
+    /// or the array itself.
     a: String,
     /// Dataset B, the same way.
     b: String,
@@ -302,8 +303,16 @@ fn short(x: &Q) -> String {
     format!("{:.6e}", f64_up(x))
 }
 
+/// A dataset argument: an inline JSON array, else the path of a file holding one.
 fn items_of(names: &ItemNames, s: &str, flag: &str) -> Result<Vec<usize>, String> {
-    names.parse(s).map_err(|e| format!("{flag}: {e}"))
+    let text = if s.trim_start().starts_with('[') {
+        s.to_string()
+    } else {
+        let bytes = mdp::io::read_source(s, &mdp::io::Limits::default())
+            .map_err(|e| format!("{flag}: {s}: {e}"))?;
+        String::from_utf8(bytes).map_err(|_| format!("{flag}: {s}: not UTF-8 text"))?
+    };
+    names.parse(&text).map_err(|e| format!("{flag}: {e}"))
 }
 
 pub(crate) fn emd_cmd(a: &EmdArgs) -> Result<i32, String> {

@@ -1,5 +1,6 @@
-//! Applying a mechanism to records (`mdp privatize`): each input line names an input; the
-//! output line is the sampled output. Streaming: one record in, one out.
+//! Applying a mechanism to records (`mdp privatize`): each record names an input and is
+//! written back with its sampled output (`records`: plain lines, CSV, JSON lines).
+//! Streaming: one record in, one out.
 //!
 //! The sampling argument (`spec/threat-model.md` §2):
 //!
@@ -14,25 +15,28 @@
 //!   exactly: no float rounding of any probability; an entry of 2^-2000 keeps its mass.
 //! * **Records**: inputs are named by their label when the space has labels; by 0-based
 //!   index only when asked ([`Records::Index`]); raw coordinates are snapped to the
-//!   nearest input when asked ([`Snapper`]); the guarantee then holds between the snapped
-//!   inputs.
+//!   nearest input within a limit when asked ([`Snapper`]); the guarantee then holds
+//!   between the snapped inputs.
 //!
 //! TEM's Algorithm 3 and Madlib are samplers without a matrix (floating-point noise): they
 //! are the papers' samplers, not the exactly audited matrix, and say so.
 
 use crate::audit::{self, Report, Verdict};
 use crate::error::InputError;
-use crate::exact::{f64_nearest, N, Q};
+use crate::exact::{N, Q};
 use crate::io::{self, Limits, MechanismFile};
 use crate::mechanism::Matrix;
 use crate::mechanisms::madlib::Madlib;
 use crate::mechanisms::tem::TemSampler;
-use crate::metric::{MetricKind, Space};
 use crate::progress::Progress;
 use rand::{Rng, RngCore, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 use std::collections::HashMap;
-use std::io::{BufRead, Write};
+
+pub mod records;
+pub use records::{
+    stream, Format, OnBad, Options, RecordError, Records, Release, Snapper, Summary,
+};
 
 /// The privatizer's generator: ChaCha20 seeded by the operating system (`getrandom`), or
 /// by `seed` (reproducible: for tests only).
@@ -170,153 +174,6 @@ pub fn normalized(matrix: &Matrix) -> Matrix {
         );
     }
     Matrix::new(matrix.rows, matrix.cols, data)
-}
-
-/// Nearest input to raw coordinates (lat, lon in degrees for haversine; a vector for the
-/// other coordinate kinds), in floating point, ties to the lower index: a deterministic
-/// pre-processing of the record (privacy then holds between the snapped inputs).
-pub struct Snapper {
-    kind: MetricKind,
-    points: Vec<Vec<f64>>,
-}
-
-impl Snapper {
-    /// `None` when the space has no coordinates (explicit tables and graphs).
-    pub fn new(space: &Space) -> Option<Snapper> {
-        if !space.kind().has_points() {
-            return None;
-        }
-        let points = space.points()[..space.n()]
-            .iter()
-            .map(|p| p.iter().map(f64_nearest).collect())
-            .collect();
-        Some(Snapper {
-            kind: space.kind(),
-            points,
-        })
-    }
-
-    /// The coordinates of one record: numbers separated by commas or white space.
-    pub fn parse(&self, rec: &str) -> Result<Vec<f64>, String> {
-        let dim = self.points.first().map_or(0, Vec::len);
-        let x: Vec<f64> = rec
-            .split(|c: char| c == ',' || c.is_whitespace())
-            .filter(|s| !s.is_empty())
-            .map(|s| {
-                s.parse::<f64>()
-                    .ok()
-                    .filter(|v| v.is_finite())
-                    .ok_or_else(|| format!("not a number: {s:?}"))
-            })
-            .collect::<Result<_, _>>()?;
-        if x.len() != dim {
-            return Err(format!("{} coordinates, the space has {dim}", x.len()));
-        }
-        if self.kind == MetricKind::Haversine
-            && !((-90.0..=90.0).contains(&x[0]) && (-180.0..=180.0).contains(&x[1]))
-        {
-            return Err("latitude must be in [-90, 90] and longitude in [-180, 180]".into());
-        }
-        Ok(x)
-    }
-
-    /// The nearest input to `x`.
-    pub fn nearest(&self, x: &[f64]) -> usize {
-        let mut best = (f64::INFINITY, 0);
-        for (i, p) in self.points.iter().enumerate() {
-            let d = self.distance(p, x);
-            if d < best.0 {
-                best = (d, i);
-            }
-        }
-        best.1
-    }
-
-    /// A monotone function of the distance (squared for Euclidean, the haversine term for
-    /// great circles).
-    fn distance(&self, p: &[f64], x: &[f64]) -> f64 {
-        let diffs = p.iter().zip(x).map(|(a, b)| (a - b).abs());
-        match self.kind {
-            MetricKind::Manhattan => diffs.sum(),
-            MetricKind::Chebyshev => diffs.fold(0.0, f64::max),
-            MetricKind::Haversine => {
-                let (la, lb) = (p[0].to_radians(), x[0].to_radians());
-                let dlat = (lb - la) / 2.0;
-                let dlon = (x[1] - p[1]).to_radians() / 2.0;
-                dlat.sin().powi(2) + la.cos() * lb.cos() * dlon.sin().powi(2)
-            }
-            _ => diffs.map(|d| d * d).sum(),
-        }
-    }
-}
-
-/// How a record names its input.
-pub enum Records<'a> {
-    /// By label (the space's labels, unique).
-    Labels(&'a [String]),
-    /// By 0-based index (`n` inputs); only on request.
-    Index(usize),
-    /// By raw coordinates, snapped to the nearest input.
-    Snap(&'a Snapper),
-}
-
-/// A record that names no input.
-#[derive(Debug)]
-pub struct RecordError {
-    pub line: usize,
-    pub message: String,
-}
-
-/// Stream `input` → `output`: each non-empty line names an input (see [`Records`]); writes
-/// the name of the sampled output column, `names[column]`. Returns the number of records.
-/// Stops at the first bad record (the lines before it are already written; the error
-/// names the line).
-pub fn privatize<R: Rng>(
-    sampler: &mut Sampler,
-    records: &Records,
-    names: &[String],
-    input: impl BufRead,
-    mut output: impl Write,
-    rng: &mut R,
-) -> Result<usize, RecordError> {
-    let index: HashMap<&str, usize> = match records {
-        Records::Labels(l) => l.iter().enumerate().map(|(i, s)| (s.as_str(), i)).collect(),
-        _ => HashMap::new(),
-    };
-    let mut count = 0;
-    for (i, line) in input.lines().enumerate() {
-        let err = |message: String| RecordError {
-            line: i + 1,
-            message,
-        };
-        let line = line.map_err(|e| err(format!("cannot read: {e}")))?;
-        let rec = line.trim();
-        if rec.is_empty() {
-            continue;
-        }
-        let w = match records {
-            Records::Labels(_) => *index.get(rec).ok_or_else(|| {
-                err(format!(
-                    "unknown input label {:?}",
-                    rec.chars().take(80).collect::<String>()
-                ))
-            })?,
-            Records::Index(n) => match rec.parse::<usize>() {
-                Ok(w) if w < *n => w,
-                Ok(w) => return Err(err(format!("input index {w} out of range 0..{n}"))),
-                Err(_) => return Err(err(format!("not an input index: {rec:?}"))),
-            },
-            Records::Snap(s) => s.nearest(&s.parse(rec).map_err(err)?),
-        };
-        let y = sampler.sample(w, rng);
-        writeln!(output, "{}", names[y]).map_err(|e| err(format!("cannot write: {e}")))?;
-        count += 1;
-    }
-    output.flush().map_err(|e| RecordError {
-        line: 0,
-        message: format!("cannot write: {e}"),
-    })?;
-    Ok(count)
 }
 
 /// A mechanism file that passed the audit under a pipeline's policy: what `mdp privatize

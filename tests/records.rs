@@ -1,0 +1,257 @@
+//! Records in, records out (issue 33): `mdp privatize` reads plain lines, CSV and JSON
+//! lines, writes every record back with its release (so the output joins to the input),
+//! never drops a line, writes atomically, and snaps coordinates only within a limit.
+
+use serde_json::{json, Value};
+
+mod common;
+use common::mdp_in as mdp;
+
+fn write(name: &str, bytes: &str) -> String {
+    common::tmp("records", name, Some(bytes.as_bytes()))
+}
+
+/// Rome, Milan and Naples: a near-identity mechanism (diagonal 1 − 2·10⁻¹⁵), private at
+/// ε = 1 per km since the cities are ≥ 180 km apart; labels rome, milan, naples.
+fn cities() -> (String, String) {
+    let t = "0.000000000000001";
+    let d = "0.999999999999998";
+    let doc = json!({
+        "format": "mdp/1",
+        "epsilon": "1",
+        "metric": {"kind": "haversine", "points": [[41.9, 12.5], [45.46, 9.19], [40.85, 14.27]]},
+        "matrix": [[d, t, t], [t, d, t], [t, t, d]],
+    });
+    (
+        write("cities.json", &doc.to_string()),
+        write("cities.labels", "rome\nmilan\nnaples\n"),
+    )
+}
+
+#[test]
+fn csv_rows_come_back_whole_with_their_release() {
+    let (mech, labels) = cities();
+    let input = "user_id,poi,note\nu1,milan,a\nu2,rome,\"b, quoted\"\nu3,naples,c\n";
+    let (code, out, err) = mdp(
+        &[
+            "privatize",
+            "--mechanism",
+            &mech,
+            "--labels",
+            &labels,
+            "--format",
+            "csv",
+            "--column",
+            "poi",
+        ],
+        input,
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out,
+        "user_id,poi,note,poi_private\nu1,milan,a,milan\nu2,rome,\"b, quoted\",rome\nu3,naples,c,naples\n"
+    );
+    assert!(err.contains("3 records released"), "{err}");
+    // A column that is not there is named with the header it has.
+    let (code, _, err) = mdp(
+        &[
+            "privatize",
+            "--mechanism",
+            &mech,
+            "--labels",
+            &labels,
+            "--format",
+            "csv",
+            "--column",
+            "place",
+        ],
+        input,
+    );
+    assert_eq!(code, 2);
+    assert!(err.contains("line 1") && err.contains("\"poi\""), "{err}");
+}
+
+#[test]
+fn json_lines_keep_every_field() {
+    let (mech, labels) = cities();
+    let input = "{\"id\": 7, \"poi\": \"naples\", \"t\": [1, 2]}\n{\"id\": 8, \"poi\": \"rome\"}\n";
+    let (code, out, err) = mdp(
+        &[
+            "privatize",
+            "--mechanism",
+            &mech,
+            "--labels",
+            &labels,
+            "--format",
+            "jsonl",
+            "--field",
+            "poi",
+        ],
+        input,
+    );
+    assert_eq!(code, 0, "{err}");
+    let rows: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(
+        rows[0],
+        json!({"id": 7, "poi": "naples", "t": [1, 2], "poi_private": "naples"})
+    );
+    assert_eq!(rows[1]["id"], 8);
+    assert_eq!(rows[1]["poi_private"], "rome");
+}
+
+#[test]
+fn no_line_is_dropped_and_a_failure_writes_nothing() {
+    let (mech, labels) = cities();
+    let dest = common::tmp("records", "out.txt", Some(b"earlier output\n"));
+    // A blank line is an error naming it; the output file is left as it was.
+    let (code, _, err) = mdp(
+        &[
+            "privatize",
+            "--mechanism",
+            &mech,
+            "--labels",
+            &labels,
+            "-o",
+            &dest,
+        ],
+        "rome\n\nmilan\n",
+    );
+    assert_eq!(code, 2);
+    assert!(err.contains("line 2") && err.contains("blank"), "{err}");
+    assert_eq!(std::fs::read_to_string(&dest).unwrap(), "earlier output\n");
+    // An unknown label on line 2: the same.
+    let (code, _, err) = mdp(
+        &[
+            "privatize",
+            "--mechanism",
+            &mech,
+            "--labels",
+            &labels,
+            "-o",
+            &dest,
+        ],
+        "rome\nparis\nmilan\n",
+    );
+    assert_eq!(code, 2);
+    assert!(err.contains("line 2") && err.contains("paris"), "{err}");
+    assert_eq!(std::fs::read_to_string(&dest).unwrap(), "earlier output\n");
+    let dir = std::path::Path::new(&dest).parent().unwrap();
+    assert!(
+        std::fs::read_dir(dir).unwrap().all(|e| !e
+            .unwrap()
+            .file_name()
+            .to_string_lossy()
+            .contains(".tmp-")),
+        "a temporary file was left behind"
+    );
+    // With --skip-bad, line i of the output is still the release of line i.
+    let (code, _, err) = mdp(
+        &[
+            "privatize",
+            "--mechanism",
+            &mech,
+            "--labels",
+            &labels,
+            "-o",
+            &dest,
+            "--skip-bad",
+        ],
+        "rome\n\nparis\nmilan\n",
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(std::fs::read_to_string(&dest).unwrap(), "rome\n\n\nmilan\n");
+    assert!(
+        err.contains("2 records skipped") && err.contains("line 2") && err.contains("line 3"),
+        "{err}"
+    );
+}
+
+#[test]
+fn csv_blank_lines_are_reported_not_silently_dropped() {
+    let (mech, labels) = cities();
+    let input = "id,poi\n1,rome\n\n2,milan\n";
+    let args = [
+        "privatize",
+        "--mechanism",
+        &mech,
+        "--labels",
+        &labels,
+        "--format",
+        "csv",
+        "--column",
+        "poi",
+    ];
+    let (code, _, err) = mdp(&args, input);
+    assert_eq!(code, 2);
+    assert!(err.contains("line 3") && err.contains("blank"), "{err}");
+    let mut skip = args.to_vec();
+    skip.push("--skip-bad");
+    let (code, out, err) = mdp(&skip, input);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "id,poi,poi_private\n1,rome,rome\n2,milan,milan\n");
+    assert!(
+        err.contains("1 records skipped") && err.contains("line 3"),
+        "{err}"
+    );
+}
+
+#[test]
+fn snapping_has_a_limit_reads_a_header_and_reports_distances() {
+    let (mech, _) = cities();
+    // A header, a point near Milan, then New York and a swapped (lon, lat) for Rome.
+    let (code, out, err) = mdp(
+        &["privatize", "--mechanism", &mech, "--snap"],
+        "lat,lon\n45.4,9.2\n",
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "lat,lon\n45.46,9.19\n");
+    assert!(
+        err.contains("header") && err.contains("max") && err.contains("km"),
+        "{err}"
+    );
+    for bad in ["40.71,-74.0\n", "12.5,41.9\n"] {
+        let (code, _, err) = mdp(&["privatize", "--mechanism", &mech, "--snap"], bad);
+        assert_eq!(code, 2, "{bad}");
+        assert!(
+            err.contains("line 1") && err.contains("snapping limit"),
+            "{err}"
+        );
+    }
+    // The limit is the user's to raise.
+    let (code, out, err) = mdp(
+        &[
+            "privatize",
+            "--mechanism",
+            &mech,
+            "--snap",
+            "--snap-max",
+            "20000",
+        ],
+        "40.71,-74.0\n",
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.lines().count(), 1);
+    // CSV with coordinate columns.
+    let (code, out, err) = mdp(
+        &[
+            "privatize",
+            "--mechanism",
+            &mech,
+            "--snap",
+            "--format",
+            "csv",
+            "--column",
+            "lat,lon",
+        ],
+        "id,lat,lon\na,40.9,14.3\n",
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out,
+        "id,lat,lon,lat_lon_private\na,40.9,14.3,\"40.85,14.27\"\n"
+    );
+}

@@ -75,6 +75,7 @@ pub mod experiment;
 pub mod import;
 pub mod lp;
 pub mod mechanisms;
+pub mod plot;
 pub mod privatize;
 pub mod produce;
 pub mod user_level;

@@ -322,3 +322,37 @@ fn broken_pipes_end_quietly() {
         assert_ne!(out.status.code(), Some(101), "{args:?}: {err}");
     }
 }
+
+/// Issue 33: `mdp plot` draws a map of output distributions where the space has 2-D or
+/// (lat, lon) coordinates, a heat map otherwise, with labels; bad inputs are one-line
+/// errors.
+#[test]
+fn plot_draws_a_map_or_a_heat_map_with_labels() {
+    let mech = tmp("plot-rome.json");
+    let (code, _, err) = mdp(&["build", "exponential", "--space", "builtin:rome100", "--epsilon", "0.5", "-o", &mech]);
+    assert_eq!(code, 0, "{err}");
+    let svg = tmp("plot-rome.svg");
+    let (code, _, err) = mdp(&["plot", &mech, "-o", &svg, "--input", "1,50"]);
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.starts_with("<svg"), "{}", &text[..80.min(text.len())]);
+    assert!(text.contains("longitude") && text.contains("latitude"));
+    assert!(text.contains("1: expected distance") && text.contains("50: expected distance"));
+    assert!(text.matches("<circle").count() >= 100, "every input is drawn");
+    // Not a map: the 384-dimensional word vectors get a heat map, labelled.
+    let words = tmp("plot-words.json");
+    let (code, _, err) = mdp(&["build", "exponential", "--space", "builtin:cities40", "--epsilon", "4", "-o", &words]);
+    assert_eq!(code, 0, "{err}");
+    let svg = tmp("plot-words.svg");
+    let (code, _, err) = mdp(&["plot", &words, "-o", &svg]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("heat map"), "{err}");
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.contains("Akron") && text.contains("probability"));
+    assert!(text.matches("<rect").count() >= 40 * 40);
+    for (bad, needle) in [("Paris", "--input"), ("101", "--input")] {
+        let (code, _, err) = mdp(&["plot", &mech, "-o", &svg, "--input", bad]);
+        assert_eq!(code, 2, "{bad}");
+        assert!(err.contains(needle) && err.lines().count() == 1, "{err}");
+    }
+}

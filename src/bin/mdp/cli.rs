@@ -67,6 +67,9 @@ pub(crate) enum Cmd {
     /// certified one, by an exact uniform mix; refuses matrices that are not private up to
     /// rounding.
     Repair(tools::RepairArgs),
+    /// A picture of a mechanism (SVG): on a map, the output distributions of chosen inputs;
+    /// otherwise a heat map of the matrix.
+    Plot(suite::PlotArgs),
     /// The earth mover's distance between two datasets of items (Imola et al. 2024,
     /// Definition 2.4): exact for rational distances, an enclosure otherwise.
     Emd(user::EmdArgs),

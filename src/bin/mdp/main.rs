@@ -469,6 +469,7 @@ fn run(cli: Cli) -> Result<i32, String> {
         Cmd::Calibrate(a) => suite::calibrate(&a),
         Cmd::Import(a) => tools::import(&a),
         Cmd::Repair(a) => tools::repair(&a),
+        Cmd::Plot(a) => suite::plot(&a),
         Cmd::Emd(a) => user::emd_cmd(&a),
         Cmd::Account { kind } => user::account(&kind),
         Cmd::Release { kind } => user::release(&kind),

@@ -167,20 +167,17 @@ struct Source {
     labels: Option<Vec<String>>,
 }
 
-fn mechanism_source(path: &str, a: &PrivatizeArgs) -> Result<Result<Source, i32>, String> {
-    let refusal = "does not pass the audit under this policy; refusing to sample from it";
-    let file = match crate::gated(path, &privatize_policy(a)?, refusal)? {
-        Ok(file) => file,
-        Err(code) => return Ok(Err(code)),
-    };
-    // Labels: --space, else a space named in the producer's meta, if it is this metric.
+/// The labels of a mechanism file's inputs: those of `space` (a space with labels that
+/// must equal the file's metric), else of a space named in the producer's meta, if it is
+/// this metric.
+fn file_labels(file: &io::MechanismFile, space: Option<&str>) -> Result<Option<Vec<String>>, String> {
     let named = file
         .meta
         .as_ref()
         .and_then(|m| m.get("space"))
         .and_then(|s| s.as_str())
         .map(str::to_string);
-    let labels = match (&a.space, named) {
+    Ok(match (space, named) {
         (Some(spec), _) => {
             let (s, l) = space_with_labels(spec)?;
             if io::space_to_value(&s) != io::space_to_value(&file.space) {
@@ -193,7 +190,94 @@ fn mechanism_source(path: &str, a: &PrivatizeArgs) -> Result<Result<Source, i32>
             _ => None,
         },
         (None, None) => None,
+    })
+}
+
+#[derive(clap::Args)]
+pub struct PlotArgs {
+    /// An mdp/1 mechanism file (`-` for standard input). Drawn as it is: a picture, not a
+    /// verdict (mdp-audit gives that).
+    file: String,
+    /// The SVG file to write.
+    #[arg(short, long)]
+    output: String,
+    /// The inputs whose output distributions the map shows: labels or 0-based indices
+    /// (repeat or comma-separate, at most 6). Default: the input nearest the space's centre.
+    #[arg(long, value_delimiter = ',')]
+    input: Vec<String>,
+    /// A heat map of the matrix (rows: inputs, columns: outputs) instead of a map; the
+    /// default where the space is not 2-D coordinates or haversine.
+    #[arg(long)]
+    heatmap: bool,
+    /// A space with labels (builtin, CSV, GeoJSON) equal to the file's metric, to name the
+    /// inputs; default: the space named in the file's meta.space, if it is this metric.
+    #[arg(long)]
+    space: Option<String>,
+    /// Width and height in pixels.
+    #[arg(long, default_value = "900,700", value_name = "W,H")]
+    size: String,
+}
+
+pub fn plot(a: &PlotArgs) -> Result<i32, String> {
+    use mdp::plot::{self, Kind, PlotError};
+    let bytes = io::read_source(&a.file, &Limits::default()).map_err(|e| format!("{}: {e}", a.file))?;
+    let file = io::read_mechanism(&bytes, &Limits::default()).map_err(|e| format!("{}: {e}", a.file))?;
+    let labels = file_labels(&file, a.space.as_deref())?;
+    let n = file.space.n();
+    let inputs: Vec<usize> = a
+        .input
+        .iter()
+        .map(|s| {
+            labels
+                .as_ref()
+                .and_then(|l| l.iter().position(|x| x == s))
+                .or_else(|| s.parse::<usize>().ok().filter(|&i| i < n))
+                .ok_or_else(|| format!("--input: {s:?} is neither a label nor an index in 0..{n}"))
+        })
+        .collect::<Result<_, _>>()?;
+    let inputs = if inputs.is_empty() { vec![plot::central_input(&file)] } else { inputs };
+    let size = a
+        .size
+        .split_once(',')
+        .and_then(|(w, h)| Some((w.trim().parse::<u32>().ok()?, h.trim().parse::<u32>().ok()?)))
+        .filter(|&(w, h)| (200..=8000).contains(&w) && (200..=8000).contains(&h))
+        .ok_or("--size: expected W,H in pixels, each in 200..=8000")?;
+    let title = file
+        .meta
+        .as_ref()
+        .and_then(|m| m.get("mechanism"))
+        .and_then(|m| m.as_str())
+        .unwrap_or("mechanism")
+        .to_string();
+    let mut opts = plot::Options {
+        kind: if a.heatmap { Kind::Heatmap } else { Kind::Map },
+        inputs: &inputs,
+        labels: labels.as_deref(),
+        title,
+        size,
     };
+    let out = std::path::Path::new(&a.output);
+    match plot::plot(&file, &opts, out) {
+        Err(PlotError::NotAMap) if !a.heatmap => {
+            eprintln!("plot: not a map (the space is not 2-D coordinates or haversine, or the outputs are not sites): drawing a heat map");
+            opts.kind = Kind::Heatmap;
+            plot::plot(&file, &opts, out).map_err(|e| format!("--output: {e}"))?;
+        }
+        Err(e @ (PlotError::Input(_) | PlotError::TooManyInputs)) => return Err(format!("--input: {e}")),
+        Err(e) => return Err(format!("{}: {e}", a.file)),
+        Ok(()) => {}
+    }
+    eprintln!("plot: wrote {}", a.output);
+    Ok(0)
+}
+
+fn mechanism_source(path: &str, a: &PrivatizeArgs) -> Result<Result<Source, i32>, String> {
+    let refusal = "does not pass the audit under this policy; refusing to sample from it";
+    let file = match crate::gated(path, &privatize_policy(a)?, refusal)? {
+        Ok(file) => file,
+        Err(code) => return Ok(Err(code)),
+    };
+    let labels = file_labels(&file, a.space.as_deref())?;
     Ok(Ok(Source {
         sampler: Sampler::from_matrix(file.matrix),
         space: file.space,

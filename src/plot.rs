@@ -49,7 +49,9 @@ pub const MAX_HEATMAP_CELLS: usize = 250_000;
 /// Why no picture was drawn.
 #[derive(Debug, thiserror::Error)]
 pub enum PlotError {
-    #[error("a map needs a 2-D coordinate or haversine space whose outputs are sites; use --heatmap")]
+    #[error(
+        "a map needs a 2-D coordinate or haversine space whose outputs are sites; use --heatmap"
+    )]
     NotAMap,
     #[error("the heat map would have {0} cells, over the limit of {MAX_HEATMAP_CELLS}")]
     TooLarge(usize),
@@ -80,7 +82,13 @@ fn row(file: &MechanismFile, u: usize) -> Vec<f64> {
     let r = file.matrix.row(u);
     let total: Q = r.iter().sum();
     r.iter()
-        .map(|x| if total > 0u32 { f64_nearest(&(x / &total)) } else { 0.0 })
+        .map(|x| {
+            if total > 0u32 {
+                f64_nearest(&(x / &total))
+            } else {
+                0.0
+            }
+        })
         .collect()
 }
 
@@ -170,10 +178,17 @@ fn map(file: &MechanismFile, opts: &Options, out: &Path) -> Result<(), PlotError
         _ => ("units", "x", "y"),
     };
     let eps = f64_nearest(&file.epsilon);
-    let per = if kind == MetricKind::Haversine { " per km" } else { "" };
+    let per = if kind == MetricKind::Haversine {
+        " per km"
+    } else {
+        ""
+    };
     let root = SVGBackend::new(out, opts.size).into_drawing_area();
     root.fill(&WHITE).map_err(draw_err)?;
-    let caption = format!("{}: ε = {eps}{per}, n = {n}, output distributions", opts.title);
+    let caption = format!(
+        "{}: ε = {eps}{per}, n = {n}, output distributions",
+        opts.title
+    );
     let mut chart = ChartBuilder::on(&root)
         .caption(caption, ("sans-serif", 18))
         .margin(12)
@@ -189,7 +204,11 @@ fn map(file: &MechanismFile, opts: &Options, out: &Path) -> Result<(), PlotError
         .draw()
         .map_err(draw_err)?;
     chart
-        .draw_series(inputs.iter().map(|&p| Circle::new(p, 2, RGBColor(150, 150, 150).filled())))
+        .draw_series(
+            inputs
+                .iter()
+                .map(|&p| Circle::new(p, 2, RGBColor(150, 150, 150).filled())),
+        )
         .map_err(draw_err)?;
     let radius = 6.0 + 14.0 * (200.0 / (n as f64 + 200.0));
     for (i, &u) in opts.inputs.iter().enumerate() {
@@ -217,7 +236,11 @@ fn map(file: &MechanismFile, opts: &Options, out: &Path) -> Result<(), PlotError
             _ => name(opts, u),
         };
         chart
-            .draw_series(std::iter::once(Cross::new(inputs[u], 7, colour.stroke_width(3))))
+            .draw_series(std::iter::once(Cross::new(
+                inputs[u],
+                7,
+                colour.stroke_width(3),
+            )))
             .map_err(draw_err)?
             .label(legend)
             .legend(move |(x, y)| Cross::new((x + 6, y), 5, colour.stroke_width(3)));
@@ -241,7 +264,12 @@ fn heatmap(file: &MechanismFile, opts: &Options, out: &Path) -> Result<(), PlotE
         return Err(PlotError::TooLarge(n.saturating_mul(k)));
     }
     let rows: Vec<Vec<f64>> = (0..n).map(|u| row(file, u)).collect();
-    let top = rows.iter().flatten().cloned().fold(0.0, f64::max).max(1e-300);
+    let top = rows
+        .iter()
+        .flatten()
+        .cloned()
+        .fold(0.0, f64::max)
+        .max(1e-300);
     let eps = f64_nearest(&file.epsilon);
     let root = SVGBackend::new(out, opts.size).into_drawing_area();
     root.fill(&WHITE).map_err(draw_err)?;
@@ -249,7 +277,10 @@ fn heatmap(file: &MechanismFile, opts: &Options, out: &Path) -> Result<(), PlotE
     // Names where they fit: rows up to 40, columns (written across) up to 12.
     let few = n <= 40;
     let few_cols = k <= 12;
-    let caption = format!("{}: ε = {eps}, H[u][k] (rows: inputs, columns: outputs)", opts.title);
+    let caption = format!(
+        "{}: ε = {eps}, H[u][k] (rows: inputs, columns: outputs)",
+        opts.title
+    );
     // Segmented axes: a label names the cell it is centred on. Row 0 is drawn at the top.
     let mut chart = ChartBuilder::on(&main)
         .caption(caption, ("sans-serif", 18))
@@ -273,8 +304,16 @@ fn heatmap(file: &MechanismFile, opts: &Options, out: &Path) -> Result<(), PlotE
     chart
         .configure_mesh()
         .disable_mesh()
-        .x_desc(if few_cols { "output" } else { "output (0-based index)" })
-        .y_desc(if few { "input" } else { "input (0-based index)" })
+        .x_desc(if few_cols {
+            "output"
+        } else {
+            "output (0-based index)"
+        })
+        .y_desc(if few {
+            "input"
+        } else {
+            "input (0-based index)"
+        })
         .x_labels(if few_cols { k } else { 10 })
         .y_labels(if few { n } else { 10 })
         .x_label_style(("sans-serif", 11))
@@ -330,7 +369,10 @@ fn heatmap(file: &MechanismFile, opts: &Options, out: &Path) -> Result<(), PlotE
     let steps = 100;
     scale
         .draw_series((0..steps).map(|i| {
-            let (a, b) = (top * i as f64 / steps as f64, top * (i + 1) as f64 / steps as f64);
+            let (a, b) = (
+                top * i as f64 / steps as f64,
+                top * (i + 1) as f64 / steps as f64,
+            );
             Rectangle::new(
                 [(0, a), (1, b)],
                 ViridisRGB::get_color((i as f64 + 0.5) / steps as f64).filled(),

@@ -329,7 +329,16 @@ fn broken_pipes_end_quietly() {
 #[test]
 fn plot_draws_a_map_or_a_heat_map_with_labels() {
     let mech = tmp("plot-rome.json");
-    let (code, _, err) = mdp(&["build", "exponential", "--space", "builtin:rome100", "--epsilon", "0.5", "-o", &mech]);
+    let (code, _, err) = mdp(&[
+        "build",
+        "exponential",
+        "--space",
+        "builtin:rome100",
+        "--epsilon",
+        "0.5",
+        "-o",
+        &mech,
+    ]);
     assert_eq!(code, 0, "{err}");
     let svg = tmp("plot-rome.svg");
     let (code, _, err) = mdp(&["plot", &mech, "-o", &svg, "--input", "1,50"]);
@@ -338,10 +347,22 @@ fn plot_draws_a_map_or_a_heat_map_with_labels() {
     assert!(text.starts_with("<svg"), "{}", &text[..80.min(text.len())]);
     assert!(text.contains("longitude") && text.contains("latitude"));
     assert!(text.contains("1: expected distance") && text.contains("50: expected distance"));
-    assert!(text.matches("<circle").count() >= 100, "every input is drawn");
+    assert!(
+        text.matches("<circle").count() >= 100,
+        "every input is drawn"
+    );
     // Not a map: the 384-dimensional word vectors get a heat map, labelled.
     let words = tmp("plot-words.json");
-    let (code, _, err) = mdp(&["build", "exponential", "--space", "builtin:cities40", "--epsilon", "4", "-o", &words]);
+    let (code, _, err) = mdp(&[
+        "build",
+        "exponential",
+        "--space",
+        "builtin:cities40",
+        "--epsilon",
+        "4",
+        "-o",
+        &words,
+    ]);
     assert_eq!(code, 0, "{err}");
     let svg = tmp("plot-words.svg");
     let (code, _, err) = mdp(&["plot", &words, "-o", &svg]);

@@ -529,7 +529,15 @@ pub fn audit_with(
 
     // Implied guarantee along shortest η-paths.
     if file.within.is_some() {
-        checks.push(neighbors_report(&prep));
+        let (check, unguarded) = neighbors_report(&prep);
+        checks.push(check);
+        // A scoped guarantee is a warning in the summary, not only a detail of a passing
+        // check (issue 33: "[ok] neighbors … 998 212 ordered pairs … have no guarantee").
+        if unguarded > 0 {
+            warnings.push(format!(
+                "scoped guarantee: privacy is claimed only for pairs within η; {unguarded} ordered pairs (in different components of the η-graph) have no privacy guarantee at all"
+            ));
+        }
     }
 
     // Losses.
@@ -721,13 +729,26 @@ fn finish(
         Verdict::Pass
     };
     stats.seconds_total = t0.elapsed().as_secs_f64();
+    // A pass of the exact pure check proves tight ε ≤ ε (the checked one): the enclosure's
+    // upper end is cut there (rounded up), so a pass never shows a tight ε above the ε it
+    // passed at (issue 33: [1.99999999999, 2.00000000019] beside PASS at 2).
+    let mut epsilon_tight = tight.as_ref().map(enc_json).unwrap_or([None, None]);
+    let pure_pass = checks
+        .iter()
+        .any(|c| c.name == "pure_privacy" && c.verdict == Verdict::Pass);
+    if pure_pass {
+        if let [Some(_), hi] = &mut epsilon_tight {
+            let cap = crate::exact::f64_up(eps);
+            *hi = Some(hi.map_or(cap, |h| h.min(cap)));
+        }
+    }
     Report {
         verdict,
         n: file.matrix.rows,
         k: file.matrix.cols,
         epsilon_claimed: crate::exact::f64_nearest(&file.epsilon),
         epsilon_required: (*eps != file.epsilon).then(|| crate::exact::f64_nearest(eps)),
-        epsilon_tight: tight.as_ref().map(enc_json).unwrap_or([None, None]),
+        epsilon_tight,
         delta: crate::exact::f64_nearest(delta),
         epsilon_delta_tight: tight_delta.as_ref().map(enc_json).unwrap_or([None, None]),
         max_row_sum_deviation: dev,
@@ -786,7 +807,8 @@ fn scope_graph(p: &Prepared) -> Vec<Vec<(u32, f64)>> {
         .upper_adjacency(&|a, b| p.scope[a * n + b].then(|| p.dist[a * n + b].hi))
 }
 
-fn neighbors_report(p: &Prepared) -> Check {
+/// The `neighbors` check and the number of ordered pairs with no guarantee.
+fn neighbors_report(p: &Prepared) -> (Check, usize) {
     let n = p.n;
     // Components of the η-graph and the worst stretch d_G/d over connected pairs.
     let mut comp = vec![usize::MAX; n];
@@ -825,7 +847,7 @@ fn neighbors_report(p: &Prepared) -> Check {
     } else {
         1.0
     };
-    Check {
+    let check = Check {
         name: "neighbors".into(),
         verdict: Verdict::Pass,
         detail: {
@@ -840,7 +862,8 @@ fn neighbors_report(p: &Prepared) -> Check {
             )
         },
         witness: None,
-    }
+    };
+    (check, unguarded)
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -9,13 +9,22 @@ use thiserror::Error;
 /// Used by every reader of user data: the `mdp/1` format, metric spaces (with a path
 /// relative to the metric object, prefixed by the caller), imports and certificates.
 #[derive(Clone, Debug, PartialEq, Error)]
-#[error("{path}: {message}")]
+#[error("{}", self.shown())]
 pub struct InputError {
     pub path: String,
     pub message: String,
 }
 
 impl InputError {
+    /// `path: message`, or the message alone for the whole input (`$`): no stray `$:`.
+    fn shown(&self) -> String {
+        if self.path == "$" || self.path.is_empty() {
+            self.message.clone()
+        } else {
+            format!("{}: {}", self.path, self.message)
+        }
+    }
+
     /// The same problem with `prefix` before the path (`prefix.path`, or `prefix` alone
     /// when the path is empty).
     pub fn within(self, prefix: &str, separator: &str) -> InputError {

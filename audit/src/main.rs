@@ -131,7 +131,7 @@ fn run(args: &Args) -> Result<i32, String> {
 
 fn main() {
     mdp_audit::pipe::restore_default_sigpipe();
-    let args = Args::parse();
+    let args: Args = mdp_audit::pipe::parse_or_exit("mdp-audit");
     let code = match run(&args) {
         Ok(c) => c,
         Err(msg) => {

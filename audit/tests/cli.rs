@@ -164,7 +164,7 @@ fn deep_nesting_is_an_input_error() {
     assert_eq!(out.status.code(), Some(2));
     let e = String::from_utf8_lossy(&out.stderr);
     assert!(
-        e.contains("$: invalid JSON: recursion limit exceeded"),
+        e.contains("mdp-audit: invalid JSON: recursion limit exceeded"),
         "{e}"
     );
     std::fs::remove_dir_all(&dir).ok();
@@ -180,7 +180,7 @@ fn two_gigabyte_file_is_refused_before_reading() {
     let out = audit(&[p.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
     let e = String::from_utf8_lossy(&out.stderr);
-    assert!(e.contains("$: file larger than the limit"), "{e}");
+    assert!(e.contains("mdp-audit: file larger than the limit"), "{e}");
     std::fs::remove_dir_all(&dir).ok();
 }
 

@@ -12,7 +12,6 @@
 //! Exit codes: 0 success, 1 the produced mechanism failed its own audit, 2 input error,
 //! 4 the solver or the exact repair failed.
 
-use clap::Parser;
 use mdp::audit::{self, EXIT_INPUT};
 use mdp::bounds::PackingCandidates;
 use mdp::certified::{Certified, CertifyError};
@@ -572,7 +571,7 @@ pub(crate) use produce::MAX_PREC;
 
 fn main() {
     mdp::pipe::restore_default_sigpipe();
-    let code = match run(Cli::parse()) {
+    let code = match run(mdp::pipe::parse_or_exit::<Cli>("mdp")) {
         Ok(c) => c,
         Err(msg) => {
             eprintln!("mdp: {}", msg.lines().next().unwrap_or(""));

@@ -170,7 +170,10 @@ struct Source {
 /// The labels of a mechanism file's inputs: those of `space` (a space with labels that
 /// must equal the file's metric), else of a space named in the producer's meta, if it is
 /// this metric.
-fn file_labels(file: &io::MechanismFile, space: Option<&str>) -> Result<Option<Vec<String>>, String> {
+fn file_labels(
+    file: &io::MechanismFile,
+    space: Option<&str>,
+) -> Result<Option<Vec<String>>, String> {
     let named = file
         .meta
         .as_ref()
@@ -220,8 +223,10 @@ pub struct PlotArgs {
 
 pub fn plot(a: &PlotArgs) -> Result<i32, String> {
     use mdp::plot::{self, Kind, PlotError};
-    let bytes = io::read_source(&a.file, &Limits::default()).map_err(|e| format!("{}: {e}", a.file))?;
-    let file = io::read_mechanism(&bytes, &Limits::default()).map_err(|e| format!("{}: {e}", a.file))?;
+    let bytes =
+        io::read_source(&a.file, &Limits::default()).map_err(|e| format!("{}: {e}", a.file))?;
+    let file =
+        io::read_mechanism(&bytes, &Limits::default()).map_err(|e| format!("{}: {e}", a.file))?;
     let labels = file_labels(&file, a.space.as_deref())?;
     let n = file.space.n();
     let inputs: Vec<usize> = a
@@ -235,7 +240,11 @@ pub fn plot(a: &PlotArgs) -> Result<i32, String> {
                 .ok_or_else(|| format!("--input: {s:?} is neither a label nor an index in 0..{n}"))
         })
         .collect::<Result<_, _>>()?;
-    let inputs = if inputs.is_empty() { vec![plot::central_input(&file)] } else { inputs };
+    let inputs = if inputs.is_empty() {
+        vec![plot::central_input(&file)]
+    } else {
+        inputs
+    };
     let size = a
         .size
         .split_once(',')
@@ -263,7 +272,9 @@ pub fn plot(a: &PlotArgs) -> Result<i32, String> {
             opts.kind = Kind::Heatmap;
             plot::plot(&file, &opts, out).map_err(|e| format!("--output: {e}"))?;
         }
-        Err(e @ (PlotError::Input(_) | PlotError::TooManyInputs)) => return Err(format!("--input: {e}")),
+        Err(e @ (PlotError::Input(_) | PlotError::TooManyInputs)) => {
+            return Err(format!("--input: {e}"))
+        }
         Err(e) => return Err(format!("{}: {e}", a.file)),
         Ok(()) => {}
     }

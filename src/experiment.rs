@@ -126,6 +126,7 @@ pub fn measure(
         certificate: Certificate::default(),
         meta: None,
         warnings: vec![],
+        labels: None,
     };
     let r = audit::audit(&file, &Options::default()).map_err(|e| e.to_string())?;
     let lq = r.loss_quantile.map_or(f64::NAN, |x| x[1]);

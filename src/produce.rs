@@ -117,6 +117,9 @@ pub struct Request<'a> {
     /// Refuse an LP whose estimated memory ([`crate::lp::model::memory_estimate`])
     /// exceeds this many bytes.
     pub max_memory: u64,
+    /// The inputs' labels, written to the file's `metric.labels` (witnesses and releases
+    /// then name inputs by them).
+    pub labels: Option<&'a [String]>,
 }
 
 impl<'a> Request<'a> {
@@ -127,6 +130,7 @@ impl<'a> Request<'a> {
             space_name,
             eps,
             max_memory: DEFAULT_MAX_MEMORY,
+            labels: None,
         }
     }
 }
@@ -910,6 +914,9 @@ fn package(
     let mut doc = io::mechanism_to_value(&req.eps, req.space, &a.matrix, without_timings(&meta));
     if let Some(c) = a.certificate {
         doc["certificate"] = c;
+    }
+    if let Some(l) = req.labels.filter(|l| l.len() == req.space.n()) {
+        io::set_labels(&mut doc, l);
     }
     merge(&mut doc, &a.fields);
     // The self-audit's phases are nearly always quick: only those ≥ 2 s are reported.

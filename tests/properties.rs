@@ -54,6 +54,7 @@ fn file(space: Space, matrix: Matrix, eps: Q) -> MechanismFile {
         certificate: Certificate::default(),
         meta: None,
         warnings: vec![],
+        labels: None,
     }
 }
 

@@ -255,3 +255,37 @@ fn snapping_has_a_limit_reads_a_header_and_reports_distances() {
         "id,lat,lon,lat_lon_private\na,40.9,14.3,\"40.85,14.27\"\n"
     );
 }
+
+/// Issue 33: the space's labels are stored in the file (`metric.labels`) and used: the
+/// privatizer names records by them without --labels, and a failing audit's witness names
+/// its inputs.
+#[test]
+fn labels_travel_in_the_file() {
+    let space = write(
+        "labelled.json",
+        r#"{"kind": "haversine", "points": [[41.9, 12.5], [45.46, 9.19], [40.85, 14.27]], "labels": ["rome", "milan", "naples"]}"#,
+    );
+    let mech = common::tmp("records", "labelled-mech.json", None);
+    let (code, _, err) = mdp(&["build", "exponential", "--space", &space, "--epsilon", "0.01", "-o", &mech], "");
+    assert_eq!(code, 0, "{err}");
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&mech).unwrap()).unwrap();
+    assert_eq!(doc["metric"]["labels"], json!(["rome", "milan", "naples"]));
+    let (code, out, err) = mdp(&["privatize", "--mechanism", &mech, "--seed", "3"], "naples\nrome\n");
+    assert_eq!(code, 0, "{err}");
+    assert!(out.lines().all(|l| ["rome", "milan", "naples"].contains(&l)), "{out}");
+    // Claim a far smaller ε than holds: the witness names the inputs.
+    let mut bad = doc.clone();
+    bad["epsilon"] = json!("0.0001");
+    let bad = write("labelled-bad.json", &bad.to_string());
+    let (code, out, _) = common::mdp_audit(&[&bad]);
+    assert_eq!(code, 1);
+    assert!(out.contains("\"rome\"") || out.contains("\"milan\"") || out.contains("\"naples\""), "{out}");
+    // Labels must match the points.
+    let short = write(
+        "labelled-short.json",
+        r#"{"kind": "euclidean", "points": [[0], [1]], "labels": ["a"]}"#,
+    );
+    let (code, _, err) = mdp(&["build", "exponential", "--space", &short, "--epsilon", "1"], "");
+    assert_eq!(code, 2);
+    assert!(err.contains("labels") && err.contains("2 points"), "{err}");
+}

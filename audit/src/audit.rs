@@ -482,9 +482,24 @@ pub fn audit_with(
                 verdict: Verdict::Fail,
                 detail: format!(
                     "violated at (u, v, w) = ({}, {}, {}): H[u][w] ∈ [{:.17e}, {:.17e}] > e^(ε·d(u,v))·H[v][w] ∈ [{:.17e}, {:.17e}]",
-                    w.u, w.v, w.w, w.lhs.0, w.lhs.1, w.rhs.0, w.rhs.1
+                    named(w.u, input_label(file, w.u)),
+                    named(w.v, input_label(file, w.v)),
+                    named(w.w, output_label(file, w.w)),
+                    w.lhs.0, w.lhs.1, w.rhs.0, w.rhs.1
                 ),
-                witness: Some(serde_json::json!({"u": w.u, "v": w.v, "w": w.w, "lhs": [w.lhs.0, w.lhs.1], "rhs": [w.rhs.0, w.rhs.1]})),
+                witness: Some({
+                    let mut j = serde_json::json!({"u": w.u, "v": w.v, "w": w.w, "lhs": [w.lhs.0, w.lhs.1], "rhs": [w.rhs.0, w.rhs.1]});
+                    for (key, label) in [
+                        ("u_label", input_label(file, w.u)),
+                        ("v_label", input_label(file, w.v)),
+                        ("w_label", output_label(file, w.w)),
+                    ] {
+                        if let Some(l) = label {
+                            j[key] = Value::String(l.to_string());
+                        }
+                    }
+                    j
+                }),
             }
         }
         Decision::Undecided => inconclusive("pure_privacy", pure.undecided.expect("pair")),
@@ -805,6 +820,29 @@ fn scope_graph(p: &Prepared) -> Vec<Vec<(u32, f64)>> {
     let n = p.n;
     p.space
         .upper_adjacency(&|a, b| p.scope[a * n + b].then(|| p.dist[a * n + b].hi))
+}
+
+/// Input u's label, when the file has labels (`metric.labels`).
+fn input_label(file: &MechanismFile, u: usize) -> Option<&str> {
+    file.labels.as_ref().and_then(|l| l.get(u)).map(String::as_str)
+}
+
+/// Output column w's label: its input's label, or an opaque output's own.
+fn output_label(file: &MechanismFile, w: usize) -> Option<&str> {
+    match &file.outputs {
+        Outputs::Inputs => input_label(file, w),
+        Outputs::OfInputs(v) => v.get(w).and_then(|&i| input_label(file, i)),
+        Outputs::Labels(l) => l.get(w).map(String::as_str),
+        Outputs::Points(_) => None,
+    }
+}
+
+/// An index with its label: `3 "Rome"`, or `3`.
+fn named(i: usize, label: Option<&str>) -> String {
+    match label {
+        Some(l) => format!("{i} {l:?}"),
+        None => i.to_string(),
+    }
 }
 
 /// The `neighbors` check and the number of ordered pairs with no guarantee.

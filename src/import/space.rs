@@ -38,7 +38,7 @@ pub fn load_space_with_labels(
     if lower.ends_with(".geojson") || is_feature_collection(&v) {
         return space_from_geojson(&v, spec, limits);
     }
-    Ok((io::space_from_json(&v, limits)?, None))
+    io::space_and_labels_from_json(&v, limits)
 }
 
 fn is_feature_collection(v: &Value) -> bool {

@@ -89,6 +89,8 @@ pub struct MechanismFile {
     pub meta: Option<Value>,
     /// Non-fatal remarks (unknown fields, metric warnings).
     pub warnings: Vec<String>,
+    /// The inputs' labels (`metric.labels`), used in witnesses and releases.
+    pub labels: Option<Vec<String>>,
 }
 
 /// Read a whole file (or standard input for `-`) with a size limit.
@@ -410,10 +412,10 @@ pub fn space_from_value(v: &Value, path: &str, limits: &Limits) -> Result<Space,
     let wrap = |e: InputError| e.within(path, ".");
     // A misspelt field ("lables", "radious") is an error, not silently ignored (issue 33).
     let allowed: &[&str] = match kind {
-        MetricKind::Explicit => &["kind", "distances"],
-        MetricKind::Graph => &["kind", "nodes", "edges"],
-        MetricKind::Haversine => &["kind", "points", "radius"],
-        _ => &["kind", "points"],
+        MetricKind::Explicit => &["kind", "distances", "labels"],
+        MetricKind::Graph => &["kind", "nodes", "edges", "labels"],
+        MetricKind::Haversine => &["kind", "points", "radius", "labels"],
+        _ => &["kind", "points", "labels"],
     };
     if let Some(k) = o.keys().find(|k| !allowed.contains(&k.as_str())) {
         return Err(input_error(
@@ -670,6 +672,7 @@ pub fn mechanism_from_value(v: &Value, limits: &Limits) -> Result<MechanismFile,
         certificate,
         meta: o.get("meta").cloned(),
         warnings,
+        labels: metric_labels(o.get("metric").unwrap_or(&Value::Null), "metric", n)?,
     };
     if file_bits(&file) > limits.max_bits {
         return Err(over_bits("$", limits));
@@ -811,6 +814,48 @@ fn benders_claim(v: &Value, path: &str) -> Result<BendersClaim, InputError> {
     })
 }
 
+/// The inputs' labels of a metric object (`labels`: n non-empty, unique strings), if any.
+pub fn metric_labels(v: &Value, path: &str, n: usize) -> Result<Option<Vec<String>>, InputError> {
+    let Some(lv) = v.get("labels") else {
+        return Ok(None);
+    };
+    let lp = if path.is_empty() {
+        "labels".to_string()
+    } else {
+        format!("{path}.labels")
+    };
+    let a = array(lv, &lp)?;
+    if a.len() != n {
+        return Err(input_error(&lp, format!("has {} labels, the metric has {n} points", a.len())));
+    }
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::with_capacity(n);
+    for (i, x) in a.iter().enumerate() {
+        let ip = format!("{lp}[{i}]");
+        let s = x
+            .as_str()
+            .ok_or_else(|| input_error(&ip, format!("expected a string label, found {}", type_name(x))))?;
+        if s.is_empty() {
+            return Err(input_error(&ip, "empty label"));
+        }
+        if !seen.insert(s) {
+            return Err(input_error(&ip, format!("label {s:?} is not unique")));
+        }
+        out.push(s.to_string());
+    }
+    Ok(Some(out))
+}
+
+/// Write the inputs' labels into an `mdp/1` document's metric (`metric.labels`).
+pub fn set_labels(doc: &mut Value, labels: &[String]) {
+    if let Some(m) = doc.get_mut("metric").and_then(Value::as_object_mut) {
+        m.insert(
+            "labels".into(),
+            Value::Array(labels.iter().map(|l| Value::String(l.clone())).collect()),
+        );
+    }
+}
+
 /// Write a number: exact rationals as strings that read back exactly.
 pub fn q_value(q: &Q) -> Value {
     Value::String(format_rational(q))
@@ -880,8 +925,19 @@ pub fn mechanism_to_value(epsilon: &Q, space: &Space, matrix: &Matrix, meta: Val
 
 /// A space from parsed JSON: a metric object, or an `mdp/1` document (its `metric`).
 pub fn space_from_json(v: &Value, limits: &Limits) -> Result<Space, InputError> {
-    match v.get("metric") {
-        Some(m) => space_from_value(m, "metric", limits),
-        None => space_from_value(v, "$", limits),
-    }
+    space_and_labels_from_json(v, limits).map(|(s, _)| s)
+}
+
+/// [`space_from_json`] with the metric's labels, if it has them.
+pub fn space_and_labels_from_json(
+    v: &Value,
+    limits: &Limits,
+) -> Result<(Space, Option<Vec<String>>), InputError> {
+    let (m, path) = match v.get("metric") {
+        Some(m) => (m, "metric"),
+        None => (v, "$"),
+    };
+    let space = space_from_value(m, path, limits)?;
+    let labels = metric_labels(m, if path == "$" { "" } else { path }, space.n())?;
+    Ok((space, labels))
 }

@@ -242,9 +242,12 @@ fn replacement_arg(a: &ReplacementArgs) -> Result<produce::ReplacementSpec, Stri
 /// the `stats:` line.
 fn build(base: &SpaceEps, family: Family, output: &str, quiet: bool) -> Result<i32, String> {
     let eps = epsilon(&base.epsilon)?;
-    let space = lp_space_within(&base.space, &base.limits())?;
+    let (space, labels) =
+        mdp::import::load_space_with_labels(&base.space, &base.limits()).map_err(fail)?;
+    let space = require_metric(space)?;
     let req = Request {
         max_memory: base.max_memory,
+        labels: labels.as_deref(),
         ..Request::new(&space, &base.space, eps)
     };
     match produce::produce(&req, &family, &Console::new(quiet, 0.0)) {
@@ -483,8 +486,12 @@ fn run(cli: Cli) -> Result<i32, String> {
 /// audit printed.
 fn demo(space_spec: &str, e: &str, output: &str) -> Result<i32, String> {
     let eps = epsilon(e)?;
-    let space = mdp::import::load_space(space_spec, &Limits::default()).map_err(fail)?;
-    let req = Request::new(&space, space_spec, eps);
+    let (space, labels) =
+        mdp::import::load_space_with_labels(space_spec, &Limits::default()).map_err(fail)?;
+    let req = Request {
+        labels: labels.as_deref(),
+        ..Request::new(&space, space_spec, eps)
+    };
     let family = Family::Exponential { weights: None };
     match produce::produce(&req, &family, &Silent) {
         Ok(p) => {

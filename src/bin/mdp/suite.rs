@@ -168,12 +168,15 @@ struct Source {
 }
 
 /// The labels of a mechanism file's inputs: those of `space` (a space with labels that
-/// must equal the file's metric), else of a space named in the producer's meta, if it is
-/// this metric.
+/// must equal the file's metric), else the file's own (`metric.labels`), else those of a
+/// space named in the producer's meta, if it is this metric.
 fn file_labels(
     file: &io::MechanismFile,
     space: Option<&str>,
 ) -> Result<Option<Vec<String>>, String> {
+    if space.is_none() && file.labels.is_some() {
+        return Ok(file.labels.clone());
+    }
     let named = file
         .meta
         .as_ref()

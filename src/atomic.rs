@@ -7,16 +7,28 @@ use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-/// A buffered file that appears at its path only when committed.
+/// A buffered file that appears at its path only when committed. A destination that
+/// exists and is not a regular file (`/dev/null`, a named pipe, `/dev/stdout`) is written
+/// directly: renaming onto it would replace the device.
 pub struct AtomicFile {
     dest: PathBuf,
-    tmp: PathBuf,
+    /// The temporary file, or `None` when writing the destination directly.
+    tmp: Option<PathBuf>,
     out: Option<BufWriter<File>>,
 }
 
 impl AtomicFile {
-    /// Start writing `dest` (created in the same directory, so the rename is atomic).
+    /// Start writing `dest` (a new temporary file in the same directory, so the rename is
+    /// atomic; never a file that already exists there).
     pub fn create(dest: &Path) -> io::Result<AtomicFile> {
+        let special = std::fs::metadata(dest).is_ok_and(|m| !m.is_file());
+        if special {
+            return Ok(AtomicFile {
+                dest: dest.to_path_buf(),
+                tmp: None,
+                out: Some(BufWriter::new(File::create(dest)?)),
+            });
+        }
         let name = dest
             .file_name()
             .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "not a file path"))?;
@@ -25,21 +37,38 @@ impl AtomicFile {
             name.to_string_lossy(),
             std::process::id()
         ));
-        let out = BufWriter::new(File::create(&tmp)?);
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)?;
         Ok(AtomicFile {
             dest: dest.to_path_buf(),
-            tmp,
-            out: Some(out),
+            tmp: Some(tmp),
+            out: Some(BufWriter::new(file)),
         })
     }
 
-    /// Flush and rename onto the destination.
+    /// Flush and rename onto the destination; on failure the temporary file is removed.
     pub fn commit(mut self) -> io::Result<()> {
         let out = self.out.take().expect("committed once");
-        let file = out.into_inner().map_err(|e| e.into_error())?;
-        file.sync_all()?;
-        drop(file);
-        std::fs::rename(&self.tmp, &self.dest)
+        let done = (|| {
+            let file = out.into_inner().map_err(|e| e.into_error())?;
+            match &self.tmp {
+                Some(tmp) => {
+                    file.sync_all()?;
+                    drop(file);
+                    std::fs::rename(tmp, &self.dest)
+                }
+                // A device or pipe: flushed above; it has nothing to sync.
+                None => Ok(()),
+            }
+        })();
+        if done.is_err() {
+            if let Some(tmp) = &self.tmp {
+                let _ = std::fs::remove_file(tmp);
+            }
+        }
+        done
     }
 }
 
@@ -56,7 +85,9 @@ impl Write for AtomicFile {
 impl Drop for AtomicFile {
     fn drop(&mut self) {
         if self.out.take().is_some() {
-            let _ = std::fs::remove_file(&self.tmp);
+            if let Some(tmp) = &self.tmp {
+                let _ = std::fs::remove_file(tmp);
+            }
         }
     }
 }
@@ -87,5 +118,10 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&dest).unwrap(), "whole");
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
         std::fs::remove_dir_all(&dir).unwrap();
+        // A device is written directly, never replaced.
+        let mut f = AtomicFile::create(Path::new("/dev/null")).unwrap();
+        f.write_all(b"discarded").unwrap();
+        f.commit().unwrap();
+        assert!(!std::fs::metadata("/dev/null").unwrap().is_file());
     }
 }

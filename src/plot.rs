@@ -146,6 +146,15 @@ fn map(file: &MechanismFile, opts: &Options, out: &Path) -> Result<(), PlotError
         Outputs::Points(p) => p.iter().map(|x| xy(x)).collect(),
         Outputs::Labels(_) => return Err(PlotError::NotAMap),
     };
+    if inputs
+        .iter()
+        .chain(&sites)
+        .any(|&(x, y)| !(x.is_finite() && y.is_finite()))
+    {
+        return Err(PlotError::Draw(
+            "a coordinate is outside the range of doubles".into(),
+        ));
+    }
     let all = inputs.iter().chain(&sites);
     let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
     for &(x, y) in all {

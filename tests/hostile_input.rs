@@ -362,3 +362,31 @@ fn unknown_metric_fields_are_errors() {
         refused("mdp-audit", &[&m], "unknown field");
     }
 }
+
+/// Issue 33: a claimed loss whose float enclosure straddles the tolerance is decided by
+/// the exact rational L(M) when the costs are rational (here L = 1 exactly, Manhattan).
+#[test]
+fn a_claimed_loss_is_decided_exactly_where_floats_cannot() {
+    let third = "1/3";
+    let doc = |claim: &str| {
+        json!({
+            "format": "mdp/1",
+            "epsilon": 1,
+            "metric": {"kind": "manhattan", "points": [[0], [1], [2]]},
+            "matrix": [[third, third, third], [third, third, third], [third, third, third]],
+            "certificate": {"claimed_loss": claim},
+        })
+    };
+    // 10⁻¹⁶ above the tolerance band: the float enclosure cannot tell, the exact value can.
+    let f = write("claim-just-over.json", &doc("1.0000000010000000001"));
+    let (code, out, _) = run("mdp-audit", &["--loss-tolerance", "1e-9", &f]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("claimed_loss") && out.contains("exactly"),
+        "{out}"
+    );
+    // At the edge of the band: a pass.
+    let f = write("claim-at-edge.json", &doc("1.000000001"));
+    let (code, out, _) = run("mdp-audit", &["--loss-tolerance", "1e-9", &f]);
+    assert_eq!(code, 0, "{out}");
+}

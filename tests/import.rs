@@ -101,6 +101,15 @@ fn csv_vectors_are_euclidean() {
     assert_eq!(s.approx(0, 1), 5.0);
     let e = import::space_from_csv(b"x,y\n0,0\n3,four\n", "v.csv", &Limits::default()).unwrap_err();
     assert_eq!(e.path, "v.csv:row 3, column y");
+    // Issue 33: without a label/name/id column, the one text column (`word,v0,v1`) names
+    // the points instead of being ignored.
+    let (_, labels) = import::space_from_csv(
+        b"word,v0,v1\nalpha,0,1\nbeta,1,0\n",
+        "w.csv",
+        &Limits::default(),
+    )
+    .unwrap();
+    assert_eq!(labels.unwrap(), vec!["alpha", "beta"]);
     // A header is required.
     let e = import::space_from_csv(b"1,2\n3,4\n", "v.csv", &Limits::default()).unwrap_err();
     assert!(e.message.contains("header row is required"), "{e}");

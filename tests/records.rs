@@ -266,26 +266,105 @@ fn labels_travel_in_the_file() {
         r#"{"kind": "haversine", "points": [[41.9, 12.5], [45.46, 9.19], [40.85, 14.27]], "labels": ["rome", "milan", "naples"]}"#,
     );
     let mech = common::tmp("records", "labelled-mech.json", None);
-    let (code, _, err) = mdp(&["build", "exponential", "--space", &space, "--epsilon", "0.01", "-o", &mech], "");
+    let (code, _, err) = mdp(
+        &[
+            "build",
+            "exponential",
+            "--space",
+            &space,
+            "--epsilon",
+            "0.01",
+            "-o",
+            &mech,
+        ],
+        "",
+    );
     assert_eq!(code, 0, "{err}");
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(&mech).unwrap()).unwrap();
     assert_eq!(doc["metric"]["labels"], json!(["rome", "milan", "naples"]));
-    let (code, out, err) = mdp(&["privatize", "--mechanism", &mech, "--seed", "3"], "naples\nrome\n");
+    let (code, out, err) = mdp(
+        &["privatize", "--mechanism", &mech, "--seed", "3"],
+        "naples\nrome\n",
+    );
     assert_eq!(code, 0, "{err}");
-    assert!(out.lines().all(|l| ["rome", "milan", "naples"].contains(&l)), "{out}");
+    assert!(
+        out.lines()
+            .all(|l| ["rome", "milan", "naples"].contains(&l)),
+        "{out}"
+    );
     // Claim a far smaller ε than holds: the witness names the inputs.
     let mut bad = doc.clone();
     bad["epsilon"] = json!("0.0001");
     let bad = write("labelled-bad.json", &bad.to_string());
     let (code, out, _) = common::mdp_audit(&[&bad]);
     assert_eq!(code, 1);
-    assert!(out.contains("\"rome\"") || out.contains("\"milan\"") || out.contains("\"naples\""), "{out}");
+    assert!(
+        out.contains("\"rome\"") || out.contains("\"milan\"") || out.contains("\"naples\""),
+        "{out}"
+    );
     // Labels must match the points.
     let short = write(
         "labelled-short.json",
         r#"{"kind": "euclidean", "points": [[0], [1]], "labels": ["a"]}"#,
     );
-    let (code, _, err) = mdp(&["build", "exponential", "--space", &short, "--epsilon", "1"], "");
+    let (code, _, err) = mdp(
+        &["build", "exponential", "--space", &short, "--epsilon", "1"],
+        "",
+    );
     assert_eq!(code, 2);
     assert!(err.contains("labels") && err.contains("2 points"), "{err}");
+}
+
+/// Review findings: an empty JSON object is a record without the field (an error, not a
+/// silent null); a literal quote inside an unquoted CSV field does not hide a later blank
+/// line; `-o /dev/null` is written, never replaced.
+#[test]
+fn edge_records_are_reported() {
+    let (mech, labels) = cities();
+    let (code, _, err) = mdp(
+        &[
+            "privatize",
+            "--mechanism",
+            &mech,
+            "--labels",
+            &labels,
+            "--format",
+            "jsonl",
+            "--field",
+            "poi",
+        ],
+        "{\"poi\": \"rome\"}\n{}\n",
+    );
+    assert_eq!(code, 2);
+    assert!(err.contains("line 2") && err.contains("no field"), "{err}");
+    let (code, _, err) = mdp(
+        &[
+            "privatize",
+            "--mechanism",
+            &mech,
+            "--labels",
+            &labels,
+            "--format",
+            "csv",
+            "--column",
+            "poi",
+        ],
+        "id,poi,note\n1,rome,5\"\n\n2,milan,x\n",
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("line 3") && err.contains("blank"), "{err}");
+    let (code, _, err) = mdp(
+        &[
+            "privatize",
+            "--mechanism",
+            &mech,
+            "--labels",
+            &labels,
+            "-o",
+            "/dev/null",
+        ],
+        "rome\n",
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(!std::fs::metadata("/dev/null").unwrap().is_file());
 }

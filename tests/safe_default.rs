@@ -161,6 +161,11 @@ fn the_gate_checks_the_pipelines_epsilon_not_the_files_claim() {
     let v: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["epsilon_claimed"], 1000.0);
     assert_eq!(v["epsilon_required"], 35.0);
+    // (tight ε under a pass) A pass at ε = 35 proves tight ε ≤ 35: the enclosure says so.
+    assert_eq!(v["verdict"], "pass");
+    let hi = v["epsilon_tight"][1].as_f64().unwrap();
+    let lo = v["epsilon_tight"][0].as_f64().unwrap();
+    assert!(lo <= hi && hi <= 35.0, "[{lo}, {hi}]");
     // privatize under the same policy refuses it.
     let labels = tmp("l3.txt");
     std::fs::write(&labels, "a\nb\nc\n").unwrap();

@@ -571,7 +571,17 @@ pub fn audit_with(
     progress.finish(&format!("audit: losses ({:.1} s)", stats.seconds_loss));
 
     if let (Some(claim), Some(l)) = (&file.certificate.claimed_loss, &losses) {
-        checks.push(claimed_loss_check(claim, l.max, &opts.loss_tolerance));
+        let mut check = claimed_loss_check(claim, l.max, &opts.loss_tolerance);
+        // Where the enclosure cannot decide, the exact rational loss (rational costs) does.
+        if check.verdict == Verdict::Inconclusive {
+            if let Some(exact) = cost
+                .as_ref()
+                .and_then(|c| loss::exact_max_loss(&file.matrix, c, &space))
+            {
+                check = claimed_loss_exact(claim, &exact, &opts.loss_tolerance);
+            }
+        }
+        checks.push(check);
     } else if file.certificate.claimed_loss.is_some() {
         checks.push(Check {
             name: "claimed_loss".into(),
@@ -814,6 +824,23 @@ pub fn claimed_loss_check(claim: &Q, l: FI, tol: &Q) -> Check {
     }
 }
 
+/// The claimed loss against the exact L(M): pass iff L(1 − tol) ≤ claim ≤ L(1 + tol).
+pub fn claimed_loss_exact(claim: &Q, exact: &Q, tol: &Q) -> Check {
+    let one = Q::from(1u32);
+    let within = *claim >= exact * (&one - tol) && *claim <= exact * (&one + tol);
+    Check {
+        name: "claimed_loss".into(),
+        verdict: if within { Verdict::Pass } else { Verdict::Fail },
+        detail: format!(
+            "claimed {:.12e}, L(M) = {} exactly (relative tolerance {:.1e})",
+            crate::exact::f64_nearest(claim),
+            crate::exact::format_rational(exact),
+            crate::exact::f64_nearest(tol)
+        ),
+        witness: None,
+    }
+}
+
 /// The η-graph (the pairs in scope) with upper bounds on their distances, for the chained
 /// distances d_G ([`Space::shortest_paths_upper`]).
 fn scope_graph(p: &Prepared) -> Vec<Vec<(u32, f64)>> {
@@ -824,7 +851,10 @@ fn scope_graph(p: &Prepared) -> Vec<Vec<(u32, f64)>> {
 
 /// Input u's label, when the file has labels (`metric.labels`).
 fn input_label(file: &MechanismFile, u: usize) -> Option<&str> {
-    file.labels.as_ref().and_then(|l| l.get(u)).map(String::as_str)
+    file.labels
+        .as_ref()
+        .and_then(|l| l.get(u))
+        .map(String::as_str)
 }
 
 /// Output column w's label: its input's label, or an opaque output's own.

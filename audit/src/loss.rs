@@ -115,3 +115,45 @@ pub fn quantile_fi(values: &[FI], q: &Q) -> FI {
         .hi;
     FI::new(lo_v.max(at(&lo, j).min(at(&lo, j + 1))), hi_v)
 }
+
+/// Largest n·K for which [`exact_max_loss`] computes the worst-case loss in rationals.
+pub const EXACT_LOSS_ENTRIES: usize = 100_000;
+
+/// The worst-case loss L(M) = max_u Σ_k M\[u\]\[k\]·c(u,k) / Σ_k M\[u\]\[k\] exactly, when every
+/// cost is a rational (an explicit cost matrix, or rational distances: Manhattan,
+/// Chebyshev, explicit, graph) and the matrix has at most [`EXACT_LOSS_ENTRIES`] entries;
+/// `None` otherwise. Decides a claimed loss whose float enclosure straddles the tolerance
+/// (issue 33: a 3-input file was reported inconclusive where the exact value fails it).
+pub fn exact_max_loss(matrix: &Matrix, cost: &Cost, space: &crate::metric::Space) -> Option<Q> {
+    use crate::metric::ExactDistance;
+    if matrix.rows.saturating_mul(matrix.cols) > EXACT_LOSS_ENTRIES {
+        return None;
+    }
+    let mut best: Option<Q> = None;
+    for u in 0..matrix.rows {
+        let row = matrix.row(u);
+        let total: Q = row.iter().sum();
+        if total <= 0u32 {
+            return None;
+        }
+        let mut sum = Q::from(0u32);
+        for (k, m) in row.iter().enumerate() {
+            if *m == 0u32 {
+                continue;
+            }
+            let c = match cost {
+                Cost::Matrix(c) => c.row(u)[k].clone(),
+                Cost::Distance(sites) => match space.exact(u, sites[k]) {
+                    ExactDistance::Rational(q) => q,
+                    _ => return None,
+                },
+            };
+            sum += m * &c;
+        }
+        let l = sum / &total;
+        if best.as_ref().is_none_or(|b| l > *b) {
+            best = Some(l);
+        }
+    }
+    best
+}

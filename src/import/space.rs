@@ -18,8 +18,8 @@ pub fn load_space(spec: &str, limits: &Limits) -> Result<Space, InputError> {
 /// Load a space and, when the source has them, the labels of its points: `builtin:NAME`
 /// (the data set's labels), a `.csv` file ([`space_from_csv`]), a `.geojson` file or any
 /// JSON file holding a GeoJSON `FeatureCollection` ([`space_from_geojson`]), or a JSON metric
-/// object / `mdp/1` file ([`io::space_from_json`]; no labels). `-` reads JSON from standard
-/// input.
+/// object / `mdp/1` file ([`io::space_and_labels_from_json`]: its `labels`, if any). `-`
+/// reads JSON from standard input.
 pub fn load_space_with_labels(
     spec: &str,
     limits: &Limits,
@@ -268,7 +268,7 @@ pub fn space_from_csv_as(
         }
     }
     let find = |names: &[&str]| names.iter().find_map(|n| cols.iter().position(|c| c == n));
-    let label_col = find(LABEL);
+    let mut label_col = find(LABEL);
     let (lat_col, lon_col) = (find(LAT), find(LON));
     check_points(rows.len(), name, limits)?;
     for r in rows {
@@ -310,10 +310,15 @@ pub fn space_from_csv_as(
                     .iter()
                     .filter(|r| parse_rational(&r.fields[c]).is_ok())
                     .count();
-                if numeric == 0 {
+                if numeric == 0 && label_col.is_none() {
+                    // The one text column of a vector file (`word,v0,v1,…`) names the
+                    // points (issue 33: it was silently ignored).
+                    label_col = Some(c);
+                } else if numeric == 0 {
                     warnings.push(format!(
-                        "{name}: column {} holds no numbers and is ignored",
-                        col_name(c)
+                        "{name}: column {} holds no numbers and is ignored (the labels are column {})",
+                        col_name(c),
+                        col_name(label_col.unwrap_or(c))
                     ));
                 } else {
                     coords.push(c);

@@ -14,7 +14,8 @@
 //! the simplex returns) has at most one nonzero per constraint: at most n multipliers per
 //! output, n·K in all, instead of one per generated row. The new certificate proves
 //! Σ_u min_k T′_(u,k) ≥ Σ_u (α_u − max_k s_(u,k)) up to the simplex's tolerance; the
-//! caller proves it exactly and keeps it only if it loses at most [`COMPACT_LOSS`].
+//! caller (`super::pipeline`) takes the safe f64 bound of what it will write as the claim
+//! and keeps it only if it is within [`allowance`] of the full certificate's bound.
 
 use super::model::PrivacyLp;
 use super::solution::Dual;
@@ -29,7 +30,8 @@ pub const COMPACT_LOSS: f64 = 1e-9;
 /// How much of the proven bound `full` a compact certificate may give up: COMPACT_LOSS
 /// (relative), or half the room left between the certified gap (to the written matrix's
 /// loss `upper`) and the `target` (relative), whichever is larger. A certificate within
-/// the target stays within it.
+/// the target stays within it up to 2·COMPACT_LOSS (the vertex's and the digits' least
+/// allowances where no room is left).
 pub fn allowance(full: f64, upper: Option<f64>, target: f64) -> f64 {
     let least = COMPACT_LOSS * full.abs() + 1e-12;
     let room = upper.map_or(0.0, |u| 0.5 * (target * u.abs() - (u - full)));

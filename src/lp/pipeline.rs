@@ -509,6 +509,7 @@ fn compacted(
     };
     // The vertex may use the allowance (it is what makes the file small); the digits only
     // COMPACT_LOSS more (a few bytes per multiplier).
+    let t = std::time::Instant::now();
     let vertex = compact::vertex_per_output(lp, d, allowance / 2.0);
     let (d, mut best) = match &vertex {
         Ok((v, _)) => match within(v, None, full - allowance) {
@@ -543,7 +544,7 @@ fn compacted(
             None => false,
         });
     progress.note(&format!(
-        "lp: compact certificate: {} of {before} multipliers{}, {} digits, proving {:.12e} (the full one {full:.12e})",
+        "lp: compact certificate: {} of {before} multipliers{}, {} digits, proving {:.12e} (the full one {full:.12e}; {:.1} s)",
         best.0.gamma.len(),
         match &vertex {
             Ok((_, kept)) if best.0.gamma.len() < before =>
@@ -552,6 +553,7 @@ fn compacted(
         },
         digits.map_or("up to 17".to_string(), |d| d.to_string()),
         f64_down(&best.1),
+        t.elapsed().as_secs_f64(),
     ));
     best
 }

@@ -9,7 +9,9 @@
 //!
 //! No line is dropped or merged: a blank line or a record that names no input is an error
 //! naming its line ([`OnBad::Error`]), or, when asked ([`OnBad::Skip`]), a reported skip
-//! whose output record has an empty release (an empty line, an empty field, `null`).
+//! whose output record has an empty release (an empty line, an empty field, `null`; a blank
+//! CSV line has no row to write back and is only reported). Lines are read whole: a
+//! stream's longest line must fit in memory.
 
 use super::Sampler;
 use crate::exact::f64_nearest;
@@ -334,11 +336,22 @@ impl State<'_, '_> {
         wtr.write_record(&head).map_err(write_error)?;
         // The csv reader passes over blank lines without a record: `BlankLines` notes them
         // as the bytes go by, and each is reported (or skipped) before the next record.
+        // The reader reads ahead: only the blank lines before this record are reported
+        // with it, in order; the rest wait for their record (or the end).
         let mut record = csv::StringRecord::new();
         loop {
             let more = rdr.read_record(&mut record);
-            for blank in blanks.borrow_mut().drain(..) {
-                self.bad(blank, "blank line".into())?;
+            let upto = match &more {
+                Ok(true) => record.position().map_or(usize::MAX, |p| p.line() as usize),
+                _ => usize::MAX,
+            };
+            let before: Vec<usize> = {
+                let mut b = blanks.borrow_mut();
+                let split = b.partition_point(|&l| l < upto);
+                b.drain(..split).collect()
+            };
+            for blank in before {
+                self.bad(blank, "blank line (no record to write back)".into())?;
             }
             match more {
                 Ok(false) => break,
@@ -376,19 +389,19 @@ impl State<'_, '_> {
         let added = format!("{field}_private");
         for (i, line) in input.lines().enumerate() {
             let line = line.map_err(|e| at(i + 1)(format!("cannot read: {e}")))?;
-            let mut obj = match serde_json::from_str::<Value>(&line) {
-                Ok(Value::Object(o)) => o,
+            let (mut obj, reported) = match serde_json::from_str::<Value>(&line) {
+                Ok(Value::Object(o)) => (o, false),
                 Ok(_) => {
                     self.bad(i + 1, "not a JSON object".into())?;
-                    Map::new()
+                    (Map::new(), true)
                 }
                 Err(_) if line.trim().is_empty() => {
                     self.bad(i + 1, "blank line".into())?;
-                    Map::new()
+                    (Map::new(), true)
                 }
                 Err(e) => {
                     self.bad(i + 1, format!("not JSON: {e}"))?;
-                    Map::new()
+                    (Map::new(), true)
                 }
             };
             if obj.contains_key(&added) {
@@ -396,7 +409,7 @@ impl State<'_, '_> {
                     "the object already has a field {added:?}"
                 )));
             }
-            let release = if obj.is_empty() {
+            let release = if reported {
                 Value::Null
             } else {
                 match obj.get(field) {
@@ -429,7 +442,10 @@ struct BlankLines<R> {
     line: usize,
     /// Bytes of the current line so far (a lone '\r' does not count).
     width: usize,
+    /// Inside a quoted field (a quote opens one only at the start of a field, as in the
+    /// csv crate: `Rome,5"` has a literal quote).
     quoted: bool,
+    field_start: bool,
 }
 
 impl<R: Read> BlankLines<R> {
@@ -440,6 +456,7 @@ impl<R: Read> BlankLines<R> {
             line: 1,
             width: 0,
             quoted: false,
+            field_start: true,
         }
     }
 }
@@ -449,9 +466,10 @@ impl<R: Read> Read for BlankLines<R> {
         let n = self.inner.read(buf)?;
         for &b in &buf[..n] {
             match b {
-                b'"' => {
+                b'"' if self.quoted || self.field_start => {
                     self.quoted = !self.quoted;
                     self.width += 1;
+                    self.field_start = false;
                 }
                 b'\n' => {
                     if self.width == 0 && !self.quoted {
@@ -459,9 +477,17 @@ impl<R: Read> Read for BlankLines<R> {
                     }
                     self.line += 1;
                     self.width = 0;
+                    self.field_start = !self.quoted;
                 }
                 b'\r' => {}
-                _ => self.width += 1,
+                b',' => {
+                    self.width += 1;
+                    self.field_start = !self.quoted;
+                }
+                _ => {
+                    self.width += 1;
+                    self.field_start = false;
+                }
             }
         }
         Ok(n)

@@ -128,7 +128,8 @@ fn parse_integer(s: &str) -> Option<Z> {
 }
 
 /// Print `q` so that [`parse_rational`] reads back exactly `q`: an integer, a terminating
-/// decimal when the denominator is 2^a·5^b (and short), else `"p/q"`.
+/// decimal when the denominator is 2^a·5^b (and short; in scientific form `m.mmme-X` when
+/// that is at least two characters shorter), else `"p/q"`.
 pub fn format_rational(q: &Q) -> String {
     let den = q.denominator();
     if den == 1u32 {

@@ -826,17 +826,26 @@ pub fn metric_labels(v: &Value, path: &str, n: usize) -> Result<Option<Vec<Strin
     };
     let a = array(lv, &lp)?;
     if a.len() != n {
-        return Err(input_error(&lp, format!("has {} labels, the metric has {n} points", a.len())));
+        return Err(input_error(
+            &lp,
+            format!("has {} labels, the metric has {n} points", a.len()),
+        ));
     }
     let mut seen = std::collections::HashSet::new();
     let mut out = Vec::with_capacity(n);
     for (i, x) in a.iter().enumerate() {
         let ip = format!("{lp}[{i}]");
-        let s = x
-            .as_str()
-            .ok_or_else(|| input_error(&ip, format!("expected a string label, found {}", type_name(x))))?;
-        if s.is_empty() {
-            return Err(input_error(&ip, "empty label"));
+        let s = x.as_str().ok_or_else(|| {
+            input_error(
+                &ip,
+                format!("expected a string label, found {}", type_name(x)),
+            )
+        })?;
+        if s.is_empty() || s.trim() != s || s.chars().any(char::is_control) {
+            return Err(input_error(
+                &ip,
+                "a label must be non-empty, without leading or trailing spaces or control characters",
+            ));
         }
         if !seen.insert(s) {
             return Err(input_error(&ip, format!("label {s:?} is not unique")));

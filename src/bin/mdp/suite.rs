@@ -666,9 +666,9 @@ pub enum ExperimentKind {
         /// Space: `builtin:NAME`, a CSV or GeoJSON file of points, a JSON metric object, or an mdp/1 file.
         #[arg(long)]
         space: String,
-        /// A name for the output files.
+        /// A name for the output files (default: the space's built-in or file name).
         #[arg(long)]
-        name: String,
+        name: Option<String>,
         /// Target ε_tight values: comma- or space-separated ("0.5,1,2", "0.5, 1, 2" or
         /// `--targets 0.5 1 2`), each finite and > 0.
         #[arg(long, value_delimiter = ',', num_args = 1.., value_parser = target_value,
@@ -689,9 +689,9 @@ pub enum ExperimentKind {
         /// A JSON metric with points; the first n points are used for each n.
         #[arg(long)]
         space: String,
-        /// A name for the output files.
+        /// A name for the output files (default: the space's built-in or file name).
         #[arg(long)]
-        name: String,
+        name: Option<String>,
         /// The n values (first n points of the space each).
         #[arg(long, value_delimiter = ',', default_values = ["50", "100", "200", "300", "400"])]
         sizes: Vec<usize>,
@@ -721,9 +721,9 @@ pub enum ExperimentKind {
         /// Space: `builtin:NAME`, a CSV or GeoJSON file of points, a JSON metric object, or an mdp/1 file.
         #[arg(long)]
         space: String,
-        /// A name for the output files.
+        /// A name for the output files (default: the space's built-in or file name).
         #[arg(long)]
-        name: String,
+        name: Option<String>,
         /// The target (ε,δ) tight epsilon.
         #[arg(long, default_value = "2", value_parser = target_value)]
         target: f64,
@@ -751,6 +751,20 @@ fn prepare(dir: &std::path::Path) -> Result<(), String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("--out-dir: {}: {e}", dir.display()))
 }
 
+/// An experiment's output name: `--name`, else the space's built-in name or file stem
+/// (issue 33: `--name` was required and undocumented in the README).
+fn output_name(name: &Option<String>, space: &str) -> String {
+    if let Some(n) = name {
+        return n.clone();
+    }
+    let base = space.strip_prefix("builtin:").unwrap_or(space);
+    std::path::Path::new(base)
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "space".to_string())
+}
+
 pub fn experiment(kind: &ExperimentKind) -> Result<i32, String> {
     let delta = Q::from_unsigneds(1u32, 1000u32);
     match kind {
@@ -762,6 +776,7 @@ pub fn experiment(kind: &ExperimentKind) -> Result<i32, String> {
             fam,
             out_dir,
         } => {
+            let name = &output_name(name, space);
             prepare(out_dir)?;
             let s = lp_space(space)?;
             let fams: Vec<Family> = mechanisms
@@ -796,6 +811,7 @@ pub fn experiment(kind: &ExperimentKind) -> Result<i32, String> {
             budget,
             out_dir,
         } => {
+            let name = &output_name(name, space);
             prepare(out_dir)?;
             let full = lp_space(space)?;
             let space_of = |n: usize| -> Result<mdp::metric::Space, String> {
@@ -898,6 +914,7 @@ pub fn experiment(kind: &ExperimentKind) -> Result<i32, String> {
             lambdas,
             out_dir,
         } => {
+            let name = &output_name(name, space);
             prepare(out_dir)?;
             let s = lp_space(space)?;
             if rs.iter().any(|&r| r < 1 || r >= s.n()) {

@@ -12,8 +12,9 @@ fn write(name: &str, bytes: &str) -> String {
 }
 
 /// Rome, Milan and Naples: a near-identity mechanism (diagonal 1 − 2·10⁻¹⁵), private at
-/// ε = 1 per km since the cities are ≥ 180 km apart; labels rome, milan, naples.
-fn cities() -> (String, String) {
+/// ε = 1 per km since the cities are ≥ 180 km apart; labels rome, milan, naples. `tag`
+/// keeps each test's files apart (tests run in parallel).
+fn cities(tag: &str) -> (String, String) {
     let t = "0.000000000000001";
     let d = "0.999999999999998";
     let doc = json!({
@@ -23,14 +24,14 @@ fn cities() -> (String, String) {
         "matrix": [[d, t, t], [t, d, t], [t, t, d]],
     });
     (
-        write("cities.json", &doc.to_string()),
-        write("cities.labels", "rome\nmilan\nnaples\n"),
+        write(&format!("cities-{tag}.json"), &doc.to_string()),
+        write(&format!("cities-{tag}.labels"), "rome\nmilan\nnaples\n"),
     )
 }
 
 #[test]
 fn csv_rows_come_back_whole_with_their_release() {
-    let (mech, labels) = cities();
+    let (mech, labels) = cities("csv_rows_come_back_whole_with_their_release");
     let input = "user_id,poi,note\nu1,milan,a\nu2,rome,\"b, quoted\"\nu3,naples,c\n";
     let (code, out, err) = mdp(
         &[
@@ -73,7 +74,7 @@ fn csv_rows_come_back_whole_with_their_release() {
 
 #[test]
 fn json_lines_keep_every_field() {
-    let (mech, labels) = cities();
+    let (mech, labels) = cities("json_lines_keep_every_field");
     let input = "{\"id\": 7, \"poi\": \"naples\", \"t\": [1, 2]}\n{\"id\": 8, \"poi\": \"rome\"}\n";
     let (code, out, err) = mdp(
         &[
@@ -105,7 +106,7 @@ fn json_lines_keep_every_field() {
 
 #[test]
 fn no_line_is_dropped_and_a_failure_writes_nothing() {
-    let (mech, labels) = cities();
+    let (mech, labels) = cities("no_line_is_dropped_and_a_failure_writes_nothing");
     let dest = common::tmp("records", "out.txt", Some(b"earlier output\n"));
     // A blank line is an error naming it; the output file is left as it was.
     let (code, _, err) = mdp(
@@ -172,7 +173,7 @@ fn no_line_is_dropped_and_a_failure_writes_nothing() {
 
 #[test]
 fn csv_blank_lines_are_reported_not_silently_dropped() {
-    let (mech, labels) = cities();
+    let (mech, labels) = cities("csv_blank_lines_are_reported_not_silently_dropped");
     let input = "id,poi\n1,rome\n\n2,milan\n";
     let args = [
         "privatize",
@@ -201,7 +202,7 @@ fn csv_blank_lines_are_reported_not_silently_dropped() {
 
 #[test]
 fn snapping_has_a_limit_reads_a_header_and_reports_distances() {
-    let (mech, _) = cities();
+    let (mech, _) = cities("snapping_has_a_limit_reads_a_header_and_reports_distances");
     // A header, a point near Milan, then New York and a swapped (lon, lat) for Rome.
     let (code, out, err) = mdp(
         &["privatize", "--mechanism", &mech, "--snap"],
@@ -320,7 +321,7 @@ fn labels_travel_in_the_file() {
 /// line; `-o /dev/null` is written, never replaced.
 #[test]
 fn edge_records_are_reported() {
-    let (mech, labels) = cities();
+    let (mech, labels) = cities("edge_records_are_reported");
     let (code, _, err) = mdp(
         &[
             "privatize",

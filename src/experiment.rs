@@ -207,7 +207,9 @@ pub fn packing_bounds(space: &Space, eps: &[f64]) -> Vec<f64> {
         .collect()
 }
 
-/// A multi-series line chart as a standalone SVG (linear x, linear or log y).
+/// A multi-series line chart as a standalone SVG (linear x, linear or log y), drawn with
+/// `plotters` like `mdp plot` (issue 33): each series a line with point markers, named in
+/// the legend; points that are not finite (or ≤ 0 on a log axis) are left out.
 pub fn svg_chart(
     title: &str,
     xlabel: &str,
@@ -215,31 +217,23 @@ pub fn svg_chart(
     series: &[(String, Vec<(f64, f64)>)],
     log_y: bool,
 ) -> String {
-    const W: f64 = 720.0;
-    const H: f64 = 440.0;
-    const L: f64 = 70.0;
-    const R: f64 = 220.0;
-    const T: f64 = 40.0;
-    const B: f64 = 50.0;
-    let pts = series
+    use plotters::prelude::*;
+    let keep = |&(x, y): &(f64, f64)| x.is_finite() && y.is_finite() && (!log_y || y > 0.0);
+    let series: Vec<(String, Vec<(f64, f64)>)> = series
         .iter()
-        .flat_map(|(_, p)| p.iter())
-        .filter(|(x, y)| x.is_finite() && y.is_finite() && (!log_y || *y > 0.0));
-    let (mut x0, mut x1, mut y0, mut y1) = (
-        f64::INFINITY,
-        f64::NEG_INFINITY,
-        f64::INFINITY,
-        f64::NEG_INFINITY,
-    );
-    for &(x, y) in pts {
-        let y = if log_y { y.log10() } else { y };
-        x0 = x0.min(x);
-        x1 = x1.max(x);
-        y0 = y0.min(y);
-        y1 = y1.max(y);
+        .map(|(name, p)| {
+            let mut p: Vec<(f64, f64)> = p.iter().copied().filter(keep).collect();
+            p.sort_by(|a, b| a.0.total_cmp(&b.0));
+            (name.clone(), p)
+        })
+        .collect();
+    let all = series.iter().flat_map(|(_, p)| p.iter());
+    let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
+    for &(x, y) in all {
+        (x0, x1, y0, y1) = (x0.min(x), x1.max(x), y0.min(y), y1.max(y));
     }
-    if !x0.is_finite() {
-        (x0, x1, y0, y1) = (0.0, 1.0, 0.0, 1.0);
+    if x0 > x1 {
+        (x0, x1, y0, y1) = (0.0, 1.0, 1.0, 10.0);
     }
     if !log_y {
         y0 = y0.min(0.0);
@@ -248,89 +242,78 @@ pub fn svg_chart(
         x1 = x0 + 1.0;
     }
     if y1 <= y0 {
-        y1 = y0 + 1.0;
+        y1 = if log_y { y0 * 10.0 } else { y0 + 1.0 };
     }
-    let sx = |x: f64| L + (x - x0) / (x1 - x0) * (W - L - R);
-    let sy = |y: f64| {
-        let y = if log_y { y.log10() } else { y };
-        H - B - (y - y0) / (y1 - y0) * (H - T - B)
-    };
-    let colors = [
-        "#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf", "#7f7f7f",
-        "#e377c2",
+    let padx = (x1 - x0) * 0.03;
+    let colours = [
+        RGBColor(31, 119, 180),
+        RGBColor(214, 39, 40),
+        RGBColor(44, 160, 44),
+        RGBColor(148, 103, 189),
+        RGBColor(255, 127, 14),
+        RGBColor(140, 86, 75),
+        RGBColor(23, 190, 207),
+        RGBColor(127, 127, 127),
+        RGBColor(227, 119, 194),
     ];
-    let mut s = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{W}\" height=\"{H}\" font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n<text x=\"{}\" y=\"22\" text-anchor=\"middle\" font-size=\"14\">{}</text>\n",
-        (W - R + L) / 2.0,
-        xml(title)
-    );
-    s += &format!(
-        "<line x1=\"{L}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"black\"/>\n<line x1=\"{L}\" y1=\"{T}\" x2=\"{L}\" y2=\"{}\" stroke=\"black\"/>\n",
-        H - B, W - R, H - B, H - B
-    );
-    for i in 0..=5 {
-        let fx = x0 + (x1 - x0) * i as f64 / 5.0;
-        let fy = y0 + (y1 - y0) * i as f64 / 5.0;
-        let ylab = if log_y { 10f64.powf(fy) } else { fy };
-        let py = H - B - (fy - y0) / (y1 - y0) * (H - T - B);
-        s += &format!(
-            "<text x=\"{:.1}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n<text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>\n<line x1=\"{L}\" y1=\"{py:.1}\" x2=\"{}\" y2=\"{py:.1}\" stroke=\"#eee\"/>\n",
-            sx(fx), H - B + 16.0, num(fx), L - 6.0, py + 4.0, num(ylab), W - R
-        );
-    }
-    s += &format!(
-        "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n<text x=\"16\" y=\"{}\" text-anchor=\"middle\" transform=\"rotate(-90 16 {})\">{}</text>\n",
-        (W - R + L) / 2.0, H - 12.0, xml(xlabel), (H - B + T) / 2.0, (H - B + T) / 2.0, xml(ylabel)
-    );
-    for (i, (name, p)) in series.iter().enumerate() {
-        let c = colors[i % colors.len()];
-        let mut p: Vec<(f64, f64)> = p
-            .iter()
-            .copied()
-            .filter(|(x, y)| x.is_finite() && y.is_finite() && (!log_y || *y > 0.0))
-            .collect();
-        p.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let path: Vec<String> = p
-            .iter()
-            .map(|&(x, y)| format!("{:.1},{:.1}", sx(x), sy(y)))
-            .collect();
-        if !path.is_empty() {
-            s += &format!(
-                "<polyline fill=\"none\" stroke=\"{c}\" stroke-width=\"2\" points=\"{}\"/>\n",
-                path.join(" ")
-            );
-            for &(x, y) in &p {
-                s += &format!(
-                    "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"3\" fill=\"{c}\"/>\n",
-                    sx(x),
-                    sy(y)
-                );
-            }
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, (760, 460)).into_drawing_area();
+        let _ = root.fill(&WHITE);
+        macro_rules! builder {
+            () => {
+                ChartBuilder::on(&root)
+                    .caption(title, ("sans-serif", 16))
+                    .margin(12)
+                    .x_label_area_size(40)
+                    .y_label_area_size(70)
+            };
         }
-        let ly = T + 18.0 * i as f64;
-        s += &format!(
-            "<line x1=\"{}\" y1=\"{ly}\" x2=\"{}\" y2=\"{ly}\" stroke=\"{c}\" stroke-width=\"2\"/><text x=\"{}\" y=\"{}\">{}</text>\n",
-            W - R + 10.0, W - R + 30.0, W - R + 36.0, ly + 4.0, xml(name)
-        );
+        // One drawing routine for both kinds of y axis.
+        macro_rules! draw {
+            ($chart:expr) => {{
+                let mut chart = $chart;
+                let _ = chart
+                    .configure_mesh()
+                    .x_desc(xlabel)
+                    .y_desc(ylabel)
+                    .axis_desc_style(("sans-serif", 13))
+                    .light_line_style(WHITE)
+                    .draw();
+                for (i, (name, p)) in series.iter().enumerate() {
+                    let c = colours[i % colours.len()];
+                    if let Ok(a) =
+                        chart.draw_series(LineSeries::new(p.iter().copied(), c.stroke_width(2)))
+                    {
+                        a.label(name.as_str()).legend(move |(x, y)| {
+                            PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(2))
+                        });
+                    }
+                    let _ = chart.draw_series(p.iter().map(|&q| Circle::new(q, 3, c.filled())));
+                }
+                let _ = chart
+                    .configure_series_labels()
+                    .background_style(WHITE.mix(0.85))
+                    .border_style(BLACK)
+                    .label_font(("sans-serif", 12))
+                    .position(SeriesLabelPosition::UpperRight)
+                    .draw();
+            }};
+        }
+        if log_y {
+            if let Ok(chart) = builder!()
+                .build_cartesian_2d((x0 - padx)..(x1 + padx), (y0 / 1.5..y1 * 1.5).log_scale())
+            {
+                draw!(chart);
+            }
+        } else if let Ok(chart) =
+            builder!().build_cartesian_2d((x0 - padx)..(x1 + padx), y0..(y1 + (y1 - y0) * 0.05))
+        {
+            draw!(chart);
+        }
+        let _ = root.present();
     }
-    s + "</svg>\n"
-}
-
-fn num(x: f64) -> String {
-    if x != 0.0 && (x.abs() >= 1e4 || x.abs() < 1e-2) {
-        format!("{x:.1e}")
-    } else {
-        format!("{:.3}", x)
-            .trim_end_matches('0')
-            .trim_end_matches('.')
-            .to_string()
-    }
-}
-
-fn xml(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
+    out
 }
 
 /// Write `rows` as CSV (header from the first row's field names).
@@ -618,4 +601,43 @@ pub fn ablation(
         rows.push(row);
     }
     rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every series is drawn and named, on a linear and on a log axis; points a log axis
+    /// cannot show are left out instead of breaking the chart.
+    #[test]
+    fn svg_chart_draws_every_series() {
+        let series = vec![
+            (
+                "exponential".to_string(),
+                vec![(0.5, 3.0), (1.0, 2.0), (2.0, 1.2), (4.0, 0.7)],
+            ),
+            (
+                "optimal".to_string(),
+                vec![(0.5, 2.5), (1.0, 1.5), (2.0, 0.9), (4.0, 0.0)],
+            ),
+        ];
+        for log_y in [false, true] {
+            let svg = svg_chart(
+                "L_q vs ε_tight: test",
+                "ε_tight",
+                "L_q (km)",
+                &series,
+                log_y,
+            );
+            assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+            assert!(svg.contains("exponential") && svg.contains("optimal"));
+            assert!(svg.contains("ε_tight") && svg.contains("L_q (km)"));
+            assert!(svg.matches("<polyline").count() >= 2, "{log_y}");
+            std::fs::write(
+                std::env::temp_dir().join(format!("mdp-chart-{log_y}.svg")),
+                &svg,
+            )
+            .unwrap();
+        }
+    }
 }

@@ -42,6 +42,9 @@ pub fn allowance(full: f64, upper: Option<f64>, target: f64) -> f64 {
     }
 }
 
+/// A multiplier γ of row (u, v, k).
+type Multiplier = (u32, u32, u32, f64);
+
 /// The significant digits tried for the multipliers, fewest first (after them, the
 /// shortest decimal of each double, ≤ 17 digits).
 pub const DIGITS: [usize; 4] = [6, 8, 10, 12];
@@ -85,7 +88,7 @@ pub fn vertex_per_output(
         by_output[k as usize].push((u as usize, v as usize, g));
     }
     let allowed = loss / n as f64;
-    let solved: Vec<Option<Vec<(u32, u32, u32, f64)>>> = by_output
+    let solved: Vec<Option<Vec<Multiplier>>> = by_output
         .par_iter()
         .enumerate()
         .map(|(k, rows)| {

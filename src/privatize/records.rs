@@ -640,7 +640,7 @@ impl Snapper {
                 best = (d, i);
             }
         }
-        (best.1, self.from_monotone(best.0))
+        (best.1, self.distance_of_monotone(best.0))
     }
 
     /// The nearest input to `x`, refused past [`Snapper::limit`].
@@ -658,7 +658,7 @@ impl Snapper {
 
     /// The distance between two points, in the space's unit.
     fn distance(&self, p: &[f64], x: &[f64]) -> f64 {
-        self.from_monotone(self.monotone(p, x))
+        self.distance_of_monotone(self.monotone(p, x))
     }
 
     /// A monotone function of the distance (squared for Euclidean, the haversine term for
@@ -678,7 +678,7 @@ impl Snapper {
         }
     }
 
-    fn from_monotone(&self, m: f64) -> f64 {
+    fn distance_of_monotone(&self, m: f64) -> f64 {
         match self.kind {
             MetricKind::Manhattan | MetricKind::Chebyshev => m,
             MetricKind::Haversine => 2.0 * self.radius * m.clamp(0.0, 1.0).sqrt().asin(),

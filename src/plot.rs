@@ -95,13 +95,11 @@ fn row(file: &MechanismFile, u: usize) -> Vec<f64> {
 /// The input that is nearest the centre of the space (the default input of a map).
 pub fn central_input(file: &MechanismFile) -> usize {
     let n = file.space.n();
+    let total = |a: usize| -> f64 { (0..n).map(|v| file.space.approx(a, v)).sum() };
     (0..n)
-        .min_by(|&a, &b| {
-            let sa: f64 = (0..n).map(|v| file.space.approx(a, v)).sum();
-            let sb: f64 = (0..n).map(|v| file.space.approx(b, v)).sum();
-            sa.total_cmp(&sb).then(a.cmp(&b))
-        })
-        .unwrap_or(0)
+        .map(|a| (total(a), a))
+        .min_by(|x, y| x.0.total_cmp(&y.0).then(x.1.cmp(&y.1)))
+        .map_or(0, |(_, a)| a)
 }
 
 /// Draw `file` into the SVG file `out`.

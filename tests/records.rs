@@ -29,22 +29,21 @@ fn cities(tag: &str) -> (String, String) {
     )
 }
 
+/// `mdp privatize --mechanism MECH --labels LABELS EXTRA…` with `input` on standard input.
+fn privatize(mech: &str, labels: &str, extra: &[&str], input: &str) -> (i32, String, String) {
+    let mut args = vec!["privatize", "--mechanism", mech, "--labels", labels];
+    args.extend_from_slice(extra);
+    mdp(&args, input)
+}
+
 #[test]
 fn csv_rows_come_back_whole_with_their_release() {
     let (mech, labels) = cities("csv_rows_come_back_whole_with_their_release");
     let input = "user_id,poi,note\nu1,milan,a\nu2,rome,\"b, quoted\"\nu3,naples,c\n";
-    let (code, out, err) = mdp(
-        &[
-            "privatize",
-            "--mechanism",
-            &mech,
-            "--labels",
-            &labels,
-            "--format",
-            "csv",
-            "--column",
-            "poi",
-        ],
+    let (code, out, err) = privatize(
+        &mech,
+        &labels,
+        &["--format", "csv", "--column", "poi"],
         input,
     );
     assert_eq!(code, 0, "{err}");
@@ -54,18 +53,10 @@ fn csv_rows_come_back_whole_with_their_release() {
     );
     assert!(err.contains("3 records released"), "{err}");
     // A column that is not there is named with the header it has.
-    let (code, _, err) = mdp(
-        &[
-            "privatize",
-            "--mechanism",
-            &mech,
-            "--labels",
-            &labels,
-            "--format",
-            "csv",
-            "--column",
-            "place",
-        ],
+    let (code, _, err) = privatize(
+        &mech,
+        &labels,
+        &["--format", "csv", "--column", "place"],
         input,
     );
     assert_eq!(code, 2);
@@ -76,18 +67,10 @@ fn csv_rows_come_back_whole_with_their_release() {
 fn json_lines_keep_every_field() {
     let (mech, labels) = cities("json_lines_keep_every_field");
     let input = "{\"id\": 7, \"poi\": \"naples\", \"t\": [1, 2]}\n{\"id\": 8, \"poi\": \"rome\"}\n";
-    let (code, out, err) = mdp(
-        &[
-            "privatize",
-            "--mechanism",
-            &mech,
-            "--labels",
-            &labels,
-            "--format",
-            "jsonl",
-            "--field",
-            "poi",
-        ],
+    let (code, out, err) = privatize(
+        &mech,
+        &labels,
+        &["--format", "jsonl", "--field", "poi"],
         input,
     );
     assert_eq!(code, 0, "{err}");
@@ -109,34 +92,12 @@ fn no_line_is_dropped_and_a_failure_writes_nothing() {
     let (mech, labels) = cities("no_line_is_dropped_and_a_failure_writes_nothing");
     let dest = common::tmp("records", "out.txt", Some(b"earlier output\n"));
     // A blank line is an error naming it; the output file is left as it was.
-    let (code, _, err) = mdp(
-        &[
-            "privatize",
-            "--mechanism",
-            &mech,
-            "--labels",
-            &labels,
-            "-o",
-            &dest,
-        ],
-        "rome\n\nmilan\n",
-    );
+    let (code, _, err) = privatize(&mech, &labels, &["-o", &dest], "rome\n\nmilan\n");
     assert_eq!(code, 2);
     assert!(err.contains("line 2") && err.contains("blank"), "{err}");
     assert_eq!(std::fs::read_to_string(&dest).unwrap(), "earlier output\n");
     // An unknown label on line 2: the same.
-    let (code, _, err) = mdp(
-        &[
-            "privatize",
-            "--mechanism",
-            &mech,
-            "--labels",
-            &labels,
-            "-o",
-            &dest,
-        ],
-        "rome\nparis\nmilan\n",
-    );
+    let (code, _, err) = privatize(&mech, &labels, &["-o", &dest], "rome\nparis\nmilan\n");
     assert_eq!(code, 2);
     assert!(err.contains("line 2") && err.contains("paris"), "{err}");
     assert_eq!(std::fs::read_to_string(&dest).unwrap(), "earlier output\n");
@@ -150,17 +111,10 @@ fn no_line_is_dropped_and_a_failure_writes_nothing() {
         "a temporary file was left behind"
     );
     // With --skip-bad, line i of the output is still the release of line i.
-    let (code, _, err) = mdp(
-        &[
-            "privatize",
-            "--mechanism",
-            &mech,
-            "--labels",
-            &labels,
-            "-o",
-            &dest,
-            "--skip-bad",
-        ],
+    let (code, _, err) = privatize(
+        &mech,
+        &labels,
+        &["-o", &dest, "--skip-bad"],
         "rome\n\nparis\nmilan\n",
     );
     assert_eq!(code, 0, "{err}");
@@ -322,50 +276,23 @@ fn labels_travel_in_the_file() {
 #[test]
 fn edge_records_are_reported() {
     let (mech, labels) = cities("edge_records_are_reported");
-    let (code, _, err) = mdp(
-        &[
-            "privatize",
-            "--mechanism",
-            &mech,
-            "--labels",
-            &labels,
-            "--format",
-            "jsonl",
-            "--field",
-            "poi",
-        ],
+    let (code, _, err) = privatize(
+        &mech,
+        &labels,
+        &["--format", "jsonl", "--field", "poi"],
         "{\"poi\": \"rome\"}\n{}\n",
     );
     assert_eq!(code, 2);
     assert!(err.contains("line 2") && err.contains("no field"), "{err}");
-    let (code, _, err) = mdp(
-        &[
-            "privatize",
-            "--mechanism",
-            &mech,
-            "--labels",
-            &labels,
-            "--format",
-            "csv",
-            "--column",
-            "poi",
-        ],
+    let (code, _, err) = privatize(
+        &mech,
+        &labels,
+        &["--format", "csv", "--column", "poi"],
         "id,poi,note\n1,rome,5\"\n\n2,milan,x\n",
     );
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("line 3") && err.contains("blank"), "{err}");
-    let (code, _, err) = mdp(
-        &[
-            "privatize",
-            "--mechanism",
-            &mech,
-            "--labels",
-            &labels,
-            "-o",
-            "/dev/null",
-        ],
-        "rome\n",
-    );
+    let (code, _, err) = privatize(&mech, &labels, &["-o", "/dev/null"], "rome\n");
     assert_eq!(code, 0, "{err}");
     assert!(!std::fs::metadata("/dev/null").unwrap().is_file());
 }

@@ -498,14 +498,16 @@ fn compacted(
     let before = cert.gamma.len();
     // Each candidate is judged by its safe f64 bound alone (no rational arithmetic), which
     // is then its claim.
-    let within = |d: &Dual, digits: Option<usize>, floor: f64| -> Option<(LpDual, Q)> {
+    // Err carries the safe bound that fell short (NaN if none), for the note.
+    let within = |d: &Dual, digits: Option<usize>, floor: f64| -> Result<(LpDual, Q), f64> {
         let mut c = lp_dual_of(lp, d, digits);
-        let fast = certificate::safe_f64_bound(&c, pb, lp.n, lp.k()).ok()?;
-        (fast.is_finite() && fast >= floor).then(|| {
-            c.value = claim(fast);
-            let b = c.value.clone();
-            (c, b)
-        })
+        let fast = certificate::safe_f64_bound(&c, pb, lp.n, lp.k()).unwrap_or(f64::NAN);
+        if !(fast.is_finite() && fast >= floor) {
+            return Err(fast);
+        }
+        c.value = claim(fast);
+        let b = c.value.clone();
+        Ok((c, b))
     };
     // The vertex may use the allowance (it is what makes the file small); the digits only
     // COMPACT_LOSS more (a few bytes per multiplier).
@@ -513,13 +515,11 @@ fn compacted(
     let vertex = compact::vertex_per_output(lp, d, allowance / 2.0);
     let (d, mut best) = match &vertex {
         Ok((v, _)) => match within(v, None, full - allowance) {
-            Some(proof) => (v, proof),
-            None => {
+            Ok(proof) => (v, proof),
+            Err(short) => {
                 progress.note(&format!(
-                    "lp: compact certificate: the vertex per output ({} multipliers) proves {:.12e}, more than {allowance:.1e} below the full {full:.12e}; not used",
+                    "lp: compact certificate: the vertex per output ({} multipliers) proves {short:.12e}, more than {allowance:.1e} below the full {full:.12e}; not used",
                     v.gamma.len(),
-                    certificate::safe_f64_bound(&lp_dual_of(lp, v, None), pb, lp.n, lp.k())
-                        .unwrap_or(f64::NAN),
                 ));
                 (d, (cert, bound))
             }
@@ -537,11 +537,11 @@ fn compacted(
         .iter()
         .copied()
         .find(|&s| match within(d, Some(s), floor) {
-            Some(proof) => {
+            Ok(proof) => {
                 best = proof;
                 true
             }
-            None => false,
+            Err(_) => false,
         });
     progress.note(&format!(
         "lp: compact certificate: {} of {before} multipliers{}, {} digits, proving {:.12e} (the full one {full:.12e}; {:.1} s)",

@@ -496,11 +496,15 @@ impl<R: Read> Read for BlankLines<R> {
 
 /// A first line of plain coordinates that holds no number: a header such as `lat,lon`.
 fn is_header(line: &str) -> bool {
-    let fields: Vec<&str> = line
-        .split(|c: char| c == ',' || c.is_whitespace())
-        .filter(|s| !s.is_empty())
-        .collect();
+    let fields = coordinate_fields(line);
     !fields.is_empty() && fields.iter().all(|f| f.parse::<f64>().is_err())
+}
+
+/// The fields of a plain line of coordinates: separated by commas or white space.
+fn coordinate_fields(line: &str) -> Vec<&str> {
+    line.split(|c: char| c == ',' || c.is_whitespace())
+        .filter(|s| !s.is_empty())
+        .collect()
 }
 
 /// How far [`Snapper::default_limit`] lets a record be moved, in multiples of the largest
@@ -578,11 +582,7 @@ impl Snapper {
 
     /// The coordinates of one record: numbers separated by commas or white space.
     pub fn parse(&self, rec: &str) -> Result<Vec<f64>, String> {
-        let fields: Vec<&str> = rec
-            .split(|c: char| c == ',' || c.is_whitespace())
-            .filter(|s| !s.is_empty())
-            .collect();
-        self.parse_fields(&fields)
+        self.parse_fields(&coordinate_fields(rec))
     }
 
     /// Coordinates from separate fields (CSV columns).

@@ -184,19 +184,25 @@ fn file_labels(
         .and_then(|s| s.as_str())
         .map(str::to_string);
     Ok(match (space, named) {
-        (Some(spec), _) => {
-            let (s, l) = space_with_labels(spec)?;
-            if io::space_to_value(&s) != io::space_to_value(&file.space) {
-                return Err(format!("--space: {spec} is not the mechanism's metric"));
-            }
-            l
-        }
+        (Some(spec), _) => labels_of_space(file, spec)?,
         (None, Some(spec)) => match space_with_labels(&spec) {
             Ok((s, l)) if io::space_to_value(&s) == io::space_to_value(&file.space) => l,
             _ => None,
         },
         (None, None) => None,
     })
+}
+
+/// The labels of `--space SPEC`, which must be the mechanism file's metric.
+pub(crate) fn labels_of_space(
+    file: &io::MechanismFile,
+    spec: &str,
+) -> Result<Option<Vec<String>>, String> {
+    let (s, l) = space_with_labels(spec)?;
+    if io::space_to_value(&s) != io::space_to_value(&file.space) {
+        return Err(format!("--space: {spec} is not the mechanism's metric"));
+    }
+    Ok(l)
 }
 
 #[derive(clap::Args)]

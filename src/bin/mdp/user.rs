@@ -5,7 +5,6 @@
 use clap::{Args, Subcommand, ValueEnum};
 use mdp::audit::{self, Verdict};
 use mdp::exact::{f64_nearest, f64_up, format_rational, parse_rational, Q};
-use mdp::io;
 use mdp::metric::Space;
 use mdp::privatize;
 use mdp::user_level::emd::{self, Histogram};
@@ -662,13 +661,7 @@ fn item_wise(a: &ItemWiseArgs) -> Result<i32, String> {
         return Err("--delta: must be in (0, 1)".into());
     }
     let labels = match &a.space {
-        Some(spec) => {
-            let (s, l) = crate::suite::space_with_labels(spec)?;
-            if io::space_to_value(&s) != io::space_to_value(&file.space) {
-                return Err(format!("--space: {spec} is not the mechanism's metric"));
-            }
-            l
-        }
+        Some(spec) => crate::suite::labels_of_space(&file, spec)?,
         None => None,
     };
     let units = Units::for_space(&file.space, &mut Budget::default()).map_err(ul)?;

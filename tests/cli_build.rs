@@ -308,6 +308,29 @@ fn every_build_requires_a_space() {
     }
 }
 
+/// Issue 33: dense exact builds (exponential, TEM) estimate their memory before any work
+/// and refuse past --max-memory with a one-line error naming the flag; nothing is written.
+#[test]
+fn dense_builds_refuse_early_naming_the_flag() {
+    for family in ["exponential", "tem"] {
+        let out = tmp(&format!("dense-{family}.json"), "");
+        std::fs::remove_file(&out).unwrap();
+        let (code, _, err) = mdp(&[
+            "build", family, "--space", "builtin:rome100", "--epsilon", "1", "--max-memory",
+            "1M", "-o", &out,
+        ]);
+        assert_eq!(code, 2, "{family}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains("raise --max-memory") && err.contains("n² = 10000"), "{err}");
+        assert!(!std::path::Path::new(&out).exists());
+        let (code, _, err) = mdp(&[
+            "build", family, "--space", "builtin:rome100", "--epsilon", "1", "--max-memory",
+            "8M", "-o", &out,
+        ]);
+        assert_eq!(code, 0, "{family}: {err}");
+    }
+}
+
 /// Issue 33: the PMO memory estimate within η is the localized LP's, not the whole LP's:
 /// 300 points on a line within η = 2 are refused by the whole LP's lazy-row estimate
 /// (≈ 405 MB against a 200 MB budget) but the localized LP fits and is built.

@@ -123,11 +123,14 @@ fn csv_vectors_are_euclidean() {
     // Ragged rows and stray quotes name the row.
     let e = import::space_from_csv(b"x,y\n1,2\n3\n", "v.csv", &Limits::default()).unwrap_err();
     assert_eq!(e.path, "v.csv:row 3");
-    let e = import::csv_records("a,b\"c\n", "q.csv").unwrap_err();
-    assert_eq!(e.path, "q.csv:row 1");
-    let e = import::csv_records("a\n\"open,\n\n", "q.csv").unwrap_err();
-    assert!(e.message.contains("unterminated"), "{e}");
-    assert_eq!(e.path, "q.csv:row 2");
+    // The csv crate's reader is lenient: a stray quote is text, and an unterminated quote
+    // runs to the end of the file, so the record fails as a short row or a non-number.
+    let e = import::space_from_csv(b"x,y\n1,2\n\"3,4\n5,6\n", "v.csv", &Limits::default())
+        .unwrap_err();
+    assert_eq!(e.path, "v.csv:row 3");
+    let e = import::space_from_csv(b"x,y\n1,2\n3,4\"\n", "v.csv", &Limits::default())
+        .unwrap_err();
+    assert_eq!(e.path, "v.csv:row 3, column y");
 }
 
 #[test]
@@ -257,7 +260,26 @@ fn npy_round_trip() {
     };
     bad(npy("|O", false, 1, 1, &[0; 8]), "pickle");
     bad(npy("<i8", false, 1, 1, &[0; 8]), "not supported");
-    bad(npy(">f8", false, 1, 1, &[0; 8]), "big-endian");
+    // Big-endian floats are read too (npyz).
+    let be: Vec<u8> = m.iter().flatten().flat_map(|x| x.to_be_bytes()).collect();
+    exact(&read(&npy(">f8", false, 3, 3, &be)).unwrap(), &m);
+    // Hostile headers, refused before npyz sees them: a shape whose product overflows u64
+    // (npyz multiplies unchecked), a header longer than the file, deep nesting.
+    let mut huge = npy("<f8", false, 1, 1, &[0; 8]);
+    let at = huge.windows(6).position(|w| w == b"(1, 1)").unwrap();
+    let dims = b"(4294967296, 4294967296, 2)";
+    huge.splice(at..at + 6, dims.iter().copied());
+    let hl = u16::from_le_bytes([huge[8], huge[9]]) + (dims.len() - 6) as u16;
+    huge[8..10].copy_from_slice(&hl.to_le_bytes());
+    bad(huge, "shape too large");
+    let mut long = npy("<f8", false, 1, 1, &[0; 8]);
+    long[8..10].copy_from_slice(&u16::MAX.to_le_bytes());
+    bad(long, "truncated");
+    let mut deep = b"\x93NUMPY\x01\x00".to_vec();
+    let text = format!("{{'descr': '<f8', 'shape': {}1{}}}\n", "(".repeat(500), ")".repeat(500));
+    deep.extend((text.len() as u16).to_le_bytes());
+    deep.extend(text.as_bytes());
+    bad(deep, "nested");
     let one_d = npy("<f8", false, 1, 1, &[0; 8]);
     let at = one_d.windows(6).position(|w| w == b"(1, 1)").unwrap();
     let mut one_d = one_d.clone();
@@ -340,6 +362,44 @@ fn npy_round_trip() {
     )
     .unwrap_err();
     assert!(e.path.ends_with("neg.csv:row 2, column 1"), "{e}");
+}
+
+/// Issue 33: a libqif matrix on plain points given with `--eps-in-metric` (the flag read as
+/// "the matrix came from libqif") states 1·d instead of ε·d: it fails for ε > 1, and the
+/// failure names the reading that passes; for ε < 1 it passes (a weaker statement), and the
+/// note says how SPACE was read.
+#[test]
+fn eps_in_metric_mix_up_is_named() {
+    let plain: Vec<i64> = vec![0, 1, 2, 3, 5];
+    let mp = tmp("mixup", "C.npy", b"");
+    let space = tmp(
+        "mixup",
+        "plain.json",
+        br#"{"kind": "euclidean", "points": [[0], [1], [2], [3], [5]]}"#,
+    );
+    let out = tmp("mixup", "out.json", b"");
+    let run = |eps: &str, flag: bool| {
+        let e: f64 = eps.parse().unwrap();
+        let c = exp_mech(plain.len(), |u, w| e * (plain[u] - plain[w]).abs() as f64);
+        std::fs::write(&mp, npy_f64(&c)).unwrap();
+        let mut args = vec![
+            "import", "--matrix", &mp, "--space", &space, "--epsilon", eps,
+            "--outputs-are-inputs", "-o", &out,
+        ];
+        if flag {
+            args.push("--eps-in-metric");
+        }
+        mdp(&args)
+    };
+    let (code, _, err) = run("2", true);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("hint: it passes without --eps-in-metric"), "{err}");
+    let (code, _, err) = run("2", false);
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("--eps-in-metric"), "{err}");
+    let (code, _, err) = run("0.5", true);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("was read as libqif's metric ε·d") && err.contains("drop the flag"), "{err}");
 }
 
 #[test]
@@ -640,7 +700,12 @@ proptest! {
             .join(nl);
         let recs = import::csv_records(&text, "p.csv").unwrap();
         let got: Vec<Vec<String>> = recs.into_iter().map(|r| r.fields).collect();
-        prop_assert_eq!(got, rows);
+        // Fields come back trimmed; a record of one empty field is a blank line.
+        let want: Vec<Vec<String>> = rows
+            .iter()
+            .map(|r| r.iter().map(|f| f.trim().to_string()).collect())
+            .collect();
+        prop_assert_eq!(got, want);
     }
 
     #[test]
@@ -656,7 +721,9 @@ proptest! {
             text.push_str(&format!("{},{},{}\n", quote(l), a as f64 / 100.0, b as f64 / 100.0));
         }
         let (s, got) = import::space_from_csv(text.as_bytes(), "p.csv", &Limits::default()).unwrap();
-        prop_assert_eq!(got.unwrap(), labels);
+        // Labels come back trimmed (a label may not carry surrounding white space).
+        let trimmed: Vec<String> = labels.iter().map(|l| l.trim().to_string()).collect();
+        prop_assert_eq!(got.unwrap(), trimmed);
         for (i, &(a, b)) in coords.iter().enumerate().take(n) {
             prop_assert_eq!(&s.points()[i], &vec![Q::from_signeds(a, 100), Q::from_signeds(b, 100)]);
         }

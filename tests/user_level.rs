@@ -756,6 +756,32 @@ fn user_level_commands_run() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(out.lines().count(), 3);
     assert!(err.contains("unbounded local d_EM-DP"));
+    // Issue 33: every record names its user (the line, or the given id) and its components
+    // with units; α = 1 per km across Rome's ≈ 43 km is a weak guarantee, and says so.
+    for (line, want) in out.lines().zip(["1", "2", "3"]) {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert_eq!(v["user"].to_string(), want, "{line}");
+        assert!(v["lat_deg"].is_f64() && v["lon_deg"].is_f64(), "{line}");
+    }
+    assert!(err.contains("α per km of d_EM"), "{err}");
+    assert!(err.contains("warning: weak guarantee") && err.contains("below 1 %"), "{err}");
+    let ids = common::tmp(
+        "user_level",
+        "ids.jsonl",
+        Some(b"{\"id\": \"anna\", \"items\": [0, 1]}\n\n[2]\n"),
+    );
+    let (code, out, err) = common::mdp(&[
+        "release", "linear", "--space", "builtin:rome100", "--users", &ids, "--alpha", "0.05",
+        "--query", "distance:0", "--seed", "1",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let ids_out: Vec<String> = out
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["user"].to_string())
+        .collect();
+    assert_eq!(ids_out, vec!["\"anna\"", "3"]);
+    assert!(out.contains("\"distance_km\""), "{out}");
+    assert!(!err.contains("weak"), "{err}");
     let (code, out, _) = common::mdp(&[
         "emd",
         "--space",
@@ -810,8 +836,17 @@ fn user_level_commands_run() {
     };
     let (code, out, err) = freq(&["--json"]);
     assert_eq!(code, 0, "{err}");
-    let est: Vec<f64> = serde_json::from_str(out.trim()).unwrap();
-    assert!((est.iter().sum::<f64>() - 1.0).abs() < 1e-9);
+    // One record per item: the unbiased estimate (may be negative) and its projection onto
+    // the simplex.
+    let recs: Vec<serde_json::Value> =
+        out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(recs.len(), 4);
+    assert_eq!(recs[3]["item"], "c1-1");
+    assert_eq!(recs[3]["cluster"], 1);
+    let sum = |k: &str| recs.iter().map(|r| r[k].as_f64().unwrap()).sum::<f64>();
+    assert!((sum("estimate") - 1.0).abs() < 1e-9);
+    assert!((sum("frequency") - 1.0).abs() < 1e-9);
+    assert!(recs.iter().all(|r| r["frequency"].as_f64().unwrap() >= 0.0));
     // The randomizer written for mdp-audit passes it at its α₀.
     let rfile = common::tmp("user_level", "rr.json", None);
     let (code, _, err) = freq(&["--randomizer", &rfile]);
@@ -843,16 +878,15 @@ fn user_level_commands_run() {
     ]);
     assert_eq!(code, 0, "{err}");
     let counts: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    let counts = counts["counts"].as_array().unwrap();
+    assert_eq!(counts.len(), 100);
     assert_eq!(
-        counts["counts"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|c| c.as_u64().unwrap())
-            .sum::<u64>(),
+        counts.iter().map(|c| c["count"].as_u64().unwrap()).sum::<u64>(),
         9
     );
-    assert!(err.contains("per unit of distance"), "{err}");
+    // Outputs are named by the space's labels (the file carries them).
+    assert!(counts.iter().all(|c| c["output"].is_string()), "{counts:?}");
+    assert!(err.contains("per km of d_EM"), "{err}");
     let (code, out, _) = common::mdp(&[
         "release",
         "item-wise",
@@ -867,6 +901,12 @@ fn user_level_commands_run() {
     ]);
     assert_eq!(code, 0);
     assert_eq!(out.lines().count(), 3);
+    for (line, user) in out.lines().zip(1..) {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert_eq!(v["user"], user, "{line}");
+        assert_eq!(v["release"].as_array().unwrap().len(), 3, "{line}");
+        assert!(v["release"][0].is_string(), "{line}");
+    }
     // Users of different sizes: refused centrally, accepted with Algorithm 3 (--samples),
     // which states Theorem 5.3's discrete guarantee.
     let uneq = common::tmp("user_level", "uneq.jsonl", Some(b"[0, 1, 2]\n[3]\n"));
@@ -993,6 +1033,15 @@ fn user_level_commands_run() {
         v["alpha_upper"].as_f64().unwrap() <= 1.0
             && v["at_distance"]["epsilon_upper"].as_f64().unwrap() <= 0.1
     );
+    assert!(v["warning"].is_null(), "{v}");
+    // A guarantee whose α at the largest (normalised) distance allows a test with errors
+    // below 1 % is called weak, and the sentence says what that means.
+    let (code, out, _) = common::mdp(&[
+        "account", "item-wise", "--items", "30", "--users", "100000", "--alpha", "8",
+        "--delta", "1e-6",
+    ]);
+    assert_eq!(code, 0);
+    assert!(out.contains("warning: weak guarantee") && out.contains("error rates"), "{out}");
 }
 
 /// The user-level experiments (`mdp experiment user-level`, run by the library's
@@ -1054,4 +1103,21 @@ fn user_level_experiments_write_every_series() {
         other => panic!("{other:?}"),
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    /// The frequency release's projection is onto the simplex (non-negative, sums to 1)
+    /// and is the Euclidean projection (KKT: w = max(v − θ, 0) for one θ).
+    #[test]
+    fn projection_onto_the_simplex(v in proptest::collection::vec(-2.0f64..2.0, 1..20)) {
+        let w = mdp::user_level::freq::project_to_simplex(&v);
+        prop_assert!(w.iter().all(|&x| x >= 0.0));
+        prop_assert!((w.iter().sum::<f64>() - 1.0).abs() < 1e-9);
+        let pos: Vec<f64> = v.iter().zip(&w).filter(|(_, &x)| x > 0.0).map(|(a, b)| a - b).collect();
+        let theta = pos[0];
+        prop_assert!(pos.iter().all(|t| (t - theta).abs() < 1e-9));
+        prop_assert!(v.iter().zip(&w).all(|(a, &x)| x > 0.0 || *a <= theta + 1e-9));
+    }
 }

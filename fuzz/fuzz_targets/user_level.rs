@@ -19,7 +19,8 @@ fuzz_target!(|data: &[u8]| {
         let labels: Vec<String> = ["a", "b", "c", "d", "e", "f"].iter().map(|s| s.to_string()).collect();
         let names = ItemNames::new(6, Some(&labels));
         let mut prev: Option<Vec<usize>> = None;
-        let _ = for_each_user(rest, &names, |items| {
+        let _ = for_each_user(rest, &names, |user| {
+            let items = user.items;
             assert!(!items.is_empty() && items.iter().all(|&x| x < 6));
             if let Some(p) = prev.take() {
                 let mut budget = Budget::new(2_000_000);

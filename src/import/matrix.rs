@@ -156,110 +156,82 @@ pub fn matrix_from_csv(
 
 const NPY_MAGIC: &[u8] = b"\x93NUMPY";
 
-/// A value of the npy header's Python dict literal.
-#[derive(Debug, PartialEq)]
-enum PyVal {
-    Str(String),
-    Bool(bool),
-    Tuple(Vec<u64>),
-    List,
-}
+/// The largest `.npy` header read (numpy writes at most a few hundred bytes for a plain
+/// float array; a longer header is refused before any parser sees it).
+const NPY_MAX_HEADER: usize = 1 << 16;
+/// The deepest bracket nesting accepted in a `.npy` header (a plain array has depth 2).
+const NPY_MAX_DEPTH: usize = 8;
 
-/// Parse the npy header `{'descr': '<f8', 'fortran_order': False, 'shape': (3, 4), }`.
-fn parse_npy_header(h: &str) -> Result<Vec<(String, PyVal)>, String> {
-    let b = h.as_bytes();
-    let mut i = 0;
-    let ws = |i: &mut usize| {
-        while *i < b.len() && b[*i].is_ascii_whitespace() {
-            *i += 1;
-        }
-    };
-    let string = |i: &mut usize| -> Result<String, String> {
-        let q = b[*i];
-        let start = *i + 1;
-        let end = h[start..]
-            .find(q as char)
-            .ok_or("unterminated string in the header")?;
-        *i = start + end + 1;
-        Ok(h[start..start + end].to_string())
-    };
-    ws(&mut i);
-    if b.get(i) != Some(&b'{') {
-        return Err("the header is not a Python dict".into());
+/// The checks on an `.npy` header made before `npyz` parses it, for what that crate leaves
+/// to its caller: the header's length is bounded by the file and [`NPY_MAX_HEADER`] (npyz
+/// allocates the length the file states), its bracket nesting by [`NPY_MAX_DEPTH`] (the
+/// Python-literal parser recurses), and the shape's product must fit in `u64` (npyz
+/// multiplies unchecked). Returns the shape, parsed by `py_literal`, the parser npyz uses.
+fn npy_shape_guard(bytes: &[u8]) -> Result<Vec<u64>, String> {
+    if !bytes.starts_with(NPY_MAGIC) || bytes.len() < 10 {
+        return Err("not a numpy .npy file (no \\x93NUMPY magic string)".into());
     }
-    i += 1;
-    let mut out = Vec::new();
-    loop {
-        ws(&mut i);
-        match b.get(i) {
-            Some(b'}') => break,
-            Some(b'\'') | Some(b'"') => {}
-            _ => return Err("malformed header dict".into()),
+    let (len, start) = match bytes[6] {
+        1 => (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10),
+        2 | 3 if bytes.len() >= 12 => (
+            u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize,
+            12,
+        ),
+        v => return Err(format!("unsupported .npy format version {v}")),
+    };
+    if len > NPY_MAX_HEADER {
+        return Err(format!(".npy header of {len} bytes (at most {NPY_MAX_HEADER})"));
+    }
+    let text = bytes
+        .get(start..start + len)
+        .ok_or("truncated .npy header")?;
+    let text = std::str::from_utf8(text).map_err(|_| ".npy header is not text")?;
+    let mut depth = 0usize;
+    for c in text.bytes() {
+        match c {
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
         }
-        let key = string(&mut i)?;
-        ws(&mut i);
-        if b.get(i) != Some(&b':') {
-            return Err("malformed header dict".into());
-        }
-        i += 1;
-        ws(&mut i);
-        let val = match b.get(i) {
-            Some(b'\'') | Some(b'"') => PyVal::Str(string(&mut i)?),
-            Some(b'T') if h[i..].starts_with("True") => {
-                i += 4;
-                PyVal::Bool(true)
-            }
-            Some(b'F') if h[i..].starts_with("False") => {
-                i += 5;
-                PyVal::Bool(false)
-            }
-            Some(b'(') => {
-                let end = h[i..].find(')').ok_or("malformed shape tuple")? + i;
-                let dims = h[i + 1..end]
-                    .split(',')
-                    .map(str::trim)
-                    .filter(|s| !s.is_empty())
-                    .map(|s| s.trim_end_matches('L').parse::<u64>())
-                    .collect::<Result<Vec<_>, _>>()
-                    .map_err(|_| "malformed shape tuple")?;
-                i = end + 1;
-                PyVal::Tuple(dims)
-            }
-            Some(b'[') => {
-                // A structured dtype: rejected by the caller; skip to the matching bracket.
-                let mut depth = 0;
-                while i < b.len() {
-                    match b[i] {
-                        b'[' => depth += 1,
-                        b']' => {
-                            depth -= 1;
-                            if depth == 0 {
-                                i += 1;
-                                break;
-                            }
-                        }
-                        _ => {}
-                    }
-                    i += 1;
-                }
-                PyVal::List
-            }
-            _ => return Err(format!("unsupported value for {key:?} in the header")),
-        };
-        out.push((key, val));
-        ws(&mut i);
-        match b.get(i) {
-            Some(b',') => i += 1,
-            Some(b'}') => {}
-            _ => return Err("malformed header dict".into()),
+        if depth > NPY_MAX_DEPTH {
+            return Err(".npy header nested too deeply".into());
         }
     }
-    Ok(out)
+    let dict: py_literal::Value = text
+        .trim_end()
+        .parse()
+        .map_err(|_| ".npy header: not a Python dict literal")?;
+    let py_literal::Value::Dict(entries) = dict else {
+        return Err(".npy header: not a Python dict literal".into());
+    };
+    let shape = entries
+        .iter()
+        .find(|(k, _)| matches!(k, py_literal::Value::String(s) if s == "shape"))
+        .map(|(_, v)| v)
+        .ok_or(".npy header: descr, fortran_order and shape are required")?;
+    let (py_literal::Value::Tuple(dims) | py_literal::Value::List(dims)) = shape else {
+        return Err(".npy header: the shape is not a tuple".into());
+    };
+    let dims: Vec<u64> = dims
+        .iter()
+        .map(|d| match d {
+            py_literal::Value::Integer(i) => u64::try_from(i).ok(),
+            _ => None,
+        })
+        .collect::<Option<_>>()
+        .ok_or(".npy header: malformed shape")?;
+    // Every partial product (npyz's strides, in either order) divides a nonzero full product.
+    dims.iter()
+        .filter(|&&d| d != 0)
+        .try_fold(1u64, |p, &d| p.checked_mul(d))
+        .ok_or("shape too large")?;
+    Ok(dims)
 }
 
-/// A numpy `.npy` array (format versions 1–3, parsed here; no pickle is ever loaded):
-/// 2-D, dtype `<f8` or `<f4`, C or Fortran order. Every entry is converted exactly; NaN and
-/// infinities are errors naming `name[row][col]`.
+/// A numpy `.npy` array read with `npyz` (format versions 1–3; pickles are never loaded):
+/// 2-D, dtype float64 or float32 of either byte order, C or Fortran order. The header is
+/// checked first ([`npy_shape_guard`]). Every entry is converted exactly; NaN and infinities
+/// are errors naming `name[row][col]`.
 pub fn matrix_from_npy(
     bytes: &[u8],
     name: &str,
@@ -267,63 +239,33 @@ pub fn matrix_from_npy(
     check: EntryCheck,
 ) -> Result<Matrix, InputError> {
     let bad = |m: &str| input_error(name, m);
-    if !bytes.starts_with(NPY_MAGIC) || bytes.len() < 10 {
-        return Err(bad("not a numpy .npy file (no \\x93NUMPY magic string)"));
-    }
-    let (hlen, start): (usize, usize) = match bytes[6] {
-        1 => (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10),
-        2 | 3 if bytes.len() >= 12 => (
-            u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize,
-            12,
-        ),
-        v => return Err(bad(&format!("unsupported .npy format version {v}"))),
-    };
-    let end = start
-        .checked_add(hlen)
-        .filter(|&e| e <= bytes.len())
-        .ok_or_else(|| bad("truncated .npy header"))?;
-    let header: String = if bytes[6] == 3 {
-        utf8(&bytes[start..end], name)?.to_string()
-    } else {
-        bytes[start..end].iter().map(|&c| c as char).collect()
-    };
-    let dict = parse_npy_header(&header).map_err(|e| bad(&format!(".npy header: {e}")))?;
-    let (mut descr, mut fortran, mut shape) = (None, None, None);
-    for (k, v) in dict {
-        match (k.as_str(), v) {
-            ("descr", PyVal::Str(s)) => descr = Some(s),
-            ("descr", _) => {
-                return Err(bad(
-                    "structured dtypes are not supported (save a plain float64 array)",
-                ))
-            }
-            ("fortran_order", PyVal::Bool(f)) => fortran = Some(f),
-            ("shape", PyVal::Tuple(s)) => shape = Some(s),
-            (k, _) => return Err(bad(&format!(".npy header: unexpected entry {k:?}"))),
-        }
-    }
-    let (Some(descr), Some(fortran), Some(shape)) = (descr, fortran, shape) else {
+    let shape = npy_shape_guard(bytes).map_err(|e| bad(&e))?;
+    let file = npyz::NpyFile::new(bytes).map_err(|e| bad(&format!(".npy header: {e}")))?;
+    if file.uses_pickled_array() {
         return Err(bad(
-            ".npy header: descr, fortran_order and shape are required",
+            "object arrays (pickles) are rejected: save the matrix with dtype float64",
         ));
-    };
-    let size = match descr.as_str() {
-        "<f8" => 8,
-        "<f4" => 4,
-        d if d.contains('O') => {
+    }
+    let size = match file.dtype() {
+        npyz::DType::Plain(t) if t.type_char() == npyz::TypeChar::Float => {
+            match t.num_bytes() {
+                Some(s @ (4 | 8)) => s,
+                _ => {
+                    return Err(bad(&format!(
+                        "dtype {t} is not supported (float64 or float32)"
+                    )))
+                }
+            }
+        }
+        npyz::DType::Plain(t) => {
+            return Err(bad(&format!(
+                "dtype {t} is not supported (float64 or float32)"
+            )))
+        }
+        _ => {
             return Err(bad(
-                "object arrays (pickles) are rejected: save the matrix with dtype float64",
+                "structured dtypes are not supported (save a plain float64 array)",
             ))
-        }
-        d if d.starts_with('>') => {
-            return Err(bad(&format!(
-                "big-endian dtype {d:?} is not supported (use arr.astype('<f8'))"
-            )))
-        }
-        d => {
-            return Err(bad(&format!(
-                "dtype {d:?} is not supported (float64 or float32, little-endian)"
-            )))
         }
     };
     if shape.len() != 2 {
@@ -337,7 +279,9 @@ pub fn matrix_from_npy(
         usize::try_from(shape[1]).map_err(|_| bad("shape too large"))?,
     );
     check_entries(limits, name, rows, cols)?;
-    let data = &bytes[end..];
+    let fortran = file.order() == npyz::Order::Fortran;
+    let header = file.header().clone();
+    let data = file.into_inner();
     let need = rows * cols * size;
     if data.len() != need {
         return Err(bad(&format!(
@@ -345,20 +289,20 @@ pub fn matrix_from_npy(
             data.len()
         )));
     }
-    let get = |i: usize, j: usize| -> f64 {
-        let k = if fortran { j * rows + i } else { i * cols + j } * size;
-        if size == 8 {
-            f64::from_le_bytes(data[k..k + 8].try_into().expect("8 bytes"))
-        } else {
-            f32::from_le_bytes(data[k..k + 4].try_into().expect("4 bytes")) as f64
-        }
-    };
+    let stored: Vec<f64> = if size == 8 {
+        npyz::NpyFile::with_header(header, data).into_vec::<f64>()
+    } else {
+        npyz::NpyFile::with_header(header, data)
+            .into_vec::<f32>()
+            .map(|v| v.into_iter().map(f64::from).collect())
+    }
+    .map_err(|e| bad(&format!(".npy data: {e}")))?;
     let out: Vec<Result<Vec<Q>, InputError>> = (0..rows)
         .into_par_iter()
         .map(|i| {
             (0..cols)
                 .map(|j| {
-                    let x = get(i, j);
+                    let x = stored[if fortran { j * rows + i } else { i * cols + j }];
                     let at = || format!("{name}[{i}][{j}]");
                     if !x.is_finite() {
                         return Err(input_error(at(), format!("{x} is not a finite number")));
@@ -391,6 +335,24 @@ pub struct ImportOptions {
     /// The columns are the inputs, in order (square matrix; losses are distances). Otherwise
     /// the outputs are opaque labels `"0"`, `"1"`, … and no loss is reported.
     pub outputs_are_inputs: bool,
+}
+
+/// Whether the matrix passes its audit under the other reading of
+/// [`ImportOptions::eps_in_metric`] (the flag flipped): the hint after a failed import, for
+/// the common mix-up of a plain space given as libqif's scaled metric or the reverse.
+pub fn passes_with_other_reading(
+    matrix_path: &str,
+    space: &Space,
+    opts: &ImportOptions,
+    limits: &Limits,
+) -> bool {
+    let flipped = ImportOptions {
+        eps_in_metric: !opts.eps_in_metric,
+        ..opts.clone()
+    };
+    import_matrix(matrix_path, space, &flipped, Value::Null, limits).is_ok_and(|doc| {
+        crate::certified::Certified::certify(&doc, &crate::progress::Silent).is_ok()
+    })
 }
 
 /// Read a matrix file (npy, JSON or CSV; entries ≥ 0) and build the `mdp/1` document that

@@ -52,119 +52,57 @@ pub struct Record {
     pub fields: Vec<String>,
 }
 
-/// Split CSV text into records (RFC 4180): fields separated by commas, records by LF, CRLF
-/// or CR; a field in double quotes may hold commas, line breaks and `""` (one quote).
-/// Unquoted fields are trimmed of spaces and tabs; spaces around a quoted field are
-/// ignored. Blank lines are skipped; a leading byte order mark is ignored. A quote inside
-/// an unquoted field, text after a closing quote and an unterminated quote are errors
-/// naming the row (`name:row L`).
+/// Split CSV text into records with the `csv` crate (RFC 4180): fields separated by
+/// commas, records by LF, CRLF or CR; a field in double quotes may hold commas, line breaks
+/// and `""` (one quote). Fields are trimmed of surrounding white space (quoted or not: a
+/// label may not carry any, `spec/mechanism-format.md`); blank lines are skipped; a leading
+/// byte order mark is ignored. Each record carries the line of the file it starts on. The
+/// reader is the crate's lenient one: a stray quote is kept as text and an unterminated
+/// quote runs to the end of the file, so such a record fails later (a short row or a cell
+/// that is not a number), with its row named.
 pub fn csv_records(text: &str, name: &str) -> Result<Vec<Record>, InputError> {
-    #[derive(PartialEq)]
-    enum St {
-        Start,
-        Unquoted,
-        Quoted,
-        AfterQuote,
-    }
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .trim(csv::Trim::All)
+        .from_reader(text.as_bytes());
     let mut records = Vec::new();
-    let mut fields: Vec<String> = Vec::new();
-    let mut field = String::new();
-    let mut st = St::Start;
-    let (mut line, mut record_line, mut quote_line) = (1usize, 1usize, 1usize);
-    let mut chars = text.chars().peekable();
-    let row_err = |l: usize, m: &str| input_error(format!("{name}:row {l}"), m);
-    let end_field = |fields: &mut Vec<String>, field: &mut String, quoted: bool| {
-        let f = std::mem::take(field);
-        fields.push(if quoted {
-            f
-        } else {
-            f.trim_matches([' ', '\t']).to_string()
-        });
+    let mut record = csv::StringRecord::new();
+    // The crate's own line count skips quoted line breaks; count them from byte offsets. A
+    // record's offset may point into the line break before it (the `\n` of a CRLF, a blank
+    // line), so line breaks at the offset are passed over first.
+    let (mut line, mut counted) = (1usize, 0usize);
+    let mut line_at = |byte: usize| {
+        let b = text.as_bytes();
+        let mut byte = byte.min(b.len());
+        while byte < b.len() && (b[byte] == b'\n' || b[byte] == b'\r') {
+            byte += 1;
+        }
+        for i in counted..byte {
+            if b[i] == b'\n' || (b[i] == b'\r' && b.get(i + 1) != Some(&b'\n')) {
+                line += 1;
+            }
+        }
+        counted = counted.max(byte);
+        line
     };
-    while let Some(orig) = chars.next() {
-        let newline = orig == '\n' || orig == '\r';
-        let crlf = orig == '\r' && chars.peek() == Some(&'\n');
-        if crlf {
-            chars.next();
+    loop {
+        let more = reader.read_record(&mut record).map_err(|e| {
+            let line = e.position().map_or(0, |p| line_at(p.byte() as usize));
+            input_error(format!("{name}:row {line}"), e.to_string())
+        })?;
+        if !more {
+            return Ok(records);
         }
-        let c = if newline { '\n' } else { orig };
-        match st {
-            St::Quoted => {
-                if newline {
-                    field.push_str(if crlf { "\r\n" } else if orig == '\r' { "\r" } else { "\n" });
-                } else if c == '"' {
-                    if chars.peek() == Some(&'"') {
-                        chars.next();
-                        field.push('"');
-                    } else {
-                        st = St::AfterQuote;
-                    }
-                } else {
-                    field.push(c);
-                }
-            }
-            St::Start | St::Unquoted | St::AfterQuote if c == ',' => {
-                end_field(&mut fields, &mut field, st == St::AfterQuote);
-                st = St::Start;
-            }
-            St::Start | St::Unquoted | St::AfterQuote if c == '\n' => {
-                let blank = fields.is_empty() && st != St::AfterQuote && field.trim().is_empty();
-                end_field(&mut fields, &mut field, st == St::AfterQuote);
-                let f = std::mem::take(&mut fields);
-                if !blank {
-                    records.push(Record {
-                        line: record_line,
-                        fields: f,
-                    });
-                }
-                st = St::Start;
-            }
-            St::Start if c == '"' && field.trim_matches([' ', '\t']).is_empty() => {
-                field.clear();
-                st = St::Quoted;
-                quote_line = line;
-            }
-            St::Start | St::Unquoted if c == '"' => {
-                return Err(row_err(
-                    line,
-                    "quote inside an unquoted field (quote the whole field: \"...\", with \"\" for a quote)",
-                ))
-            }
-            St::Start | St::Unquoted => {
-                field.push(c);
-                if c != ' ' && c != '\t' {
-                    st = St::Unquoted;
-                }
-            }
-            St::AfterQuote => {
-                if c != ' ' && c != '\t' {
-                    return Err(row_err(
-                        line,
-                        &format!("unexpected {c:?} after a closing quote"),
-                    ));
-                }
-            }
+        if record.len() == 1 && record[0].is_empty() {
+            continue; // a line of white space
         }
-        if newline {
-            line += 1;
-            if st == St::Start && fields.is_empty() {
-                record_line = line;
-            }
-        }
-    }
-    if st == St::Quoted {
-        return Err(row_err(quote_line, "unterminated quoted field"));
-    }
-    let blank = fields.is_empty() && st != St::AfterQuote && field.trim().is_empty();
-    if !blank {
-        end_field(&mut fields, &mut field, st == St::AfterQuote);
         records.push(Record {
-            line: record_line,
-            fields,
+            line: record.position().map_or(0, |p| line_at(p.byte() as usize)),
+            fields: record.iter().map(str::to_string).collect(),
         });
     }
-    Ok(records)
 }
 
 pub(super) fn utf8<'a>(bytes: &'a [u8], name: &str) -> Result<&'a str, InputError> {

@@ -49,7 +49,7 @@ impl Release {
         }
     }
 
-    fn json(&self) -> Value {
+    pub fn json(&self) -> Value {
         match self {
             Release::Label(s) => Value::String(s.clone()),
             Release::Index(i) => Value::from(*i),

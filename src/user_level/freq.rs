@@ -93,6 +93,27 @@ impl Clustered {
     }
 }
 
+/// The Euclidean projection of an estimate onto the probability simplex (Duchi, Shalev-
+/// Shwartz, Singer, Chandra 2008, Fig. 1): w = max(v − θ, 0) with θ chosen so that Σw = 1.
+/// Post-processing of a private estimate, so it costs no privacy (`spec/user-level.md` §6).
+/// An empty or non-finite input gives the input back unchanged.
+pub fn project_to_simplex(v: &[f64]) -> Vec<f64> {
+    if v.is_empty() || v.iter().any(|x| !x.is_finite()) {
+        return v.to_vec();
+    }
+    let mut u = v.to_vec();
+    u.sort_by(|a, b| b.total_cmp(a));
+    let (mut sum, mut theta) = (0.0, 0.0);
+    for (j, x) in u.iter().enumerate() {
+        sum += x;
+        let t = (sum - 1.0) / (j + 1) as f64;
+        if x - t > 0.0 {
+            theta = t;
+        }
+    }
+    v.iter().map(|x| (x - theta).max(0.0)).collect()
+}
+
 /// An upper rational of e^{−x} on a 2⁻⁶⁴-relative grid.
 fn exp_neg_up(x: &Q) -> Q {
     let e = functions::exp(&Interval::point(-x), 80).hi;

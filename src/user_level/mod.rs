@@ -148,3 +148,72 @@ pub(crate) fn probability(x: &Q, field: &str) -> Result<(), UserLevelError> {
         Err(invalid(field, "must be in (0, 1)"))
     }
 }
+
+/// The error rate below which a guarantee is called weak: 1 %.
+pub const WEAK_ERROR_RATE: f64 = 0.01;
+
+/// The smallest error rate an (ε, δ)-DP guarantee leaves to a test that tells two datasets
+/// apart with equal false-positive and false-negative rates: (1 − δ)/(1 + e^ε). Every test
+/// has a + e^ε·b ≥ 1 − δ (hypothesis-testing view of DP, Kairouz, Oh, Viswanath 2015,
+/// Theorem 2.1; Wasserman–Zhou 2010), so a = b ≥ (1 − δ)/(1 + e^ε). Computed in floating
+/// point from upper ends of ε and δ; it only decides whether to warn.
+pub fn equal_error_floor(epsilon_upper: f64, delta_upper: f64) -> f64 {
+    ((1.0 - delta_upper) / (1.0 + epsilon_upper.exp())).max(0.0)
+}
+
+/// A warning when a user-level guarantee is weak: when, for two users at the largest
+/// distance, whose loss is `epsilon_upper`, a test could tell them apart with both error
+/// rates below [`WEAK_ERROR_RATE`] ([`equal_error_floor`] < 1 %, i.e. ε ≳ ln 99 ≈ 4.6 for
+/// small δ). The sentence says what weak means; `None` when the guarantee is not weak.
+pub fn weak_guarantee(epsilon_upper: f64, delta_upper: f64) -> Option<String> {
+    let floor = equal_error_floor(epsilon_upper, delta_upper);
+    (floor < WEAK_ERROR_RATE).then(|| {
+        let delta = if delta_upper > 0.0 {
+            format!(", δ ≤ {delta_upper:.1e}")
+        } else {
+            String::new()
+        };
+        let floor = if floor > 0.0 {
+            format!("{floor:.1e}")
+        } else {
+            "0 (below the smallest double)".into()
+        };
+        format!(
+            "warning: weak guarantee: for two users at the largest distance (ε ≤ {epsilon_upper:.4}{delta}) it allows a test that tells them apart with both error rates as low as {floor} (weak: below {:.0} %); it protects only users much closer than that",
+            WEAK_ERROR_RATE * 100.0
+        )
+    })
+}
+
+/// The diameter of `space` in floating point, for warnings only (never for a guarantee):
+/// the largest distance over all pairs when n ≤ 4 000, else 2·max_j d(0, j), which is at
+/// least the diameter by the triangle inequality (O(n) on city-scale spaces).
+pub fn diameter_for_warning(space: &Space) -> f64 {
+    let n = space.n();
+    if n <= 4000 {
+        (0..n)
+            .flat_map(|i| (i + 1..n).map(move |j| (i, j)))
+            .map(|(i, j)| space.approx(i, j))
+            .fold(0.0, f64::max)
+    } else {
+        2.0 * (1..n).map(|j| space.approx(0, j)).fold(0.0, f64::max)
+    }
+}
+
+#[cfg(test)]
+mod weak_tests {
+    use super::*;
+
+    #[test]
+    fn weak_means_a_test_with_errors_below_one_percent() {
+        // ε = ln 99 is the boundary for δ = 0: floor = 1/100.
+        let b = 99f64.ln();
+        assert!(weak_guarantee(b - 1e-9, 0.0).is_none());
+        assert!(weak_guarantee(b + 1e-9, 0.0).unwrap().contains("weak guarantee"));
+        assert!(weak_guarantee(50.9, 1e-6).is_some());
+        assert!(weak_guarantee(1.0, 1e-6).is_none());
+        // A large δ alone makes the floor small as well.
+        assert!(weak_guarantee(0.1, 0.99).is_some());
+        assert_eq!(equal_error_floor(f64::INFINITY, 0.0), 0.0);
+    }
+}

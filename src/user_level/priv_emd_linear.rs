@@ -19,7 +19,7 @@
 
 use super::{invalid, positive, Budget, UserLevelError};
 use crate::exact::{f64_nearest, f64_up, functions, Interval, Q};
-use crate::metric::{ExactDistance, Space};
+use crate::metric::{ExactDistance, MetricKind, Space};
 use rand::Rng;
 use rand_distr::{Distribution, Exp1, Gamma, StandardNormal};
 
@@ -54,11 +54,24 @@ impl Norm {
     }
 }
 
-/// A linear query: one column f(x) ∈ Q^d per site, and the norm of its range.
+/// A linear query: one column f(x) ∈ Q^d per site, the norm of its range, and the names
+/// of its d components with their units (`lat_deg`, `distance_km`, …), which label every
+/// release.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LinearQuery {
     pub columns: Vec<Vec<Q>>,
     pub norm: Norm,
+    pub components: Vec<String>,
+}
+
+/// The name of a distance-valued component on `space`: `distance_km` on lat/lon spaces
+/// with the Earth's radius (distances in km), `distance` (the space's own unit) otherwise.
+fn distance_component(space: &Space) -> String {
+    if space.kind() == MetricKind::Haversine && *space.radius() == crate::metric::default_radius() {
+        "distance_km".into()
+    } else {
+        "distance".into()
+    }
 }
 
 impl LinearQuery {
@@ -88,7 +101,19 @@ impl LinearQuery {
                 format!("dimension differs from {d}"),
             ));
         }
-        Ok(LinearQuery { columns, norm })
+        let components = (0..d).map(|i| format!("q{i}")).collect();
+        Ok(LinearQuery {
+            columns,
+            norm,
+            components,
+        })
+    }
+
+    /// The same query with its components named (one name per component).
+    fn named(mut self, names: Vec<String>) -> LinearQuery {
+        debug_assert_eq!(names.len(), self.dim());
+        self.components = names;
+        self
     }
 
     /// Dimension d of the range.
@@ -102,7 +127,12 @@ impl LinearQuery {
         if space.points().len() < space.n() {
             return Err(invalid("query", "average needs a space with points"));
         }
-        LinearQuery::new(space, space.points()[..space.n()].to_vec(), norm)
+        let q = LinearQuery::new(space, space.points()[..space.n()].to_vec(), norm)?;
+        let names = match space.kind() {
+            MetricKind::Haversine => vec!["lat_deg".into(), "lon_deg".into()],
+            _ => (0..q.dim()).map(|i| format!("x{i}")).collect(),
+        };
+        Ok(q.named(names))
     }
 
     /// Distance to a site c: f(x) = d(x, c) (rational distances exact, others at the
@@ -111,7 +141,8 @@ impl LinearQuery {
         let cols = (0..space.n())
             .map(|x| vec![distance_q(space, x, c)])
             .collect();
-        LinearQuery::new(space, check_site(space, c, cols)?, Norm::L1)
+        Ok(LinearQuery::new(space, check_site(space, c, cols)?, Norm::L1)?
+            .named(vec![distance_component(space)]))
     }
 
     /// A kernel-smoothed region indicator: f(x) = 1 within `radius` of site c, falling
@@ -134,7 +165,8 @@ impl LinearQuery {
                 vec![v]
             })
             .collect();
-        LinearQuery::new(space, check_site(space, c, cols)?, Norm::L1)
+        Ok(LinearQuery::new(space, check_site(space, c, cols)?, Norm::L1)?
+            .named(vec!["region_weight".into()]))
     }
 
     /// Similarity with a vector c: f(x) = ⟨x, c⟩ (spaces with points).
@@ -150,7 +182,7 @@ impl LinearQuery {
             .iter()
             .map(|p| vec![p.iter().zip(c).map(|(a, b)| a * b).sum()])
             .collect();
-        LinearQuery::new(space, cols, Norm::L1)
+        Ok(LinearQuery::new(space, cols, Norm::L1)?.named(vec!["similarity".into()]))
     }
 
     /// q(X) = (1/|X|)·Σ f(x), exact.

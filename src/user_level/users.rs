@@ -1,5 +1,7 @@
-//! Reading users: a JSON-lines file, one user per line, each a JSON array of items. An
-//! item is a label of the space (a string) or a 0-based site index (an integer). Streaming
+//! Reading users: a JSON-lines file, one user per line, each a JSON array of items or an
+//! object `{"id": ID, "items": [...]}` (ID a string or an integer, passed to every output
+//! about that user). An item is a label of the space (a string) or a 0-based site index (an
+//! integer). Streaming
 //! and bounded: one line at a time, each at most [`MAX_LINE`] bytes, so memory does not
 //! grow with the number of users.
 
@@ -39,18 +41,41 @@ impl ItemNames {
         ItemNames { sites, labels }
     }
 
-    /// The items of one line (`[…]`, non-empty).
+    /// The items of one line (`[…]` or `{"id": …, "items": […]}`, non-empty).
     pub fn parse(&self, line: &str) -> Result<Vec<usize>, String> {
+        self.parse_user(line).map(|(_, items)| items)
+    }
+
+    /// The id (if the line gives one) and the items of one line.
+    pub fn parse_user(&self, line: &str) -> Result<(Option<serde_json::Value>, Vec<usize>), String> {
         let v: serde_json::Value =
             serde_json::from_str(line).map_err(|e| format!("not JSON: {e}"))?;
-        let arr = v.as_array().ok_or("a user is a JSON array of items")?;
+        let (id, items) = match v {
+            serde_json::Value::Object(mut o) => {
+                let id = o.remove("id").ok_or("a user object needs \"id\" and \"items\"")?;
+                if !(id.is_string() || id.is_u64() || id.is_i64()) {
+                    return Err("\"id\" is a string or an integer".into());
+                }
+                let items = o.remove("items").ok_or("a user object needs \"id\" and \"items\"")?;
+                if let Some(k) = o.keys().next() {
+                    return Err(format!("unknown key {k:?} (a user object has \"id\" and \"items\")"));
+                }
+                (Some(id), items)
+            }
+            v => (None, v),
+        };
+        let arr = items
+            .as_array()
+            .ok_or("a user is a JSON array of items, or {\"id\": …, \"items\": […]}")?;
         if arr.is_empty() {
             return Err("empty user (no items)".into());
         }
-        arr.iter()
+        let items = arr
+            .iter()
             .enumerate()
             .map(|(k, it)| self.item(it).map_err(|m| format!("item {k}: {m}")))
-            .collect()
+            .collect::<Result<_, _>>()?;
+        Ok((id, items))
     }
 
     fn item(&self, it: &serde_json::Value) -> Result<usize, String> {
@@ -67,12 +92,21 @@ impl ItemNames {
     }
 }
 
-/// Call `f(items)` for each user of `input` (blank lines skipped); stops at the first
-/// bad line or the first error of `f`. Returns the number of users.
+/// One user read from a line: its id (the line's `"id"`, else the 1-based line number, so
+/// that every output about the user can be joined back to the input) and its items.
+#[derive(Clone, Debug, PartialEq)]
+pub struct User {
+    pub id: serde_json::Value,
+    pub items: Vec<usize>,
+}
+
+/// Call `f(user)` for each user of `input` (blank lines skipped: ids are given or are line
+/// numbers, so no output is misaligned); stops at the first bad line or the first error of
+/// `f`. Returns the number of users.
 pub fn for_each_user(
     mut input: impl BufRead,
     names: &ItemNames,
-    mut f: impl FnMut(Vec<usize>) -> Result<(), String>,
+    mut f: impl FnMut(User) -> Result<(), String>,
 ) -> Result<u64, UserError> {
     let mut buf = Vec::new();
     let mut line_no = 0usize;
@@ -99,8 +133,9 @@ pub fn for_each_user(
         if line.is_empty() {
             continue;
         }
-        let items = names.parse(line).map_err(err)?;
-        f(items).map_err(err)?;
+        let (id, items) = names.parse_user(line).map_err(err)?;
+        let id = id.unwrap_or_else(|| serde_json::Value::from(line_no));
+        f(User { id, items }).map_err(err)?;
         users += 1;
     }
     Ok(users)
@@ -121,7 +156,7 @@ mod tests {
             .parse(r#"["c"]"#)
             .unwrap_err()
             .contains("unknown label"));
-        let input = "[0]\n\n[1, 0]\n[7]\n";
+        let input = "[0]\n\n{\"id\": \"u7\", \"items\": [1, \"a\"]}\n[7]\n";
         let mut seen = Vec::new();
         let e = for_each_user(input.as_bytes(), &names, |u| {
             seen.push(u);
@@ -129,6 +164,11 @@ mod tests {
         })
         .unwrap_err();
         assert_eq!(e.line, 4);
-        assert_eq!(seen, vec![vec![0], vec![1, 0]]);
+        let ids: Vec<String> = seen.iter().map(|u| u.id.to_string()).collect();
+        assert_eq!(ids, vec!["1", "\"u7\""]);
+        assert_eq!(seen[1].items, vec![1, 0]);
+        for bad in [r#"{"items": [0]}"#, r#"{"id": [1], "items": [0]}"#, r#"{"id": 1, "items": [0], "x": 2}"#] {
+            assert!(names.parse(bad).is_err(), "{bad}");
+        }
     }
 }

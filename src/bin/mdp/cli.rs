@@ -223,8 +223,8 @@ pub(crate) struct SpaceEps {
     /// Privacy level ε > 0.
     #[arg(long)]
     pub(crate) epsilon: String,
-    /// Refuse an LP build whose estimated memory exceeds this (bytes, or with a K, M, G
-    /// suffix: 8G).
+    /// Refuse a build whose estimated memory exceeds this, before the work (LP builds, and
+    /// the dense exponential and TEM matrices); bytes, or with a K, M, G suffix: 8G.
     #[arg(long, default_value = "8G", value_parser = memory_value)]
     pub(crate) max_memory: u64,
     /// Refuse a space whose n×n pairwise table exceeds this many entries (the default
@@ -285,12 +285,8 @@ pub(crate) struct PmoArgs {
 pub(crate) enum Mechanism {
     /// The exponential mechanism Pr[w|u] ∝ Y_w·exp(−ε·d(u,w)/2) (Imola et al. §3.1).
     Exponential {
-        /// Space: `builtin:NAME`, a JSON metric object, or an mdp/1 file.
-        #[arg(long, required = true)]
-        space: String,
-        /// Privacy level ε > 0.
-        #[arg(long)]
-        epsilon: String,
+        #[command(flatten)]
+        base: SpaceEps,
         /// JSON array of n positive weights Y (the weighted exponential mechanism).
         #[arg(long)]
         weights: Option<String>,

@@ -328,19 +328,12 @@ fn run(cli: Cli) -> Result<i32, String> {
         } => demo(&space, &e, &output),
         Cmd::Build { mechanism } => match mechanism {
             Mechanism::Exponential {
-                space,
-                epsilon,
+                base,
                 weights: w,
                 output,
             } => {
                 let weights = w.as_deref().map(weights).transpose()?;
-                let base = SpaceEps {
-                    space,
-                    epsilon,
-                    max_memory: produce::DEFAULT_MAX_MEMORY,
-                    max_entries: Limits::default().max_entries,
-                };
-                build(&base, Family::Exponential { weights }, &output, true)
+                build(&base, Family::Exponential { weights }, &output, false)
             }
             Mechanism::Optimal {
                 base,
@@ -444,7 +437,7 @@ fn run(cli: Cli) -> Result<i32, String> {
                     ),
                     None => produce::Truncation::Beta(beta),
                 };
-                build(&base, Family::Tem { truncation }, &output, true)
+                build(&base, Family::Tem { truncation }, &output, false)
             }
         },
         Cmd::Bound {

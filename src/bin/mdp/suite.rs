@@ -170,7 +170,7 @@ struct Source {
 /// The labels of a mechanism file's inputs: those of `space` (a space with labels that
 /// must equal the file's metric), else the file's own (`metric.labels`), else those of a
 /// space named in the producer's meta, if it is this metric.
-fn file_labels(
+pub(crate) fn file_labels(
     file: &io::MechanismFile,
     space: Option<&str>,
 ) -> Result<Option<Vec<String>>, String> {

@@ -21,8 +21,10 @@ pub struct ImportArgs {
     /// Privacy level ε > 0 claimed for the matrix.
     #[arg(long)]
     epsilon: String,
-    /// The space's distances already include ε (libqif's convention: the producer was
-    /// given d′ = ε·d); the file then states ε with the plain metric d′/ε.
+    /// SPACE's distances already include ε: SPACE is the metric d′ = ε·d that was given to
+    /// libqif (libqif's functions take ε inside the metric), not your plain points; the file
+    /// then states ε with the plain metric d′/ε. Not needed just because the matrix came
+    /// from libqif.
     #[arg(long)]
     eps_in_metric: bool,
     /// The columns are the inputs, in order (square matrix; losses are distances).
@@ -91,12 +93,24 @@ pub fn import(a: &ImportArgs) -> Result<i32, String> {
             "import: {}: pass (n = {}, K = {}, ε = {}); wrote {}",
             a.matrix, report.n, report.k, report.epsilon_claimed, a.output
         );
+        if a.eps_in_metric {
+            eprintln!(
+                "import: --eps-in-metric: {} was read as libqif's metric ε·d, so the file states ε = {} on its distances divided by {}; if {} holds your plain points, drop the flag",
+                a.space, a.epsilon, a.epsilon, a.space
+            );
+        }
         return Ok(0);
     }
     eprint!(
         "mdp: the imported mechanism did not pass the audit; nothing written\n{}",
         audit::human(&report)
     );
+    if import::passes_with_other_reading(&a.matrix, &space, &opts, &limits) {
+        eprintln!(
+            "hint: it passes {} --eps-in-metric: the flag is only for a SPACE whose distances were already multiplied by ε (the metric given to libqif), not for a matrix that came from libqif",
+            if a.eps_in_metric { "without" } else { "with" }
+        );
+    }
     eprintln!(
         "hint: if the matrix is private up to rounding, `mdp repair --matrix {} --space {} --epsilon {}{} -o OUT` makes it certified",
         a.matrix,

@@ -6,16 +6,18 @@ use clap::{Args, Subcommand, ValueEnum};
 use mdp::audit::{self, Verdict};
 use mdp::exact::{f64_nearest, f64_up, format_rational, parse_rational, Q};
 use mdp::metric::Space;
-use mdp::privatize;
+use mdp::privatize::{self, records::releases, records::Naming, Release};
 use mdp::user_level::emd::{self, Histogram};
-use mdp::user_level::freq::{Clustered, ClusteredRr};
+use mdp::user_level::freq::{project_to_simplex, Clustered, ClusteredRr};
 use mdp::user_level::priv_emd_linear::{LinearQuery, Norm, PrivEmdLinear, Scope};
 use mdp::user_level::release::{
     certified_randomizer, freq_budget, FreqBudget, ItemWise, ItemWiseGuarantee,
 };
 use mdp::user_level::shuffle::{self, Model};
-use mdp::user_level::users::{for_each_user, ItemNames};
-use mdp::user_level::{experiments, reduction, Budget, Units, UserLevelError};
+use mdp::user_level::users::{for_each_user, ItemNames, User};
+use mdp::user_level::{
+    diameter_for_warning, experiments, reduction, weak_guarantee, Budget, Units, UserLevelError,
+};
 use serde_json::json;
 use std::io::{BufReader, Write};
 
@@ -406,6 +408,7 @@ pub(crate) fn account(k: &AccountKind) -> Result<i32, String> {
             };
             let comp = shuffle::composition(model, &a0);
             let scope = if users.is_some() { "central" } else { "local" };
+            let weak = weak_guarantee(f64_up(&g.alpha), f64_up(&g.delta));
             if *json {
                 let at_json = at.as_ref().map(|(t, g)| {
                     json!({"distance": format_rational(t), "epsilon_upper": f64_up(&g.alpha), "delta_upper": f64_up(&g.delta)})
@@ -421,11 +424,12 @@ pub(crate) fn account(k: &AccountKind) -> Result<i32, String> {
                         "delta": format_rational(&g.delta), "delta_upper": f64_up(&g.delta),
                         "fmt_group_epsilon_upper": f64_up(&fmt.alpha),
                         "composition_alpha": f64_up(&comp),
+                        "distance_unit": "normalised (d ≤ 1)", "warning": weak,
                     })
                 );
             } else {
                 println!(
-                    "PrivEMDItemWise ({scope}, m = {items}{}) with α₀ = {} (item δ = {}) is (α, δ)-bounded {scope} d_EM-DP with α ≤ {} and δ ≤ {} (Theorem 4.4, proven upper bounds). Compare: composition α = m·α₀ = {}; FMT per item with group privacy ε ≤ {} for every pair of users.",
+                    "PrivEMDItemWise ({scope}, m = {items}{}) with α₀ = {} (item δ = {}) is (α, δ)-bounded {scope} d_EM-DP with α ≤ {} and δ ≤ {} per unit of the normalised metric (d ≤ 1; Theorem 4.4, proven upper bounds). Compare: composition α = m·α₀ = {}; FMT per item with group privacy ε ≤ {} for every pair of users.",
                     users.map(|n| format!(", n = {n}")).unwrap_or_default(),
                     short(&a0),
                     short(&item_delta),
@@ -434,6 +438,9 @@ pub(crate) fn account(k: &AccountKind) -> Result<i32, String> {
                     short(&comp),
                     short(&fmt.alpha)
                 );
+                if let Some(w) = &weak {
+                    println!("{w}");
+                }
                 if let Some((t, g)) = at {
                     println!(
                         "At d_EM = {}: loss ε ≤ {} with δ ≤ {} (Theorem 4.3, κ = m).",
@@ -506,6 +513,37 @@ fn say(json: bool, value: serde_json::Value, sentence: String) {
     }
 }
 
+/// One output record as a JSON object whose keys keep their order: the `fixed` fields (the
+/// user's id, or the counts of a central release), then one field per query component
+/// (named with its unit, e.g. `lat_deg`).
+fn labelled(fixed: &[(&str, serde_json::Value)], components: &[String], values: &[f64]) -> String {
+    let fields: Vec<String> = fixed
+        .iter()
+        .map(|(k, v)| format!("{}:{v}", json!(k)))
+        .chain(
+            components
+                .iter()
+                .zip(values)
+                .map(|(k, v)| format!("{}:{}", json!(k), json!(v))),
+        )
+        .collect();
+    format!("{{{}}}", fields.join(","))
+}
+
+/// The unit of d_EM on `space` for messages: `km`, or `unit` (the space's own).
+fn unit_name(space: &Space) -> &'static str {
+    match mdp::import::distance_unit(space) {
+        "" => "unit",
+        u => u,
+    }
+}
+
+/// The weak-guarantee warning of an α-private linear release on `space`: its loss between
+/// two users at the largest distance is α·diameter.
+fn linear_weakness(space: &Space, alpha: &Q) -> Option<String> {
+    weak_guarantee(f64_up(alpha) * diameter_for_warning(space), 0.0)
+}
+
 fn write_err(e: std::io::Error) -> String {
     format!("--output: cannot write: {e}")
 }
@@ -562,20 +600,26 @@ fn linear(a: &LinearArgs) -> Result<i32, String> {
         ModelArg::Local => {
             let mech = PrivEmdLinear::new(&space, query, &alpha, Scope::Local, &mut budget)
                 .map_err(ul_b)?;
-            let users = for_each_user(open_users(&a.io.users)?, &names, |items| {
-                let z = mech.release(&items, &mut rng);
-                writeln!(out, "{}", json!(z)).map_err(|e| e.to_string())
+            let users = for_each_user(open_users(&a.io.users)?, &names, |user| {
+                let z = mech.release(&user.items, &mut rng);
+                let record = labelled(&[("user", user.id)], &mech.query.components, &z);
+                writeln!(out, "{record}").map_err(|e| e.to_string())
             })
             .map_err(|e| e.to_string())?;
             out.flush().map_err(write_err)?;
+            let weak = linear_weakness(&space, &alpha);
             say(
                 a.io.json,
                 json!({"mechanism": "PrivEMDLinear", "model": "local", "users": users,
+                       "components": mech.query.components, "distance_unit": unit_name(&space),
                        "alpha": format_rational(&alpha), "lipschitz": format_rational(&mech.l),
-                       "noise_scale": mech.scale(), "guarantee": "alpha-unbounded local d_EM-DP (Lemma 4.2)"}),
+                       "noise_scale": mech.scale(), "guarantee": "alpha-unbounded local d_EM-DP (Lemma 4.2)",
+                       "warning": weak}),
                 format!(
-                    "PrivEMDLinear released {users} users: each release is {}-unbounded local d_EM-DP (Lemma 4.2; l ≤ {} computed from the query, noise scale l/α = {:.6e}).",
-                    a.alpha, short(&mech.l), mech.scale()
+                    "PrivEMDLinear released {users} users (one record each: user, {}): each release is {}-unbounded local d_EM-DP, α per {} of d_EM (Lemma 4.2; l ≤ {} {} per {} computed from the query, noise scale l/α = {:.6e}).{}",
+                    mech.query.components.join(", "), a.alpha, unit_name(&space), short(&mech.l),
+                    mech.query.components.join("/"), unit_name(&space), mech.scale(),
+                    weak.map(|w| format!("\n{w}")).unwrap_or_default()
                 ),
             );
         }
@@ -584,8 +628,8 @@ fn linear(a: &LinearArgs) -> Result<i32, String> {
             let mut sums = vec![Q::from(0u32); query.dim()];
             let mut m: Option<usize> = None;
             a.resample.check()?;
-            let users = for_each_user(open_users(&a.io.users)?, &names, |items| {
-                let items = a.resample.apply(items, &mut rng);
+            let users = for_each_user(open_users(&a.io.users)?, &names, |user| {
+                let items = a.resample.apply(user.items, &mut rng);
                 match m {
                     None => m = Some(items.len()),
                     Some(m) if m != items.len() => {
@@ -622,18 +666,27 @@ fn linear(a: &LinearArgs) -> Result<i32, String> {
                 None => None,
             };
             let z = mech.release_value(&value, &mut rng);
-            writeln!(out, "{}", json!(z)).map_err(write_err)?;
+            let record = labelled(
+                &[("users", json!(users)), ("items_per_user", json!(m))],
+                &mech.query.components,
+                &z,
+            );
+            writeln!(out, "{record}").map_err(write_err)?;
             out.flush().map_err(write_err)?;
+            let weak = linear_weakness(&space, &alpha);
             say(
                 a.io.json,
                 json!({"mechanism": "PrivEMDLinear", "model": "central", "users": users, "items_per_user": m,
+                       "components": mech.query.components, "distance_unit": unit_name(&space),
                        "alpha": format_rational(&alpha), "lipschitz": format_rational(&mech.l),
                        "noise_scale": mech.scale(), "guarantee": "alpha-bounded central d_EM-DP (Lemma 4.2)",
-                       "reduction": discrete_json(&disc)}),
+                       "reduction": discrete_json(&disc), "warning": weak}),
                 format!(
-                    "PrivEMDLinear released the mean of {users} users × {} items: {}-bounded central d_EM-DP (Lemma 4.2; l ≤ {}, noise scale l/(αn) = {:.6e}).{}",
-                    m.unwrap_or(0), a.alpha, short(&mech.l), mech.scale(),
-                    disc.as_ref().map_or("", |(_, s)| s.as_str())
+                    "PrivEMDLinear released the mean of {users} users × {} items ({}): {}-bounded central d_EM-DP, α per {} of d_EM (Lemma 4.2; l ≤ {} {} per {}, noise scale l/(αn) = {:.6e}).{}{}",
+                    m.unwrap_or(0), mech.query.components.join(", "), a.alpha, unit_name(&space),
+                    short(&mech.l), mech.query.components.join("/"), unit_name(&space), mech.scale(),
+                    disc.as_ref().map_or("", |(_, s)| s.as_str()),
+                    weak.map(|w| format!("\n{w}")).unwrap_or_default()
                 ),
             );
         }
@@ -660,24 +713,26 @@ fn item_wise(a: &ItemWiseArgs) -> Result<i32, String> {
     if !(delta > 0u32 && delta < 1u32) {
         return Err("--delta: must be in (0, 1)".into());
     }
-    let labels = match &a.space {
-        Some(spec) => crate::suite::labels_of_space(&file, spec)?,
-        None => None,
-    };
+    let labels = crate::suite::file_labels(&file, a.space.as_deref())?;
     let units = Units::for_space(&file.space, &mut Budget::default()).map_err(ul)?;
     let names = ItemNames::new(file.space.n(), labels.as_deref());
-    let out_names: Vec<String> = (0..file.matrix.cols).map(|c| c.to_string()).collect();
+    let out_names: Vec<serde_json::Value> =
+        releases(&file.space, &file.outputs, labels.as_deref(), Naming::Labels)
+            .iter()
+            .map(Release::json)
+            .collect();
     let mut rng = privatize::rng(a.io.seed);
     let mut out = open_output(&a.io.output)?;
     let central = matches!(a.model, ModelArg::Central);
     let mut release = ItemWise::new(&file.matrix, central);
     a.resample.check()?;
-    for_each_user(open_users(&a.io.users)?, &names, |items| {
-        let items = a.resample.apply(items, &mut rng);
+    for_each_user(open_users(&a.io.users)?, &names, |user| {
+        let items = a.resample.apply(user.items, &mut rng);
         match release.user(&items, &mut rng) {
             Some(ys) => {
-                let v: Vec<&str> = ys.iter().map(|&y| out_names[y].as_str()).collect();
-                writeln!(out, "{}", json!(v)).map_err(|e| e.to_string())
+                let v: Vec<&serde_json::Value> = ys.iter().map(|&y| &out_names[y]).collect();
+                let record = format!("{{\"user\":{},\"release\":{}}}", user.id, json!(v));
+                writeln!(out, "{record}").map_err(|e| e.to_string())
             }
             None => Ok(()),
         }
@@ -694,8 +749,13 @@ fn item_wise(a: &ItemWiseArgs) -> Result<i32, String> {
         ItemWiseGuarantee::Composition { .. } => None,
     };
     if central {
-        // Written only now that the guarantee is known.
-        writeln!(out, "{}", json!({"counts": release.counts()})).map_err(write_err)?;
+        // Written only now that the guarantee is known: each output with its count.
+        let counts: Vec<serde_json::Value> = out_names
+            .iter()
+            .zip(release.counts())
+            .map(|(o, c)| json!({"output": o, "count": c}))
+            .collect();
+        writeln!(out, "{}", json!({"counts": counts})).map_err(write_err)?;
     }
     out.flush().map_err(write_err)?;
     match guarantee {
@@ -714,17 +774,23 @@ fn item_wise(a: &ItemWiseArgs) -> Result<i32, String> {
             by,
         } => {
             let how = by.describe();
+            let unit = unit_name(&file.space);
+            let weak = weak_guarantee(f64_up(&(&per_unit * &units.diameter)), f64_up(&delta_u));
             say(
                 a.io.json,
                 json!({"mechanism": "PrivEMDItemWise", "model": scope, "users": users, "items_per_user": m,
+                       "distance_unit": unit,
                        "epsilon_item": format_rational(&eps), "diameter_upper": format_rational(&units.diameter),
                        "alpha0": f64_up(&alpha0), "alpha_per_unit": format_rational(&per_unit),
                        "alpha_per_unit_upper": f64_up(&per_unit), "delta": format_rational(&delta_u),
-                       "delta_upper": f64_up(&delta_u), "by": how, "reduction": discrete_json(&disc)}),
+                       "delta_upper": f64_up(&delta_u), "by": how, "reduction": discrete_json(&disc),
+                       "warning": weak}),
                 format!(
-                    "PrivEMDItemWise released {users} users × {m} items ({scope}): (α, δ)-bounded {scope} d_EM-DP with α ≤ {} per unit of distance and δ ≤ {} by {how} (item ε = {} per unit, α₀ = ε·diameter ≤ {}).{}",
+                    "PrivEMDItemWise released {users} users × {m} items ({scope}): (α, δ)-bounded {scope} d_EM-DP with α ≤ {} per {unit} of d_EM and δ ≤ {} by {how} (item ε = {} per {unit}, α₀ = ε·diameter ≤ {}; diameter ≤ {} {unit}).{}{}",
                     short(&per_unit), short(&delta_u), format_rational(&eps), short(&alpha0),
-                    disc.as_ref().map_or("", |(_, s)| s.as_str())
+                    short(&units.diameter),
+                    disc.as_ref().map_or("", |(_, s)| s.as_str()),
+                    weak.map(|w| format!("\n{w}")).unwrap_or_default()
                 ),
             )
         }
@@ -745,7 +811,7 @@ fn freq(a: &FreqArgs) -> Result<i32, String> {
     let labels = space.labels();
     let names = ItemNames::new(space.k(), Some(&labels));
     let mut m_seen: Option<usize> = None;
-    let users = for_each_user(open_users(&a.io.users)?, &names, |items| {
+    let users = for_each_user(open_users(&a.io.users)?, &names, |User { items, .. }| {
         match m_seen {
             None => m_seen = Some(items.len()),
             Some(m) if m != items.len() => {
@@ -783,7 +849,7 @@ fn freq(a: &FreqArgs) -> Result<i32, String> {
     let mut rng = privatize::rng(a.io.seed);
     // The randomizer applied to every item, only counted (Algorithm 4's aggregate).
     let mut release = ItemWise::new(&rr.matrix(), true);
-    let again = for_each_user(open_users(&a.io.users)?, &names, |items| {
+    let again = for_each_user(open_users(&a.io.users)?, &names, |User { items, .. }| {
         // The second pass must see the data the guarantee was computed for.
         if items.len() as u64 != m {
             return Err("the file changed between the two passes; nothing written".into());
@@ -796,18 +862,26 @@ fn freq(a: &FreqArgs) -> Result<i32, String> {
         return Err("--users: the file changed between the two passes; nothing written".into());
     }
     let p = rr.estimate(release.counts()).map_err(ul)?;
+    let estimate: Vec<f64> = p.iter().map(f64_nearest).collect();
+    let frequency = project_to_simplex(&estimate);
     let mut out = open_output(&a.io.output)?;
-    let v: Vec<f64> = p.iter().map(f64_nearest).collect();
-    writeln!(out, "{}", json!(v)).map_err(write_err)?;
+    for (x, label) in labels.iter().enumerate() {
+        let record = json!({"item": label, "cluster": space.cluster(x), "estimate": estimate[x],
+                            "frequency": frequency[x]});
+        writeln!(out, "{record}").map_err(write_err)?;
+    }
     out.flush().map_err(write_err)?;
+    let weak = weak_guarantee(f64_up(&g_alpha), f64_up(&g_delta));
     say(
         a.io.json,
         json!({"mechanism": "FreqEstLocal", "users": users, "items_per_user": m, "alpha0": format_rational(&alpha0),
                "alpha": format_rational(&g_alpha), "delta": format_rational(&g_delta), "by": how,
-               "predicted_error_bound": rr.error_bound(users * m)}),
+               "distance_unit": "normalised (d ≤ 1)",
+               "predicted_error_bound": rr.error_bound(users * m), "warning": weak}),
         format!(
-            "FreqEstLocal on {} clusters × {} items: α₀ = {} (certified clustered k-RR), (α, δ)-bounded d_EM-DP with α ≤ {} and δ ≤ {} by {how}; Theorem 6.6 predicts E d_EM ≤ {:.4e}.",
-            a.clusters, a.size, short(&alpha0), short(&g_alpha), short(&g_delta), rr.error_bound(users * m)
+            "FreqEstLocal on {} clusters × {} items (one record per item: item, cluster, estimate — unbiased, may be negative — and frequency, its projection onto the probability simplex): α₀ = {} (certified clustered k-RR), (α, δ)-bounded d_EM-DP with α ≤ {} per unit of the normalised metric and δ ≤ {} by {how}; Theorem 6.6 predicts E d_EM ≤ {:.4e}.{}",
+            a.clusters, a.size, short(&alpha0), short(&g_alpha), short(&g_delta), rr.error_bound(users * m),
+            weak.map(|w| format!("\n{w}")).unwrap_or_default()
         ),
     );
     Ok(0)

@@ -8,8 +8,15 @@ second run gives the same file; times vary by a few %). Reports wall seconds, pe
 rows generated, the certified relative gap (loss_max upper end − certified lower bound,
 over the loss) and the file size; a run past --timeout is reported as such.
 
+With --highs, the same LP (`mdp lp export optimal`: every row after exact pruning, as
+free MPS) is solved by HiGHS's interior point (highspy, crossover on, default options,
+`time_limit` = --timeout, in a child process: `lp_bench.py --worker-highs`) right after
+our build, so each pair runs on the same machine state; HiGHS's objective is compared with
+our written matrix's certified loss. Needs benches/setup.sh (the .venv with highspy).
+
 Usage: python3 benches/optmech_matrix.py [--sizes 100 200] [--timeout 600] [--out NAME]
-Writes benches/reports/NAME.csv and NAME.md. Standard library only.
+       [--highs] [--only SUBSTRING]
+Writes benches/reports/NAME.csv and NAME.md. Standard library only (highspy in .venv).
 """
 import argparse, csv, json, math, os, random, re, subprocess, sys, time
 from pathlib import Path
@@ -18,6 +25,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 DATA = REPO.parent / "shared" / "data"
 MDP = REPO / "target" / "release" / "mdp"
+VENV_PY = HERE / ".venv" / "bin" / "python"
 
 
 def planar(n, seed):
@@ -104,8 +112,43 @@ def run(space, eps, out, timeout):
         res["rows_generated"] = st["lp"]["rows_generated"]
         res["rows_total"] = st["lp"]["rows_total"]
         res["gap"] = None if lb is None else (hi - lb) / hi
+        res["loss_upper"] = hi
     if out.exists():
         res["file_mb"] = round(out.stat().st_size / 1e6, 1)
+    return res
+
+
+def highs(space, eps, work, timeout):
+    """HiGHS IPM on the exported LP: status, seconds (read + run), objective, peak MiB."""
+    mps = work / "lp.mps"
+    t = time.monotonic()
+    e = subprocess.run([str(MDP), "lp", "export", "optimal", "--space", str(space), "--epsilon", eps,
+                        "-o", str(mps)], capture_output=True, text=True, timeout=timeout)
+    res = {"export_seconds": round(time.monotonic() - t, 2)}
+    if e.returncode != 0:
+        res["highs_status"] = f"export exit {e.returncode}"
+        return res
+    res["mps_mb"] = round(mps.stat().st_size / 1e6, 1)
+    cmd = ["/usr/bin/time", "-f", "PEAK_KB %M", str(VENV_PY), str(HERE / "lp_bench.py"),
+           "--worker-highs", str(mps), "ipm", repr(float(timeout))]
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout + 120)
+    except subprocess.TimeoutExpired:
+        res["highs_status"] = f"timeout {timeout:.0f} s"
+        return res
+    finally:
+        mps.unlink(missing_ok=True)
+    m = re.search(r"PEAK_KB (\d+)", p.stderr)
+    if m:
+        res["highs_peak_mib"] = round(int(m.group(1)) / 1024)
+    try:
+        h = json.loads(p.stdout.strip().splitlines()[-1])
+    except Exception:
+        res["highs_status"] = f"exit {p.returncode}"
+        return res
+    res["highs_status"] = h["status"] if h["status"] != "timeout" else f"timeout {timeout:.0f} s"
+    res["highs_seconds"] = round(h["seconds"], 2)
+    res["highs_objective"] = h.get("objective")
     return res
 
 
@@ -114,19 +157,29 @@ def main():
     ap.add_argument("--sizes", type=int, nargs="+", default=[100, 200])
     ap.add_argument("--timeout", type=float, default=600)
     ap.add_argument("--out", default="optmech_matrix")
+    ap.add_argument("--highs", action="store_true", help="also solve each LP with HiGHS IPM")
+    ap.add_argument("--only", default="", help="run only the instances whose label contains this")
     a = ap.parse_args()
     work = HERE / ".work" / "optmech_matrix"
     work.mkdir(parents=True, exist_ok=True)
     rows = []
     for label, n, space, eps in instances(a.sizes, work):
+        if a.only not in label:
+            continue
         out = work / "out.json"
         if out.exists():
             out.unlink()
         r = run(space, eps, out, a.timeout)
         r.update({"space": label, "n": n, "epsilon": eps})
+        if a.highs:
+            r.update(highs(space, eps, work, a.timeout))
+            if r.get("highs_seconds") and r["status"] == "ok":
+                r["ratio_highs_over_ours"] = round(r["highs_seconds"] / r["seconds"], 2)
         rows.append(r)
         print(json.dumps(r), file=sys.stderr, flush=True)
-    keys = ["space", "n", "epsilon", "status", "seconds", "peak_mib", "rows_generated", "rows_total", "gap", "file_mb"]
+    keys = ["space", "n", "epsilon", "status", "seconds", "peak_mib", "rows_generated", "rows_total", "gap", "file_mb",
+            "loss_upper", "highs_status", "highs_seconds", "highs_objective", "highs_peak_mib", "mps_mb",
+            "ratio_highs_over_ours"]
     rep = HERE / "reports"
     with open(rep / f"{a.out}.csv", "w", newline="") as f:
         w = csv.DictWriter(f, keys)
@@ -142,6 +195,14 @@ def main():
         g = r.get("gap")
         L.append(f"| {r['space']} | {r['n']} | {r['epsilon']} | {r['status']} | {r.get('seconds')} | {r.get('peak_mib', '')} | "
                  f"{r.get('rows_generated', '')} / {r.get('rows_total', '')} | {'' if g is None else f'{g:.1e}'} | {r.get('file_mb', '')} |")
+    if a.highs:
+        L += ["", "HiGHS IPM (highspy, crossover on) on the same LP (`mdp lp export optimal`), right after ours:", "",
+              "| space | n | ours s | HiGHS status | HiGHS s | HiGHS/ours | HiGHS peak MiB | MPS MB | HiGHS objective | our loss (upper) |",
+              "|---|---|---|---|---|---|---|---|---|---|"]
+        for r in rows:
+            L.append(f"| {r['space']} | {r['n']} | {r.get('seconds')} | {r.get('highs_status', '')} | {r.get('highs_seconds', '')} | "
+                     f"{r.get('ratio_highs_over_ours', '')} | {r.get('highs_peak_mib', '')} | {r.get('mps_mb', '')} | "
+                     f"{r.get('highs_objective', '')} | {r.get('loss_upper', '')} |")
     (rep / f"{a.out}.md").write_text("\n".join(L) + "\n")
 
 

@@ -447,12 +447,12 @@ pub const DENSE_BYTES_PER_ENTRY: u64 = 400;
 
 /// Refuse a dense n × n exact build whose estimated memory ([`DENSE_BYTES_PER_ENTRY`] per
 /// entry) exceeds `max_memory`, before any work, naming the flag that raises the budget;
-/// note the estimates (memory, and the file's size when `file_bytes` is known) when the
-/// build is large enough to take a while.
+/// then note the estimates (memory, and the file's size from `file_bytes`, computed only
+/// after the check) when the build is large enough to take a while.
 fn check_dense_memory(
     name: &str,
     n: usize,
-    file_bytes: Option<u64>,
+    file_bytes: impl FnOnce() -> Option<u64>,
     max_memory: u64,
     progress: &dyn Progress,
 ) -> Result<(), ProduceError> {
@@ -469,7 +469,7 @@ fn check_dense_memory(
         ));
     }
     if need >= 1 << 28 {
-        let file = file_bytes.map_or(String::new(), |b| format!(", a file of about {}", mib(b)));
+        let file = file_bytes().map_or(String::new(), |b| format!(", a file of about {}", mib(b)));
         progress.note(&format!(
             "{name}: n = {n}: about {} of memory{file} (estimates)",
             mib(need)
@@ -743,8 +743,10 @@ pub fn build(
                 }
             }
             // The file: each entry's digits plus its exponent and separators (≈ 8 bytes).
-            let file = exponential::entry_digits(space, eps, weights.as_deref())
-                .map(|d| (n as u64).pow(2) * (d as u64 + 8));
+            let file = || {
+                exponential::entry_digits(space, eps, weights.as_deref())
+                    .map(|d| (n as u64).saturating_mul(n as u64).saturating_mul(d as u64 + 8))
+            };
             check_dense_memory("exponential", n, file, req.max_memory, progress)?;
             check_size_budget(exponential::exact_bits(space, eps, weights.as_deref()))?;
             Assembled {
@@ -893,7 +895,7 @@ pub fn build(
             }
         }
         Family::Tem { truncation } => {
-            check_dense_memory("TEM", n, None, req.max_memory, progress)?;
+            check_dense_memory("TEM", n, || None, req.max_memory, progress)?;
             let gamma = tem_gamma(space, eps, truncation)?;
             check_size_budget(tem::exact_bits(n, eps, &gamma))?;
             let lists = tem::within_gamma(space, &gamma, MAX_PREC)

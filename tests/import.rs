@@ -101,6 +101,11 @@ fn csv_vectors_are_euclidean() {
     assert_eq!(s.approx(0, 1), 5.0);
     let e = import::space_from_csv(b"x,y\n0,0\n3,four\n", "v.csv", &Limits::default()).unwrap_err();
     assert_eq!(e.path, "v.csv:row 3, column y");
+    // An unclosed quote in the label column merges the rows after it: the label's line
+    // break is refused.
+    let e = import::space_from_csv(b"x,y,label\n1,2,\"a\n3,4,b\n", "v.csv", &Limits::default())
+        .unwrap_err();
+    assert!(e.message.contains("line break"), "{e}");
     // Issue 33: without a label/name/id column, the one text column (`word,v0,v1`) names
     // the points instead of being ignored.
     let (_, labels) = import::space_from_csv(
@@ -273,13 +278,26 @@ fn npy_round_trip() {
     huge[8..10].copy_from_slice(&hl.to_le_bytes());
     bad(huge, "shape too large");
     let mut long = npy("<f8", false, 1, 1, &[0; 8]);
+    long[8..10].copy_from_slice(&5000u16.to_le_bytes());
+    bad(long.clone(), "truncated");
     long[8..10].copy_from_slice(&u16::MAX.to_le_bytes());
-    bad(long, "truncated");
-    let mut deep = b"\x93NUMPY\x01\x00".to_vec();
-    let text = format!("{{'descr': '<f8', 'shape': {}1{}}}\n", "(".repeat(500), ")".repeat(500));
-    deep.extend((text.len() as u16).to_le_bytes());
-    deep.extend(text.as_bytes());
-    bad(deep, "nested");
+    bad(long, "at most 10000");
+    let header = |text: &str| {
+        let mut h = b"\x93NUMPY\x01\x00".to_vec();
+        h.extend((text.len() as u16).to_le_bytes());
+        h.extend(text.as_bytes());
+        h
+    };
+    bad(
+        header(&format!("{{'descr': '<f8', 'shape': {}1{}}}\n", "(".repeat(500), ")".repeat(500))),
+        "brackets",
+    );
+    // Brackets hidden in strings count too (the parser would nest on the others).
+    bad(header(&format!("{{'descr': '<f8', 'x': {}}}\n", "{('))',".repeat(15))), "brackets");
+    // A repeated key (npyz keeps the last one, the guard would check the first).
+    let mut twice = header("{'descr': '<f8', 'fortran_order': False, 'shape': (2, 2), 'shape': (1,), }\n");
+    twice.extend([0u8; 32]);
+    bad(twice, "repeated");
     let one_d = npy("<f8", false, 1, 1, &[0; 8]);
     let at = one_d.windows(6).position(|w| w == b"(1, 1)").unwrap();
     let mut one_d = one_d.clone();
@@ -710,7 +728,7 @@ proptest! {
 
     #[test]
     fn csv_space_round_trip(
-        labels in proptest::collection::vec("[A-Za-z ,\"é\n]{0,5}", 1..6),
+        labels in proptest::collection::vec("[A-Za-z ,\"é]{0,5}", 1..6),
         coords in proptest::collection::vec((-9000i64..9000, -18000i64..18000), 6),
     ) {
         let n = labels.len();

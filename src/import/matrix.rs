@@ -156,17 +156,21 @@ pub fn matrix_from_csv(
 
 const NPY_MAGIC: &[u8] = b"\x93NUMPY";
 
-/// The largest `.npy` header read (numpy writes at most a few hundred bytes for a plain
-/// float array; a longer header is refused before any parser sees it).
-const NPY_MAX_HEADER: usize = 1 << 16;
-/// The deepest bracket nesting accepted in a `.npy` header (a plain array has depth 2).
-const NPY_MAX_DEPTH: usize = 8;
+/// The largest `.npy` header read: numpy's own default limit (`max_header_size`); a plain
+/// float array's header is under 128 bytes. A longer header is refused before any parser
+/// sees it.
+const NPY_MAX_HEADER: usize = 10_000;
+/// The most opening brackets accepted in a `.npy` header, counted everywhere (in strings
+/// too): a plain array's has 2 (`{` and the shape's `(`). The Python-literal parser
+/// recurses on each and re-parses on backtracking, so this bounds its work.
+const NPY_MAX_BRACKETS: usize = 4;
 
 /// The checks on an `.npy` header made before `npyz` parses it, for what that crate leaves
 /// to its caller: the header's length is bounded by the file and [`NPY_MAX_HEADER`] (npyz
-/// allocates the length the file states), its bracket nesting by [`NPY_MAX_DEPTH`] (the
-/// Python-literal parser recurses), and the shape's product must fit in `u64` (npyz
-/// multiplies unchecked). Returns the shape, parsed by `py_literal`, the parser npyz uses.
+/// allocates the length the file states), its brackets by [`NPY_MAX_BRACKETS`] (the
+/// Python-literal parser recurses and backtracks), no key may repeat (npyz keeps the last
+/// of a repeated key), and the shape's product must fit in `u64` (npyz multiplies
+/// unchecked). Returns the shape, parsed by `py_literal`, the parser npyz uses.
 fn npy_shape_guard(bytes: &[u8]) -> Result<Vec<u64>, String> {
     if !bytes.starts_with(NPY_MAGIC) || bytes.len() < 10 {
         return Err("not a numpy .npy file (no \\x93NUMPY magic string)".into());
@@ -186,16 +190,11 @@ fn npy_shape_guard(bytes: &[u8]) -> Result<Vec<u64>, String> {
         .get(start..start + len)
         .ok_or("truncated .npy header")?;
     let text = std::str::from_utf8(text).map_err(|_| ".npy header is not text")?;
-    let mut depth = 0usize;
-    for c in text.bytes() {
-        match c {
-            b'(' | b'[' | b'{' => depth += 1,
-            b')' | b']' | b'}' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-        if depth > NPY_MAX_DEPTH {
-            return Err(".npy header nested too deeply".into());
-        }
+    let brackets = text.bytes().filter(|c| matches!(c, b'(' | b'[' | b'{')).count();
+    if brackets > NPY_MAX_BRACKETS {
+        return Err(format!(
+            ".npy header with {brackets} brackets (a plain array's has 2; structured dtypes are not supported)"
+        ));
     }
     let dict: py_literal::Value = text
         .trim_end()
@@ -204,6 +203,11 @@ fn npy_shape_guard(bytes: &[u8]) -> Result<Vec<u64>, String> {
     let py_literal::Value::Dict(entries) = dict else {
         return Err(".npy header: not a Python dict literal".into());
     };
+    for (i, (k, _)) in entries.iter().enumerate() {
+        if entries[..i].iter().any(|(e, _)| e == k) {
+            return Err(format!(".npy header: the key {k} is repeated"));
+        }
+    }
     let shape = entries
         .iter()
         .find(|(k, _)| matches!(k, py_literal::Value::String(s) if s == "shape"))
@@ -278,11 +282,17 @@ pub fn matrix_from_npy(
         usize::try_from(shape[0]).map_err(|_| bad("shape too large"))?,
         usize::try_from(shape[1]).map_err(|_| bad("shape too large"))?,
     );
+    if file.shape() != shape.as_slice() {
+        return Err(bad(".npy header: the shape is ambiguous"));
+    }
     check_entries(limits, name, rows, cols)?;
     let fortran = file.order() == npyz::Order::Fortran;
     let header = file.header().clone();
     let data = file.into_inner();
-    let need = rows * cols * size;
+    let need = rows
+        .checked_mul(cols)
+        .and_then(|e| e.checked_mul(size))
+        .ok_or_else(|| bad("shape too large"))?;
     if data.len() != need {
         return Err(bad(&format!(
             "{} data bytes for a {rows} × {cols} array of {size}-byte floats (expected {need})",
@@ -297,6 +307,9 @@ pub fn matrix_from_npy(
             .map(|v| v.into_iter().map(f64::from).collect())
     }
     .map_err(|e| bad(&format!(".npy data: {e}")))?;
+    if stored.len() != rows * cols {
+        return Err(bad(".npy data: the element count differs from the shape"));
+    }
     let out: Vec<Result<Vec<Q>, InputError>> = (0..rows)
         .into_par_iter()
         .map(|i| {

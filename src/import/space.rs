@@ -57,9 +57,10 @@ pub struct Record {
 /// and `""` (one quote). Fields are trimmed of surrounding white space (quoted or not: a
 /// label may not carry any, `spec/mechanism-format.md`); blank lines are skipped; a leading
 /// byte order mark is ignored. Each record carries the line of the file it starts on. The
-/// reader is the crate's lenient one: a stray quote is kept as text and an unterminated
-/// quote runs to the end of the file, so such a record fails later (a short row or a cell
-/// that is not a number), with its row named.
+/// reader is the crate's lenient one: a stray quote is kept as text (`"a"b` reads `ab`)
+/// and an unterminated quote runs to the end of the file, merging the rows after it into
+/// one field; the readers refuse what that leaves (a short row, a cell that is not a
+/// number, a label with a line break: [`space_from_csv`]), naming the row.
 pub fn csv_records(text: &str, name: &str) -> Result<Vec<Record>, InputError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut reader = csv::ReaderBuilder::new()
@@ -128,6 +129,12 @@ fn check_unique(labels: &[(String, String)], name: &str) -> Result<(), InputErro
     for (label, place) in labels {
         if label.is_empty() {
             return Err(input_error(format!("{name}:{place}"), "empty label"));
+        }
+        if label.chars().any(char::is_control) {
+            return Err(input_error(
+                format!("{name}:{place}"),
+                "a label holds a line break or control character (in a CSV, an unclosed quote merges the rows after it)",
+            ));
         }
         if let Some(first) = seen.insert(label, place) {
             return Err(input_error(

@@ -67,10 +67,9 @@ pub struct LinearQuery {
 /// The name of a distance-valued component on `space`: `distance_km` on lat/lon spaces
 /// with the Earth's radius (distances in km), `distance` (the space's own unit) otherwise.
 fn distance_component(space: &Space) -> String {
-    if space.kind() == MetricKind::Haversine && *space.radius() == crate::metric::default_radius() {
-        "distance_km".into()
-    } else {
-        "distance".into()
+    match crate::import::distance_unit(space) {
+        "" => "distance".into(),
+        unit => format!("distance_{unit}"),
     }
 }
 

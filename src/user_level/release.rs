@@ -29,6 +29,7 @@ pub struct ItemWise {
     central: bool,
     counts: Vec<u64>,
     m: Option<usize>,
+    largest: usize,
     sizes_differ: bool,
     users: u64,
 }
@@ -37,8 +38,9 @@ pub struct ItemWise {
 #[derive(Clone, Debug, PartialEq)]
 pub enum ItemWiseGuarantee {
     /// Users of different sizes (local model only): each user of m items is
-    /// (m·ε)·d_EM-private among datasets of its own size, by composition.
-    Composition { users: u64 },
+    /// (m·ε)·d_EM-private among datasets of its own size, by composition; `largest` is the
+    /// largest m seen.
+    Composition { users: u64, largest: usize },
     /// Users of one size m: (α, δ)-bounded d_EM-DP.
     Bounded {
         users: u64,
@@ -62,6 +64,7 @@ impl ItemWise {
             central,
             counts: vec![0; matrix.cols],
             m: None,
+            largest: 0,
             sizes_differ: false,
             users: 0,
         }
@@ -71,6 +74,7 @@ impl ItemWise {
     /// outputs, shuffled; in the central model `None` (they are counted).
     pub fn user<R: Rng + ?Sized>(&mut self, items: &[usize], rng: &mut R) -> Option<Vec<usize>> {
         self.users += 1;
+        self.largest = self.largest.max(items.len());
         match self.m {
             None => self.m = Some(items.len()),
             Some(m) if m != items.len() => self.sizes_differ = true,
@@ -113,7 +117,10 @@ impl ItemWise {
             return Err(invalid("users", "no users"));
         }
         if self.sizes_differ {
-            return Ok(ItemWiseGuarantee::Composition { users: self.users });
+            return Ok(ItemWiseGuarantee::Composition {
+                users: self.users,
+                largest: self.largest,
+            });
         }
         let m = self.m.unwrap_or(0) as u64;
         let model = if self.central {

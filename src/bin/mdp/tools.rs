@@ -105,11 +105,21 @@ pub fn import(a: &ImportArgs) -> Result<i32, String> {
         "mdp: the imported mechanism did not pass the audit; nothing written\n{}",
         audit::human(&report)
     );
-    if import::passes_with_other_reading(&a.matrix, &space, &opts, &limits) {
-        eprintln!(
-            "hint: it passes {} --eps-in-metric: the flag is only for a SPACE whose distances were already multiplied by ε (the metric given to libqif), not for a matrix that came from libqif",
-            if a.eps_in_metric { "without" } else { "with" }
-        );
+    // The other reading of --eps-in-metric claims ε·d on SPACE (flag dropped) or 1·d on
+    // SPACE (flag added): the hint says which, since 1·d is the claim meant only when
+    // SPACE's distances already include ε.
+    if a.matrix != "-" && import::passes_with_other_reading(&a.matrix, &space, &opts, &limits) {
+        if a.eps_in_metric {
+            eprintln!(
+                "hint: it passes without --eps-in-metric, as ε·d with ε = {} on {} as given: the flag is only for a SPACE whose distances already include ε (the metric given to libqif), not for a matrix that came from libqif",
+                a.epsilon, a.space
+            );
+        } else {
+            eprintln!(
+                "hint: it passes with --eps-in-metric, which claims only loss ≤ 1·d on {} (d as given); that is the claim meant only if {}'s distances already include ε (the metric given to libqif)",
+                a.space, a.space
+            );
+        }
     }
     eprintln!(
         "hint: if the matrix is private up to rounding, `mdp repair --matrix {} --space {} --epsilon {}{} -o OUT` makes it certified",

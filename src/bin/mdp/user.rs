@@ -429,7 +429,7 @@ pub(crate) fn account(k: &AccountKind) -> Result<i32, String> {
                 );
             } else {
                 println!(
-                    "PrivEMDItemWise ({scope}, m = {items}{}) with α₀ = {} (item δ = {}) is (α, δ)-bounded {scope} d_EM-DP with α ≤ {} and δ ≤ {} per unit of the normalised metric (d ≤ 1; Theorem 4.4, proven upper bounds). Compare: composition α = m·α₀ = {}; FMT per item with group privacy ε ≤ {} for every pair of users.",
+                    "PrivEMDItemWise ({scope}, m = {items}{}) with α₀ = {} (item δ = {}) is (α, δ)-bounded {scope} d_EM-DP with α ≤ {} per unit of the normalised metric (d ≤ 1) and δ ≤ {} (Theorem 4.4, proven upper bounds). Compare: composition α = m·α₀ = {}; FMT per item with group privacy ε ≤ {} for every pair of users.",
                     users.map(|n| format!(", n = {n}")).unwrap_or_default(),
                     short(&a0),
                     short(&item_delta),
@@ -759,12 +759,24 @@ fn item_wise(a: &ItemWiseArgs) -> Result<i32, String> {
     }
     out.flush().map_err(write_err)?;
     match guarantee {
-        ItemWiseGuarantee::Composition { users } => say(
-            a.io.json,
-            json!({"mechanism": "PrivEMDItemWise", "model": scope, "users": users, "epsilon_item": format_rational(&eps),
-                   "guarantee": "each user of m items: (m·epsilon)·d_EM bounded local d_EM-DP by composition"}),
-            format!("PrivEMDItemWise released {users} users of different sizes (local): each user of m items is (m·ε)·d_EM-private among datasets of its own size (bounded local d_EM-DP, composition; item ε = {} per unit).", format_rational(&eps)),
-        ),
+        ItemWiseGuarantee::Composition { users, largest } => {
+            let unit = unit_name(&file.space);
+            // The largest user's loss at the largest distance: m·ε·D.
+            let worst = Q::from(largest as u64) * &eps * &units.diameter;
+            let weak = weak_guarantee(f64_up(&worst), 0.0);
+            say(
+                a.io.json,
+                json!({"mechanism": "PrivEMDItemWise", "model": scope, "users": users, "epsilon_item": format_rational(&eps),
+                       "distance_unit": unit, "largest_user": largest,
+                       "guarantee": "each user of m items: (m·epsilon)·d_EM bounded local d_EM-DP by composition",
+                       "warning": weak}),
+                format!(
+                    "PrivEMDItemWise released {users} users of different sizes (local): each user of m items is (m·ε)·d_EM-private among datasets of its own size (bounded local d_EM-DP, composition; item ε = {} per {unit}; largest user {largest} items).{}",
+                    format_rational(&eps),
+                    weak.map(|w| format!("\n{w}")).unwrap_or_default()
+                ),
+            )
+        }
         ItemWiseGuarantee::Bounded {
             users,
             m,

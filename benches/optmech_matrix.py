@@ -15,7 +15,7 @@ our build, so each pair runs on the same machine state; HiGHS's objective is com
 our written matrix's certified loss. Needs benches/setup.sh (the .venv with highspy).
 
 Usage: python3 benches/optmech_matrix.py [--sizes 100 200] [--timeout 600] [--out NAME]
-       [--highs] [--only SUBSTRING]
+       [--highs] [--only SUBSTRING,...]
 Writes benches/reports/NAME.csv and NAME.md. Standard library only (highspy in .venv).
 """
 import argparse, csv, json, math, os, random, re, subprocess, sys, time
@@ -158,13 +158,13 @@ def main():
     ap.add_argument("--timeout", type=float, default=600)
     ap.add_argument("--out", default="optmech_matrix")
     ap.add_argument("--highs", action="store_true", help="also solve each LP with HiGHS IPM")
-    ap.add_argument("--only", default="", help="run only the instances whose label contains this")
+    ap.add_argument("--only", default="", help="run only the instances whose label contains one of these (comma-separated)")
     a = ap.parse_args()
     work = HERE / ".work" / "optmech_matrix"
     work.mkdir(parents=True, exist_ok=True)
     rows = []
     for label, n, space, eps in instances(a.sizes, work):
-        if a.only not in label:
+        if a.only and not any(o in label for o in a.only.split(",")):
             continue
         out = work / "out.json"
         if out.exists():
@@ -173,8 +173,11 @@ def main():
         r.update({"space": label, "n": n, "epsilon": eps})
         if a.highs:
             r.update(highs(space, eps, work, a.timeout))
-            if r.get("highs_seconds") and r["status"] == "ok":
+            if r.get("highs_status") == "ok" and r["status"] == "ok":
                 r["ratio_highs_over_ours"] = round(r["highs_seconds"] / r["seconds"], 2)
+            elif r.get("highs_status", "").startswith("timeout") and r["status"] == "ok":
+                r["ratio_highs_over_ours"] = f"> {a.timeout / r['seconds']:.0f}"
+                r["highs_objective"] = None  # not an optimum
         rows.append(r)
         print(json.dumps(r), file=sys.stderr, flush=True)
     keys = ["space", "n", "epsilon", "status", "seconds", "peak_mib", "rows_generated", "rows_total", "gap", "file_mb",

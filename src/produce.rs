@@ -744,8 +744,11 @@ pub fn build(
             }
             // The file: each entry's digits plus its exponent and separators (≈ 8 bytes).
             let file = || {
-                exponential::entry_digits(space, eps, weights.as_deref())
-                    .map(|d| (n as u64).saturating_mul(n as u64).saturating_mul(d as u64 + 8))
+                exponential::entry_digits(space, eps, weights.as_deref()).map(|d| {
+                    (n as u64)
+                        .saturating_mul(n as u64)
+                        .saturating_mul(d as u64 + 8)
+                })
             };
             check_dense_memory("exponential", n, file, req.max_memory, progress)?;
             check_size_budget(exponential::exact_bits(space, eps, weights.as_deref()))?;

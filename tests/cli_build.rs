@@ -316,16 +316,35 @@ fn dense_builds_refuse_early_naming_the_flag() {
         let out = tmp(&format!("dense-{family}.json"), "");
         std::fs::remove_file(&out).unwrap();
         let (code, _, err) = mdp(&[
-            "build", family, "--space", "builtin:rome100", "--epsilon", "1", "--max-memory",
-            "1M", "-o", &out,
+            "build",
+            family,
+            "--space",
+            "builtin:rome100",
+            "--epsilon",
+            "1",
+            "--max-memory",
+            "1M",
+            "-o",
+            &out,
         ]);
         assert_eq!(code, 2, "{family}: {err}");
         assert_eq!(err.lines().count(), 1, "{err}");
-        assert!(err.contains("raise --max-memory") && err.contains("n² = 10000"), "{err}");
+        assert!(
+            err.contains("raise --max-memory") && err.contains("n² = 10000"),
+            "{err}"
+        );
         assert!(!std::path::Path::new(&out).exists());
         let (code, _, err) = mdp(&[
-            "build", family, "--space", "builtin:rome100", "--epsilon", "1", "--max-memory",
-            "8M", "-o", &out,
+            "build",
+            family,
+            "--space",
+            "builtin:rome100",
+            "--epsilon",
+            "1",
+            "--max-memory",
+            "8M",
+            "-o",
+            &out,
         ]);
         assert_eq!(code, 0, "{family}: {err}");
     }

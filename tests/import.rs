@@ -130,11 +130,10 @@ fn csv_vectors_are_euclidean() {
     assert_eq!(e.path, "v.csv:row 3");
     // The csv crate's reader is lenient: a stray quote is text, and an unterminated quote
     // runs to the end of the file, so the record fails as a short row or a non-number.
-    let e = import::space_from_csv(b"x,y\n1,2\n\"3,4\n5,6\n", "v.csv", &Limits::default())
-        .unwrap_err();
+    let e =
+        import::space_from_csv(b"x,y\n1,2\n\"3,4\n5,6\n", "v.csv", &Limits::default()).unwrap_err();
     assert_eq!(e.path, "v.csv:row 3");
-    let e = import::space_from_csv(b"x,y\n1,2\n3,4\"\n", "v.csv", &Limits::default())
-        .unwrap_err();
+    let e = import::space_from_csv(b"x,y\n1,2\n3,4\"\n", "v.csv", &Limits::default()).unwrap_err();
     assert_eq!(e.path, "v.csv:row 3, column y");
 }
 
@@ -289,13 +288,24 @@ fn npy_round_trip() {
         h
     };
     bad(
-        header(&format!("{{'descr': '<f8', 'shape': {}1{}}}\n", "(".repeat(500), ")".repeat(500))),
+        header(&format!(
+            "{{'descr': '<f8', 'shape': {}1{}}}\n",
+            "(".repeat(500),
+            ")".repeat(500)
+        )),
         "brackets",
     );
     // Brackets hidden in strings count too (the parser would nest on the others).
-    bad(header(&format!("{{'descr': '<f8', 'x': {}}}\n", "{('))',".repeat(15))), "brackets");
+    bad(
+        header(&format!(
+            "{{'descr': '<f8', 'x': {}}}\n",
+            "{('))',".repeat(15)
+        )),
+        "brackets",
+    );
     // A repeated key (npyz keeps the last one, the guard would check the first).
-    let mut twice = header("{'descr': '<f8', 'fortran_order': False, 'shape': (2, 2), 'shape': (1,), }\n");
+    let mut twice =
+        header("{'descr': '<f8', 'fortran_order': False, 'shape': (2, 2), 'shape': (1,), }\n");
     twice.extend([0u8; 32]);
     bad(twice, "repeated");
     let one_d = npy("<f8", false, 1, 1, &[0; 8]);
@@ -401,8 +411,16 @@ fn eps_in_metric_mix_up_is_named() {
         let c = exp_mech(plain.len(), |u, w| e * (plain[u] - plain[w]).abs() as f64);
         std::fs::write(&mp, npy_f64(&c)).unwrap();
         let mut args = vec![
-            "import", "--matrix", &mp, "--space", &space, "--epsilon", eps,
-            "--outputs-are-inputs", "-o", &out,
+            "import",
+            "--matrix",
+            &mp,
+            "--space",
+            &space,
+            "--epsilon",
+            eps,
+            "--outputs-are-inputs",
+            "-o",
+            &out,
         ];
         if flag {
             args.push("--eps-in-metric");
@@ -411,13 +429,19 @@ fn eps_in_metric_mix_up_is_named() {
     };
     let (code, _, err) = run("2", true);
     assert_eq!(code, 1, "{err}");
-    assert!(err.contains("hint: it passes without --eps-in-metric"), "{err}");
+    assert!(
+        err.contains("hint: it passes without --eps-in-metric"),
+        "{err}"
+    );
     let (code, _, err) = run("2", false);
     assert_eq!(code, 0, "{err}");
     assert!(!err.contains("--eps-in-metric"), "{err}");
     let (code, _, err) = run("0.5", true);
     assert_eq!(code, 0, "{err}");
-    assert!(err.contains("was read as libqif's metric ε·d") && err.contains("drop the flag"), "{err}");
+    assert!(
+        err.contains("was read as libqif's metric ε·d") && err.contains("drop the flag"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -764,15 +764,28 @@ fn user_level_commands_run() {
         assert!(v["lat_deg"].is_f64() && v["lon_deg"].is_f64(), "{line}");
     }
     assert!(err.contains("α per km of d_EM"), "{err}");
-    assert!(err.contains("warning: weak guarantee") && err.contains("below 1 %"), "{err}");
+    assert!(
+        err.contains("warning: weak guarantee") && err.contains("below 1 %"),
+        "{err}"
+    );
     let ids = common::tmp(
         "user_level",
         "ids.jsonl",
         Some(b"{\"id\": \"anna\", \"items\": [0, 1]}\n\n[2]\n"),
     );
     let (code, out, err) = common::mdp(&[
-        "release", "linear", "--space", "builtin:rome100", "--users", &ids, "--alpha", "0.05",
-        "--query", "distance:0", "--seed", "1",
+        "release",
+        "linear",
+        "--space",
+        "builtin:rome100",
+        "--users",
+        &ids,
+        "--alpha",
+        "0.05",
+        "--query",
+        "distance:0",
+        "--seed",
+        "1",
     ]);
     assert_eq!(code, 0, "{err}");
     let ids_out: Vec<String> = out
@@ -838,8 +851,10 @@ fn user_level_commands_run() {
     assert_eq!(code, 0, "{err}");
     // One record per item: the unbiased estimate (may be negative) and its projection onto
     // the simplex.
-    let recs: Vec<serde_json::Value> =
-        out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let recs: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert_eq!(recs.len(), 4);
     assert_eq!(recs[3]["item"], "c1-1");
     assert_eq!(recs[3]["cluster"], 1);
@@ -881,7 +896,10 @@ fn user_level_commands_run() {
     let counts = counts["counts"].as_array().unwrap();
     assert_eq!(counts.len(), 100);
     assert_eq!(
-        counts.iter().map(|c| c["count"].as_u64().unwrap()).sum::<u64>(),
+        counts
+            .iter()
+            .map(|c| c["count"].as_u64().unwrap())
+            .sum::<u64>(),
         9
     );
     // Outputs are named by the space's labels (the file carries them).
@@ -1037,11 +1055,22 @@ fn user_level_commands_run() {
     // A guarantee whose α at the largest (normalised) distance allows a test with errors
     // below 1 % is called weak, and the sentence says what that means.
     let (code, out, _) = common::mdp(&[
-        "account", "item-wise", "--items", "30", "--users", "100000", "--alpha", "8",
-        "--delta", "1e-6",
+        "account",
+        "item-wise",
+        "--items",
+        "30",
+        "--users",
+        "100000",
+        "--alpha",
+        "8",
+        "--delta",
+        "1e-6",
     ]);
     assert_eq!(code, 0);
-    assert!(out.contains("warning: weak guarantee") && out.contains("error rates"), "{out}");
+    assert!(
+        out.contains("warning: weak guarantee") && out.contains("error rates"),
+        "{out}"
+    );
 }
 
 /// The user-level experiments (`mdp experiment user-level`, run by the library's

@@ -184,13 +184,18 @@ fn npy_shape_guard(bytes: &[u8]) -> Result<Vec<u64>, String> {
         v => return Err(format!("unsupported .npy format version {v}")),
     };
     if len > NPY_MAX_HEADER {
-        return Err(format!(".npy header of {len} bytes (at most {NPY_MAX_HEADER})"));
+        return Err(format!(
+            ".npy header of {len} bytes (at most {NPY_MAX_HEADER})"
+        ));
     }
     let text = bytes
         .get(start..start + len)
         .ok_or("truncated .npy header")?;
     let text = std::str::from_utf8(text).map_err(|_| ".npy header is not text")?;
-    let brackets = text.bytes().filter(|c| matches!(c, b'(' | b'[' | b'{')).count();
+    let brackets = text
+        .bytes()
+        .filter(|c| matches!(c, b'(' | b'[' | b'{'))
+        .count();
     if brackets > NPY_MAX_BRACKETS {
         return Err(format!(
             ".npy header with {brackets} brackets (a plain array's has 2; structured dtypes are not supported)"
@@ -251,16 +256,14 @@ pub fn matrix_from_npy(
         ));
     }
     let size = match file.dtype() {
-        npyz::DType::Plain(t) if t.type_char() == npyz::TypeChar::Float => {
-            match t.num_bytes() {
-                Some(s @ (4 | 8)) => s,
-                _ => {
-                    return Err(bad(&format!(
-                        "dtype {t} is not supported (float64 or float32)"
-                    )))
-                }
+        npyz::DType::Plain(t) if t.type_char() == npyz::TypeChar::Float => match t.num_bytes() {
+            Some(s @ (4 | 8)) => s,
+            _ => {
+                return Err(bad(&format!(
+                    "dtype {t} is not supported (float64 or float32)"
+                )))
             }
-        }
+        },
         npyz::DType::Plain(t) => {
             return Err(bad(&format!(
                 "dtype {t} is not supported (float64 or float32)"

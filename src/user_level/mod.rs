@@ -209,7 +209,9 @@ mod weak_tests {
         // ε = ln 99 is the boundary for δ = 0: floor = 1/100.
         let b = 99f64.ln();
         assert!(weak_guarantee(b - 1e-9, 0.0).is_none());
-        assert!(weak_guarantee(b + 1e-9, 0.0).unwrap().contains("weak guarantee"));
+        assert!(weak_guarantee(b + 1e-9, 0.0)
+            .unwrap()
+            .contains("weak guarantee"));
         assert!(weak_guarantee(50.9, 1e-6).is_some());
         assert!(weak_guarantee(1.0, 1e-6).is_none());
         // A large δ alone makes the floor small as well.

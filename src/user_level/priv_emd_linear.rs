@@ -140,8 +140,10 @@ impl LinearQuery {
         let cols = (0..space.n())
             .map(|x| vec![distance_q(space, x, c)])
             .collect();
-        Ok(LinearQuery::new(space, check_site(space, c, cols)?, Norm::L1)?
-            .named(vec![distance_component(space)]))
+        Ok(
+            LinearQuery::new(space, check_site(space, c, cols)?, Norm::L1)?
+                .named(vec![distance_component(space)]),
+        )
     }
 
     /// A kernel-smoothed region indicator: f(x) = 1 within `radius` of site c, falling
@@ -164,8 +166,10 @@ impl LinearQuery {
                 vec![v]
             })
             .collect();
-        Ok(LinearQuery::new(space, check_site(space, c, cols)?, Norm::L1)?
-            .named(vec!["region_weight".into()]))
+        Ok(
+            LinearQuery::new(space, check_site(space, c, cols)?, Norm::L1)?
+                .named(vec!["region_weight".into()]),
+        )
     }
 
     /// Similarity with a vector c: f(x) = ⟨x, c⟩ (spaces with points).

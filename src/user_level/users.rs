@@ -47,18 +47,27 @@ impl ItemNames {
     }
 
     /// The id (if the line gives one) and the items of one line.
-    pub fn parse_user(&self, line: &str) -> Result<(Option<serde_json::Value>, Vec<usize>), String> {
+    pub fn parse_user(
+        &self,
+        line: &str,
+    ) -> Result<(Option<serde_json::Value>, Vec<usize>), String> {
         let v: serde_json::Value =
             serde_json::from_str(line).map_err(|e| format!("not JSON: {e}"))?;
         let (id, items) = match v {
             serde_json::Value::Object(mut o) => {
-                let id = o.remove("id").ok_or("a user object needs \"id\" and \"items\"")?;
+                let id = o
+                    .remove("id")
+                    .ok_or("a user object needs \"id\" and \"items\"")?;
                 if !(id.is_string() || id.is_u64() || id.is_i64()) {
                     return Err("\"id\" is a string or an integer".into());
                 }
-                let items = o.remove("items").ok_or("a user object needs \"id\" and \"items\"")?;
+                let items = o
+                    .remove("items")
+                    .ok_or("a user object needs \"id\" and \"items\"")?;
                 if let Some(k) = o.keys().next() {
-                    return Err(format!("unknown key {k:?} (a user object has \"id\" and \"items\")"));
+                    return Err(format!(
+                        "unknown key {k:?} (a user object has \"id\" and \"items\")"
+                    ));
                 }
                 (Some(id), items)
             }
@@ -167,7 +176,11 @@ mod tests {
         let ids: Vec<String> = seen.iter().map(|u| u.id.to_string()).collect();
         assert_eq!(ids, vec!["1", "\"u7\""]);
         assert_eq!(seen[1].items, vec![1, 0]);
-        for bad in [r#"{"items": [0]}"#, r#"{"id": [1], "items": [0]}"#, r#"{"id": 1, "items": [0], "x": 2}"#] {
+        for bad in [
+            r#"{"items": [0]}"#,
+            r#"{"id": [1], "items": [0]}"#,
+            r#"{"id": 1, "items": [0], "x": 2}"#,
+        ] {
             assert!(names.parse(bad).is_err(), "{bad}");
         }
     }

@@ -716,11 +716,15 @@ fn item_wise(a: &ItemWiseArgs) -> Result<i32, String> {
     let labels = crate::suite::file_labels(&file, a.space.as_deref())?;
     let units = Units::for_space(&file.space, &mut Budget::default()).map_err(ul)?;
     let names = ItemNames::new(file.space.n(), labels.as_deref());
-    let out_names: Vec<serde_json::Value> =
-        releases(&file.space, &file.outputs, labels.as_deref(), Naming::Labels)
-            .iter()
-            .map(Release::json)
-            .collect();
+    let out_names: Vec<serde_json::Value> = releases(
+        &file.space,
+        &file.outputs,
+        labels.as_deref(),
+        Naming::Labels,
+    )
+    .iter()
+    .map(Release::json)
+    .collect();
     let mut rng = privatize::rng(a.io.seed);
     let mut out = open_output(&a.io.output)?;
     let central = matches!(a.model, ModelArg::Central);
@@ -823,16 +827,22 @@ fn freq(a: &FreqArgs) -> Result<i32, String> {
     let labels = space.labels();
     let names = ItemNames::new(space.k(), Some(&labels));
     let mut m_seen: Option<usize> = None;
-    let users = for_each_user(open_users(&a.io.users)?, &names, |User { items, .. }| {
-        match m_seen {
-            None => m_seen = Some(items.len()),
-            Some(m) if m != items.len() => {
-                return Err("users of different sizes (bounded d_EM-DP needs equal sizes)".into())
+    let users = for_each_user(
+        open_users(&a.io.users)?,
+        &names,
+        |User { items, .. }| {
+            match m_seen {
+                None => m_seen = Some(items.len()),
+                Some(m) if m != items.len() => {
+                    return Err(
+                        "users of different sizes (bounded d_EM-DP needs equal sizes)".into(),
+                    )
+                }
+                _ => {}
             }
-            _ => {}
-        }
-        Ok(())
-    })
+            Ok(())
+        },
+    )
     .map_err(|e| e.to_string())?;
     if users == 0 {
         return Err("--users: no users".into());
@@ -861,14 +871,18 @@ fn freq(a: &FreqArgs) -> Result<i32, String> {
     let mut rng = privatize::rng(a.io.seed);
     // The randomizer applied to every item, only counted (Algorithm 4's aggregate).
     let mut release = ItemWise::new(&rr.matrix(), true);
-    let again = for_each_user(open_users(&a.io.users)?, &names, |User { items, .. }| {
-        // The second pass must see the data the guarantee was computed for.
-        if items.len() as u64 != m {
-            return Err("the file changed between the two passes; nothing written".into());
-        }
-        release.user(&items, &mut rng);
-        Ok(())
-    })
+    let again = for_each_user(
+        open_users(&a.io.users)?,
+        &names,
+        |User { items, .. }| {
+            // The second pass must see the data the guarantee was computed for.
+            if items.len() as u64 != m {
+                return Err("the file changed between the two passes; nothing written".into());
+            }
+            release.user(&items, &mut rng);
+            Ok(())
+        },
+    )
     .map_err(|e| e.to_string())?;
     if again != users {
         return Err("--users: the file changed between the two passes; nothing written".into());

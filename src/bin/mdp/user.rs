@@ -505,17 +505,22 @@ fn open_output(path: &str) -> Result<Box<dyn Write>, String> {
     }
 }
 
+/// A release's guarantee on stderr: `value` as JSON, or the sentence followed by the
+/// value's `"warning"` line (a weak guarantee, [`weak_guarantee`]), if any.
 fn say(json: bool, value: serde_json::Value, sentence: String) {
     if json {
         eprintln!("{value}");
     } else {
         eprintln!("{sentence}");
+        if let Some(w) = value.get("warning").and_then(|w| w.as_str()) {
+            eprintln!("{w}");
+        }
     }
 }
 
 /// One output record as a JSON object whose keys keep their order: the `fixed` fields (the
-/// user's id, or the counts of a central release), then one field per query component
-/// (named with its unit, e.g. `lat_deg`).
+/// user's id, a release, or the counts of a central release), then one field per query
+/// component (named with its unit, e.g. `lat_deg`).
 fn labelled(fixed: &[(&str, serde_json::Value)], components: &[String], values: &[f64]) -> String {
     let fields: Vec<String> = fixed
         .iter()
@@ -616,10 +621,9 @@ fn linear(a: &LinearArgs) -> Result<i32, String> {
                        "noise_scale": mech.scale(), "guarantee": "alpha-unbounded local d_EM-DP (Lemma 4.2)",
                        "warning": weak}),
                 format!(
-                    "PrivEMDLinear released {users} users (one record each: user, {}): each release is {}-unbounded local d_EM-DP, α per {} of d_EM (Lemma 4.2; l ≤ {} {} per {} computed from the query, noise scale l/α = {:.6e}).{}",
+                    "PrivEMDLinear released {users} users (one record each: user, {}): each release is {}-unbounded local d_EM-DP, α per {} of d_EM (Lemma 4.2; l ≤ {} {} per {} computed from the query, noise scale l/α = {:.6e}).",
                     mech.query.components.join(", "), a.alpha, unit_name(&space), short(&mech.l),
-                    mech.query.components.join("/"), unit_name(&space), mech.scale(),
-                    weak.map(|w| format!("\n{w}")).unwrap_or_default()
+                    mech.query.components.join("/"), unit_name(&space), mech.scale()
                 ),
             );
         }
@@ -682,11 +686,10 @@ fn linear(a: &LinearArgs) -> Result<i32, String> {
                        "noise_scale": mech.scale(), "guarantee": "alpha-bounded central d_EM-DP (Lemma 4.2)",
                        "reduction": discrete_json(&disc), "warning": weak}),
                 format!(
-                    "PrivEMDLinear released the mean of {users} users × {} items ({}): {}-bounded central d_EM-DP, α per {} of d_EM (Lemma 4.2; l ≤ {} {} per {}, noise scale l/(αn) = {:.6e}).{}{}",
+                    "PrivEMDLinear released the mean of {users} users × {} items ({}): {}-bounded central d_EM-DP, α per {} of d_EM (Lemma 4.2; l ≤ {} {} per {}, noise scale l/(αn) = {:.6e}).{}",
                     m.unwrap_or(0), mech.query.components.join(", "), a.alpha, unit_name(&space),
                     short(&mech.l), mech.query.components.join("/"), unit_name(&space), mech.scale(),
-                    disc.as_ref().map_or("", |(_, s)| s.as_str()),
-                    weak.map(|w| format!("\n{w}")).unwrap_or_default()
+                    disc.as_ref().map_or("", |(_, s)| s.as_str())
                 ),
             );
         }
@@ -735,7 +738,7 @@ fn item_wise(a: &ItemWiseArgs) -> Result<i32, String> {
         match release.user(&items, &mut rng) {
             Some(ys) => {
                 let v: Vec<&serde_json::Value> = ys.iter().map(|&y| &out_names[y]).collect();
-                let record = format!("{{\"user\":{},\"release\":{}}}", user.id, json!(v));
+                let record = labelled(&[("user", user.id), ("release", json!(v))], &[], &[]);
                 writeln!(out, "{record}").map_err(|e| e.to_string())
             }
             None => Ok(()),
@@ -775,9 +778,8 @@ fn item_wise(a: &ItemWiseArgs) -> Result<i32, String> {
                        "guarantee": "each user of m items: (m·epsilon)·d_EM bounded local d_EM-DP by composition",
                        "warning": weak}),
                 format!(
-                    "PrivEMDItemWise released {users} users of different sizes (local): each user of m items is (m·ε)·d_EM-private among datasets of its own size (bounded local d_EM-DP, composition; item ε = {} per {unit}; largest user {largest} items).{}",
-                    format_rational(&eps),
-                    weak.map(|w| format!("\n{w}")).unwrap_or_default()
+                    "PrivEMDItemWise released {users} users of different sizes (local): each user of m items is (m·ε)·d_EM-private among datasets of its own size (bounded local d_EM-DP, composition; item ε = {} per {unit}; largest user {largest} items).",
+                    format_rational(&eps)
                 ),
             )
         }
@@ -802,11 +804,10 @@ fn item_wise(a: &ItemWiseArgs) -> Result<i32, String> {
                        "delta_upper": f64_up(&delta_u), "by": how, "reduction": discrete_json(&disc),
                        "warning": weak}),
                 format!(
-                    "PrivEMDItemWise released {users} users × {m} items ({scope}): (α, δ)-bounded {scope} d_EM-DP with α ≤ {} per {unit} of d_EM and δ ≤ {} by {how} (item ε = {} per {unit}, α₀ = ε·diameter ≤ {}; diameter ≤ {} {unit}).{}{}",
+                    "PrivEMDItemWise released {users} users × {m} items ({scope}): (α, δ)-bounded {scope} d_EM-DP with α ≤ {} per {unit} of d_EM and δ ≤ {} by {how} (item ε = {} per {unit}, α₀ = ε·diameter ≤ {}; diameter ≤ {} {unit}).{}",
                     short(&per_unit), short(&delta_u), format_rational(&eps), short(&alpha0),
                     short(&units.diameter),
-                    disc.as_ref().map_or("", |(_, s)| s.as_str()),
-                    weak.map(|w| format!("\n{w}")).unwrap_or_default()
+                    disc.as_ref().map_or("", |(_, s)| s.as_str())
                 ),
             )
         }
@@ -905,9 +906,8 @@ fn freq(a: &FreqArgs) -> Result<i32, String> {
                "distance_unit": "normalised (d ≤ 1)",
                "predicted_error_bound": rr.error_bound(users * m), "warning": weak}),
         format!(
-            "FreqEstLocal on {} clusters × {} items (one record per item: item, cluster, estimate — unbiased, may be negative — and frequency, its projection onto the probability simplex): α₀ = {} (certified clustered k-RR), (α, δ)-bounded d_EM-DP with α ≤ {} per unit of the normalised metric and δ ≤ {} by {how}; Theorem 6.6 predicts E d_EM ≤ {:.4e}.{}",
-            a.clusters, a.size, short(&alpha0), short(&g_alpha), short(&g_delta), rr.error_bound(users * m),
-            weak.map(|w| format!("\n{w}")).unwrap_or_default()
+            "FreqEstLocal on {} clusters × {} items (one record per item: item, cluster, estimate — unbiased, may be negative — and frequency, its projection onto the probability simplex): α₀ = {} (certified clustered k-RR), (α, δ)-bounded d_EM-DP with α ≤ {} per unit of the normalised metric and δ ≤ {} by {how}; Theorem 6.6 predicts E d_EM ≤ {:.4e}.",
+            a.clusters, a.size, short(&alpha0), short(&g_alpha), short(&g_delta), rr.error_bound(users * m)
         ),
     );
     Ok(0)

@@ -357,6 +357,102 @@ pub fn max_alpha0(model: Model, alpha: &Q, delta_user: &Q) -> Result<Inverse, Us
     })
 }
 
+/// What an accountant query fixes: the randomizer's α₀, or the target user-level α (then
+/// the largest α₀ that meets it, [`max_alpha0`]).
+#[derive(Clone, Debug)]
+pub enum Target {
+    Alpha0(Q),
+    Alpha(Q),
+}
+
+/// One query of the accountant (`mdp account item-wise`, the Python `account_item_wise`):
+/// the α₀ and item δ used, the Theorem 4.4 guarantee, the FMT group-privacy and
+/// composition comparisons, and optionally Theorem 4.3's loss at one normalised distance.
+#[derive(Clone, Debug)]
+pub struct Account {
+    pub model: Model,
+    pub alpha0: Q,
+    pub item_delta: Q,
+    pub guarantee: Guarantee,
+    /// FMT per item with group privacy ([`fmt_group`]).
+    pub fmt_group: Guarantee,
+    /// m·α₀ ([`composition`]).
+    pub composition: Q,
+    /// Theorem 4.3 at normalised d_EM = t (κ = m): (t, the guarantee).
+    pub at_distance: Option<(Q, Guarantee)>,
+    /// [`super::weak_guarantee`]'s warning for the guarantee, if any.
+    pub warning: Option<String>,
+}
+
+/// Answer one accountant query; `delta` is the item δ for [`Target::Alpha0`] and the user
+/// δ for [`Target::Alpha`]; `distance` ∈ [0, 1] (normalised d_EM).
+pub fn account(
+    model: Model,
+    target: &Target,
+    delta: &Q,
+    distance: Option<&Q>,
+) -> Result<Account, UserLevelError> {
+    let (alpha0, item_delta, guarantee) = match target {
+        Target::Alpha0(a0) => (a0.clone(), delta.clone(), item_wise(model, a0, delta)?),
+        Target::Alpha(alpha) => {
+            let inv = max_alpha0(model, alpha, delta)?;
+            (inv.alpha0, inv.item_delta, inv.guarantee)
+        }
+    };
+    let fmt = fmt_group(model, &alpha0, &item_delta)?;
+    let at_distance = match distance {
+        None => None,
+        Some(t) => {
+            if *t < 0u32 || *t > 1u32 {
+                return Err(invalid("distance", "must be in [0, 1] (normalised d_EM)"));
+            }
+            let m = Q::from(model.m());
+            let g = hybrid(model.n_items()?, &alpha0, &item_delta, &(&m * t), model.m())?;
+            Some((t.clone(), g))
+        }
+    };
+    let warning = super::weak_guarantee(
+        crate::exact::f64_up(&guarantee.alpha),
+        crate::exact::f64_up(&guarantee.delta),
+    );
+    Ok(Account {
+        model,
+        composition: composition(model, &alpha0),
+        alpha0,
+        item_delta,
+        guarantee,
+        fmt_group: fmt,
+        at_distance,
+        warning,
+    })
+}
+
+impl Account {
+    /// The `--json` record: exact values and their proven float upper ends.
+    pub fn json(&self) -> serde_json::Value {
+        use crate::exact::{f64_nearest, f64_up, format_rational};
+        let (scope, users) = match self.model {
+            Model::Local { .. } => ("local", None),
+            Model::Central { n, .. } => ("central", Some(n)),
+        };
+        let at = self.at_distance.as_ref().map(|(t, g)| {
+            serde_json::json!({"distance": format_rational(t), "epsilon_upper": f64_up(&g.alpha), "delta_upper": f64_up(&g.delta)})
+        });
+        serde_json::json!({
+            "at_distance": at,
+            "model": scope, "items": self.model.m(), "users": users,
+            "alpha0": format_rational(&self.alpha0), "alpha0_approx": f64_nearest(&self.alpha0),
+            "item_delta": format_rational(&self.item_delta),
+            "alpha": format_rational(&self.guarantee.alpha), "alpha_upper": f64_up(&self.guarantee.alpha),
+            "delta": format_rational(&self.guarantee.delta), "delta_upper": f64_up(&self.guarantee.delta),
+            "fmt_group_epsilon_upper": f64_up(&self.fmt_group.alpha),
+            "composition_alpha": f64_up(&self.composition),
+            "distance_unit": "normalised (d ≤ 1)", "warning": self.warning,
+        })
+    }
+}
+
+
 #[cfg(test)]
 mod tests {
     use super::*;

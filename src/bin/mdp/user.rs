@@ -379,72 +379,34 @@ pub(crate) fn account(k: &AccountKind) -> Result<i32, String> {
                 Some(n) => Model::Central { n: *n, m: *items },
             };
             let delta = q("delta", delta)?;
-            let (a0, item_delta, g) = match (alpha0, alpha) {
-                (Some(a0), None) => {
-                    let a0 = q("alpha0", a0)?;
-                    let g = shuffle::item_wise(model, &a0, &delta).map_err(ul)?;
-                    (a0, delta.clone(), g)
-                }
-                (None, Some(al)) => {
-                    let inv = shuffle::max_alpha0(model, &q("alpha", al)?, &delta).map_err(ul)?;
-                    (inv.alpha0, inv.item_delta, inv.guarantee)
-                }
+            let target = match (alpha0, alpha) {
+                (Some(a0), None) => shuffle::Target::Alpha0(q("alpha0", a0)?),
+                (None, Some(al)) => shuffle::Target::Alpha(q("alpha", al)?),
                 _ => return Err("--alpha0 or --alpha: give exactly one".into()),
             };
-            let fmt = shuffle::fmt_group(model, &a0, &item_delta).map_err(ul)?;
-            let at = match distance {
-                None => None,
-                Some(t) => {
-                    let t = q("distance", t)?;
-                    if t < 0u32 || t > 1u32 {
-                        return Err("--distance: must be in [0, 1] (normalised d_EM)".into());
-                    }
-                    let m = Q::from(model.m());
-                    let n_items = model.n_items().map_err(ul)?;
-                    let g = shuffle::hybrid(n_items, &a0, &item_delta, &(&m * &t), model.m())
-                        .map_err(ul)?;
-                    Some((t, g))
-                }
-            };
-            let comp = shuffle::composition(model, &a0);
+            let distance = distance.as_deref().map(|t| q("distance", t)).transpose()?;
+            let acc = shuffle::account(model, &target, &delta, distance.as_ref()).map_err(ul)?;
             let scope = if users.is_some() { "central" } else { "local" };
-            let weak = weak_guarantee(f64_up(&g.alpha), f64_up(&g.delta));
             if *json {
-                let at_json = at.as_ref().map(|(t, g)| {
-                    json!({"distance": format_rational(t), "epsilon_upper": f64_up(&g.alpha), "delta_upper": f64_up(&g.delta)})
-                });
-                println!(
-                    "{}",
-                    json!({
-                        "at_distance": at_json,
-                        "model": scope, "items": items, "users": users,
-                        "alpha0": format_rational(&a0), "alpha0_approx": f64_nearest(&a0),
-                        "item_delta": format_rational(&item_delta),
-                        "alpha": format_rational(&g.alpha), "alpha_upper": f64_up(&g.alpha),
-                        "delta": format_rational(&g.delta), "delta_upper": f64_up(&g.delta),
-                        "fmt_group_epsilon_upper": f64_up(&fmt.alpha),
-                        "composition_alpha": f64_up(&comp),
-                        "distance_unit": "normalised (d ≤ 1)", "warning": weak,
-                    })
-                );
+                println!("{}", acc.json());
             } else {
                 println!(
                     "PrivEMDItemWise ({scope}, m = {items}{}) with α₀ = {} (item δ = {}) is (α, δ)-bounded {scope} d_EM-DP with α ≤ {} per unit of the normalised metric (d ≤ 1) and δ ≤ {} (Theorem 4.4, proven upper bounds). Compare: composition α = m·α₀ = {}; FMT per item with group privacy ε ≤ {} for every pair of users.",
                     users.map(|n| format!(", n = {n}")).unwrap_or_default(),
-                    short(&a0),
-                    short(&item_delta),
-                    short(&g.alpha),
-                    short(&g.delta),
-                    short(&comp),
-                    short(&fmt.alpha)
+                    short(&acc.alpha0),
+                    short(&acc.item_delta),
+                    short(&acc.guarantee.alpha),
+                    short(&acc.guarantee.delta),
+                    short(&acc.composition),
+                    short(&acc.fmt_group.alpha)
                 );
-                if let Some(w) = &weak {
+                if let Some(w) = &acc.warning {
                     println!("{w}");
                 }
-                if let Some((t, g)) = at {
+                if let Some((t, g)) = &acc.at_distance {
                     println!(
                         "At d_EM = {}: loss ε ≤ {} with δ ≤ {} (Theorem 4.3, κ = m).",
-                        format_rational(&t),
+                        format_rational(t),
                         short(&g.alpha),
                         short(&g.delta)
                     );

@@ -1,0 +1,520 @@
+"""metricdp: build, prove and apply metric differential privacy (ε·d privacy) mechanisms.
+
+The Python face of the Rust library ``mdp`` (the same code as the ``mdp`` and ``mdp-audit``
+commands, not a wrapper around them). Every mechanism returned has passed the exact audit;
+every verdict is a proof::
+
+    import numpy as np, metricdp as md
+    space = md.space(np.array([[0.0], [1.0], [3.0]]))          # Euclidean points
+    mech = md.optimal(space, epsilon=0.5)                       # OPTMech, certified
+    mech.report.passed, mech.loss                               # True, L(M) enclosure
+    md.audit(mech.matrix, space, epsilon=0.5).verdict           # 'pass', exactly proven
+    md.privatize(mech, [0, 2, 2], seed=1)                       # exact sampling
+
+Numbers: a parameter (ε, η, γ, prior weights, δ) given as a float is read as its shortest
+decimal (``0.1`` is 1/10); give a ``fractions.Fraction`` or a string (``"1/3"``) for any
+other rational. Data (points, distances, matrices) given as float64 arrays are taken as
+the exact binary rationals they hold, so an audit proves the very matrix you pass.
+
+See ``spec/python.md`` of the repository for the mapping to the library.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import os
+from fractions import Fraction
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from . import _core
+from ._progress import resolve as _progress
+from .errors import Inconclusive, InputError, MdpError, NotPrivate, SolverError
+from .report import Report
+
+__version__ = _core.__version__
+
+Space = _core.Space
+Number = Union[int, float, Fraction, str]
+Progress = Union[None, bool, Callable[[str, str, Any], None]]
+
+
+# ---------------------------------------------------------------- numbers and spaces
+
+
+def _q(x: Any, field: str) -> str:
+    """An exact number as the library reads it: an int, a Fraction as p/q, a float as its
+    shortest decimal, a string as given."""
+    if isinstance(x, bool):
+        raise InputError(field, "expected a number, found a bool")
+    if isinstance(x, str):
+        return x.strip()
+    if isinstance(x, Fraction):
+        return f"{x.numerator}/{x.denominator}"
+    if isinstance(x, numbers.Integral):
+        return str(int(x))
+    if isinstance(x, numbers.Real):
+        f = float(x)
+        if not math.isfinite(f):
+            raise InputError(field, "not a finite number")
+        return repr(f)
+    raise InputError(field, f"expected a number, found {type(x).__name__}")
+
+
+def _q_list(xs: Any, field: str) -> Optional[List[str]]:
+    if xs is None:
+        return None
+    return [_q(x, f"{field}[{i}]") for i, x in enumerate(np.asarray(xs, dtype=object).ravel())]
+
+
+def _f64(a: Any, field: str, ndim: int = 2) -> np.ndarray:
+    try:
+        arr = np.ascontiguousarray(a, dtype=np.float64)
+    except (TypeError, ValueError) as e:
+        raise InputError(field, f"expected numbers: {e}") from None
+    if arr.ndim == 1 and ndim == 2 and field == "points":
+        arr = arr.reshape(-1, 1)
+    if arr.ndim != ndim:
+        raise InputError(field, f"expected a {ndim}-dimensional array, found shape {arr.shape}")
+    return arr
+
+
+def space(
+    points: Any,
+    metric: str = "euclidean",
+    *,
+    labels: Optional[Sequence[str]] = None,
+    radius: Optional[Number] = None,
+    name: Optional[str] = None,
+) -> Space:
+    """A metric space from points (n × d; a 1-D array is n points on a line).
+
+    ``metric``: ``euclidean``, ``manhattan``, ``chebyshev`` or ``haversine`` (rows
+    ``[lat, lon]`` in degrees, distances in km on a sphere of ``radius`` km, default the
+    mean Earth radius). Each float64 coordinate is taken exactly.
+    """
+    return Space.from_points(
+        _f64(points, "points"),
+        metric,
+        None if labels is None else [str(x) for x in labels],
+        None if radius is None else _q(radius, "radius"),
+        name,
+    )
+
+
+def distances(d: Any, *, labels: Optional[Sequence[str]] = None, name: Optional[str] = None) -> Space:
+    """A metric space from an n × n distance matrix (symmetric, zero diagonal, ≥ 0)."""
+    return Space.from_distances(
+        _f64(d, "distances"), None if labels is None else [str(x) for x in labels], name
+    )
+
+
+def load_space(spec: Union[str, "os.PathLike[str]"]) -> Space:
+    """``builtin:NAME`` (``rome100``, ``cities40``), a CSV or GeoJSON file of points, a JSON
+    metric object or an ``mdp/1`` file."""
+    return Space.load(os.fspath(spec))
+
+
+def from_dataframe(
+    df: Any,
+    columns: Sequence[str],
+    *,
+    metric: Optional[str] = None,
+    label: Optional[str] = None,
+    radius: Optional[Number] = None,
+    name: Optional[str] = None,
+) -> Space:
+    """A space from a pandas DataFrame: coordinates from ``columns`` (``["lat", "lon"]``
+    for haversine, the default metric when the columns are named so; else euclidean),
+    labels from the ``label`` column (else the index, when it is not a plain range)."""
+    cols = list(columns)
+    if metric is None:
+        metric = "haversine" if [c.lower() for c in cols] in (["lat", "lon"], ["latitude", "longitude"]) else "euclidean"
+    for c in cols + ([label] if label else []):
+        if c not in df.columns:
+            raise InputError(str(c), "no such column")
+    if label is not None:
+        labels = [str(x) for x in df[label].tolist()]
+    elif not _is_range_index(df.index):
+        labels = [str(x) for x in df.index.tolist()]
+    else:
+        labels = None
+    return space(df[cols].to_numpy(dtype=np.float64), metric, labels=labels, radius=radius,
+                 name=name or f"DataFrame columns {cols}")
+
+
+def _is_range_index(index: Any) -> bool:
+    try:
+        import pandas as pd
+    except ImportError:  # pragma: no cover - a DataFrame implies pandas
+        return True
+    return isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1
+
+
+def _as_space(s: Any) -> Space:
+    if isinstance(s, Space):
+        return s
+    if isinstance(s, (str, os.PathLike)):
+        return load_space(s)
+    arr = np.asarray(s, dtype=np.float64)
+    if arr.ndim == 2 and arr.shape[0] == arr.shape[1] and np.all(np.diag(arr) == 0):
+        return distances(arr)
+    raise InputError("space", "expected a Space, a path, or an n × n distance matrix")
+
+
+# ---------------------------------------------------------------- mechanisms
+
+
+class Mechanism:
+    """A mechanism that passed its exact audit.
+
+    * ``matrix``: the n × K matrix as a read-only float64 numpy array (nearest doubles);
+      ``exact(i, j)``: entry (i, j) as a :class:`fractions.Fraction` (what was audited).
+    * ``report``: the audit :class:`Report`; ``loss``: L(M), the worst-case expected loss,
+      as a proven ``(lo, hi)``; ``certificate``: the file's certificates (LP dual, packing,
+      Benders) as a dict; ``summary``: the build's statistics.
+    * ``labels`` / ``output_labels``: names of inputs and outputs.
+    * ``save(path)``: the ``mdp/1`` file, which ``mdp-audit`` re-proves.
+    """
+
+    def __init__(self, core: Any) -> None:
+        self._m = core
+        self._matrix: Optional[np.ndarray] = None
+        self._report: Optional[Report] = None
+
+    @property
+    def n(self) -> int:
+        return self._m.n
+
+    @property
+    def k(self) -> int:
+        return self._m.k
+
+    @property
+    def epsilon(self) -> Fraction:
+        return Fraction(self._m.epsilon)
+
+    @property
+    def within(self) -> Optional[Fraction]:
+        w = self._m.within
+        return None if w is None else Fraction(w)
+
+    @property
+    def labels(self) -> Optional[List[str]]:
+        return self._m.labels
+
+    @property
+    def output_labels(self) -> List[str]:
+        return self._m.output_labels
+
+    @property
+    def matrix(self) -> np.ndarray:
+        if self._matrix is None:
+            m = self._m.matrix_f64()
+            m.flags.writeable = False
+            self._matrix = m
+        return self._matrix
+
+    def exact(self, i: int, j: int) -> Fraction:
+        return Fraction(self._m.exact(int(i), int(j)))
+
+    @property
+    def report(self) -> Report:
+        if self._report is None:
+            self._report = Report(self._m.report_json())
+        return self._report
+
+    @property
+    def loss(self) -> Optional[Tuple[float, float]]:
+        return self.report.loss_max
+
+    @property
+    def certificate(self) -> Dict[str, Any]:
+        import json
+
+        return json.loads(self._m.to_json()).get("certificate", {})
+
+    @property
+    def summary(self) -> Dict[str, Any]:
+        import json
+
+        return json.loads(self._m.summary_json())
+
+    @property
+    def input_points(self) -> Optional[np.ndarray]:
+        return self._m.input_points()
+
+    @property
+    def output_points(self) -> Optional[np.ndarray]:
+        return self._m.output_points()
+
+    def to_json(self) -> str:
+        """The ``mdp/1`` document, exactly as audited."""
+        return self._m.to_json()
+
+    def save(self, path: Union[str, "os.PathLike[str]"]) -> None:
+        """Write the ``mdp/1`` file (atomically)."""
+        self._m.save(os.fspath(path))
+
+    def audit(self, *, epsilon: Optional[Number] = None, within: Optional[Number] = None,
+              allow_scoped: bool = False, delta: Optional[Number] = None,
+              progress: Progress = None) -> Report:
+        """Audit again under a pipeline's policy: its ε (instead of the claim), the scope it
+        accepts and δ. Returns the report whatever the verdict."""
+        with _progress(progress) as cb:
+            return Report(self._m.audit(
+                epsilon=None if epsilon is None else _q(epsilon, "epsilon"),
+                within=None if within is None else _q(within, "within"),
+                allow_scoped=allow_scoped,
+                delta=None if delta is None else _q(delta, "delta"),
+                progress=cb,
+            ))
+
+    def __repr__(self) -> str:
+        return repr(self._m).replace("Mechanism(", "<metricdp.Mechanism ", 1)[:-1] + ">"
+
+
+def _build(family: str, space_: Any, epsilon: Number, progress: Progress, **kw: Any) -> Mechanism:
+    sp, eps = _as_space(space_), _q(epsilon, "epsilon")
+    with _progress(progress) as cb:
+        return Mechanism(_core.build(sp, family, eps, progress=cb, **kw))
+
+
+def exponential(space: Any, epsilon: Number, *, weights: Optional[Sequence[Number]] = None,
+                progress: Progress = None) -> Mechanism:
+    """The exponential mechanism Pr[w|u] ∝ Y_w·e^{−ε·d(u,w)/2} (Imola et al. §3.1; weighted
+    by ``weights`` = Y > 0, Proposition 1). Private by construction; audited exactly."""
+    return _build("exponential", space, epsilon, progress, weights=_q_list(weights, "weights"))
+
+
+def optimal(space: Any, epsilon: Number, *, solver: str = "auto", max_memory: Optional[int] = None,
+            progress: Progress = None) -> Mechanism:
+    """OPTMech (Imola et al. §2): the least worst-case loss among ε·d-private mechanisms,
+    with an ``lp_dual`` certificate proving the lower bound (``report.gap``)."""
+    return _build("optimal", space, epsilon, progress, solver=solver, max_memory=max_memory)
+
+
+def pmo(space: Any, epsilon: Number, *, prior: Optional[Sequence[Number]] = None,
+        cost: Any = None, outputs: Optional[Sequence[int]] = None, within: Optional[Number] = None,
+        gap: Optional[float] = None, solver: str = "auto", max_memory: Optional[int] = None,
+        progress: Progress = None) -> Mechanism:
+    """PMO (Qiu 2024 §2.2): the least expected loss under ``prior`` (uniform by default),
+    with ``cost`` (n × K, the distance by default), outputs a subset of the inputs, and
+    privacy for pairs with d ≤ ``within`` only (all pairs by default)."""
+    return _build(
+        "pmo", space, epsilon, progress,
+        prior=_q_list(prior, "prior"),
+        cost=None if cost is None else _f64(cost, "cost"),
+        outputs=None if outputs is None else [int(o) for o in outputs],
+        within=None if within is None else _q(within, "within"),
+        gap=gap, solver=solver, max_memory=max_memory,
+    )
+
+
+def benders(space: Any, epsilon: Number, *, within: Number, prior: Optional[Sequence[Number]] = None,
+            cost: Any = None, outputs: Optional[Sequence[int]] = None, partitions: Optional[int] = None,
+            method: str = "km-rec", master: str = "cover", gap: float = 1e-6, max_iter: int = 500,
+            seed: int = 0, progress: Progress = None) -> Mechanism:
+    """PMO by Benders decomposition (Qiu 2024 §3), certified like ``pmo`` and with a
+    ``benders`` certificate (lower and upper bound)."""
+    return _build(
+        "benders", space, epsilon, progress,
+        prior=_q_list(prior, "prior"),
+        cost=None if cost is None else _f64(cost, "cost"),
+        outputs=None if outputs is None else [int(o) for o in outputs],
+        within=_q(within, "within"), partitions=partitions, method=method, master=master,
+        gap=gap, max_iter=max_iter, seed=seed,
+    )
+
+
+def spanner(space: Any, epsilon: Number, *, k: int = 2, solver: str = "ipm",
+            progress: Progress = None) -> Mechanism:
+    """SpannerMech (Imola et al. App. A, Theorem 4): OPTMech's rows on a greedy
+    (2k−1)-spanner at ε/(2k−1)."""
+    return _build("spanner", space, epsilon, progress, k=int(k), solver=solver)
+
+
+def constopt(space: Any, epsilon: Number, *, r: int = 10, replacement: Optional[Sequence[Sequence[int]]] = None,
+             lambdas: Sequence[float] = (0.001, 0.1, 1.0), solver: str = "auto",
+             progress: Progress = None) -> Mechanism:
+    """ConstOPTMech (Imola et al. §3.2, Algorithm 1) with I_NN,r (or ``replacement``: I(v)
+    per input), keeping the least loss over ``lambdas``; packing lower bound certified."""
+    return _build(
+        "constopt", space, epsilon, progress, r=int(r),
+        replacement=None if replacement is None else [[int(i) for i in s] for s in replacement],
+        lambdas=[float(x) for x in lambdas], solver=solver,
+    )
+
+
+def tem(space: Any, epsilon: Number, *, beta: Optional[float] = None, gamma: Optional[Number] = None,
+        progress: Progress = None) -> Mechanism:
+    """TEM (Carvalho et al., Algorithm 2): the exponential mechanism on min(d, γ), γ from
+    Theorem 4.2 for ``beta`` (default 0.001) or given."""
+    return _build("tem", space, epsilon, progress, beta=beta,
+                  gamma=None if gamma is None else _q(gamma, "gamma"))
+
+
+def load(path: Union[str, "os.PathLike[str]"], *, epsilon: Optional[Number] = None,
+         within: Optional[Number] = None, allow_scoped: bool = False,
+         progress: Progress = None) -> Mechanism:
+    """Read an ``mdp/1`` file and certify it; with ``epsilon`` / ``within`` it must also
+    pass under that policy (a gate never trusts the file's own claim)."""
+    with _progress(progress) as cb:
+        return Mechanism(_core.load(
+            os.fspath(path),
+            epsilon=None if epsilon is None else _q(epsilon, "epsilon"),
+            within=None if within is None else _q(within, "within"),
+            allow_scoped=allow_scoped, progress=cb,
+        ))
+
+
+# ---------------------------------------------------------------- the auditor
+
+
+def audit(
+    matrix: Any,
+    space: Any = None,
+    epsilon: Optional[Number] = None,
+    *,
+    within: Optional[Number] = None,
+    delta: Optional[Number] = None,
+    eps_in_metric: bool = False,
+    outputs_are_inputs: Optional[bool] = None,
+    allow_scoped: bool = False,
+    progress: Progress = None,
+) -> Report:
+    """Prove (or refute) that ``matrix`` is ε·d private.
+
+    ``matrix``: a numpy array (rows = inputs of ``space``; square ones are read as outputs
+    = inputs unless ``outputs_are_inputs=False``), a :class:`Mechanism`, or the path of an
+    ``mdp/1`` file. ``epsilon``: the ε to prove (required for arrays; for files and
+    mechanisms it replaces the file's claim). ``within``: privacy for pairs with d ≤ η only.
+    ``eps_in_metric``: ``space``'s distances already include ε (libqif's convention).
+    Returns the :class:`Report` whatever the verdict (check ``report.passed``).
+    """
+    eps = None if epsilon is None else _q(epsilon, "epsilon")
+    w = None if within is None else _q(within, "within")
+    dl = None if delta is None else _q(delta, "delta")
+    if isinstance(matrix, Mechanism):
+        return matrix.audit(epsilon=epsilon, within=within, allow_scoped=allow_scoped, delta=delta, progress=progress)
+    if isinstance(matrix, (str, os.PathLike)):
+        with _progress(progress) as cb:
+            return Report(_core.audit_file(os.fspath(matrix), epsilon=eps, within=w,
+                                           allow_scoped=allow_scoped, delta=dl, progress=cb))
+    if space is None or eps is None:
+        raise InputError("space" if space is None else "epsilon", "required to audit a matrix")
+    m, sp = _f64(matrix, "matrix"), _as_space(space)
+    with _progress(progress) as cb:
+        return Report(_core.audit_matrix(m, sp, eps, within=w, delta=dl, eps_in_metric=eps_in_metric,
+                                         outputs_are_inputs=outputs_are_inputs, progress=cb))
+
+
+def is_private(matrix: Any, space: Any, epsilon: Number = 1, *, progress: Progress = None) -> bool:
+    """Whether ``matrix`` is ε·d private on ``space`` (a Space or an n × n distance matrix),
+    proven exactly. With the default ε = 1 this is libqif's ``is_private(C, d)``, whose
+    metric d already includes ε. Raises :class:`Inconclusive` rather than guess."""
+    r = audit(matrix, space, epsilon, progress=progress)
+    if r.verdict == "inconclusive":
+        raise Inconclusive(r.json, repr(r))
+    return r.passed
+
+
+def smallest_epsilon(matrix: Any, space: Any, *, progress: Progress = None) -> float:
+    """The smallest ε at which ``matrix`` is ε·d private (libqif's ``smallest_epsilon``),
+    as a proven upper end: the matrix is private at the returned ε, and the true value is
+    within ``audit(...).epsilon_tight``. ``inf`` when no ε works."""
+    r = audit(matrix, space, 10**9, progress=progress)
+    if r.epsilon_tight is None:
+        return math.inf
+    return r.epsilon_tight[1]
+
+
+def import_matrix(matrix: Any, space: Any, epsilon: Number, *, eps_in_metric: bool = False,
+                  outputs_are_inputs: Optional[bool] = None, progress: Progress = None) -> Mechanism:
+    """A numpy matrix as a certified :class:`Mechanism` (``mdp import``); raises
+    :class:`NotPrivate` with the report when it does not pass."""
+    m, sp, eps = _f64(matrix, "matrix"), _as_space(space), _q(epsilon, "epsilon")
+    with _progress(progress) as cb:
+        return Mechanism(_core.import_matrix(m, sp, eps, eps_in_metric=eps_in_metric,
+                                             outputs_are_inputs=outputs_are_inputs, progress=cb))
+
+
+def repair(matrix: Any, space: Any, epsilon: Number, *, tolerance: float = 1e-3, eps_in_metric: bool = False,
+           outputs_are_inputs: Optional[bool] = None, progress: Progress = None) -> Mechanism:
+    """The exact repair of a near-private matrix (rows off 1, entries like −1e-12, ratios an
+    ulp over e^{εd}; ``mdp repair``): the least uniform mix that makes it provably private.
+    The mechanism's ``summary['repair']`` has the mix, the change and the losses."""
+    m, sp, eps = _f64(matrix, "matrix"), _as_space(space), _q(epsilon, "epsilon")
+    with _progress(progress) as cb:
+        core, _ = _core.repair_matrix(m, sp, eps, tolerance=float(tolerance), eps_in_metric=eps_in_metric,
+                                      outputs_are_inputs=outputs_are_inputs, progress=cb)
+    return Mechanism(core)
+
+
+# ---------------------------------------------------------------- applying a mechanism
+
+
+def privatize(mechanism: Mechanism, records: Any, *, seed: Optional[int] = None,
+              column: Optional[str] = None, suffix: str = "_private",
+              epsilon: Optional[Number] = None, within: Optional[Number] = None) -> Any:
+    """Apply ``mechanism`` to ``records``: each input replaced by an output drawn exactly
+    from the audited rationals (ChaCha20, seeded from the OS unless ``seed``).
+
+    ``records``: input indices (list or integer numpy array: same shape back), input labels
+    (list of str: output labels back), a pandas Series (same index and name + ``suffix``)
+    or a DataFrame with ``column`` (a copy with ``column + suffix`` added). With
+    ``epsilon`` / ``within`` the mechanism is first audited under that policy and refused
+    (:class:`NotPrivate`) unless it passes.
+    """
+    if not isinstance(mechanism, Mechanism):
+        raise InputError("mechanism", "expected a metricdp.Mechanism")
+    if epsilon is not None or within is not None:
+        r = mechanism.audit(epsilon=epsilon, within=within)
+        if not r.passed:
+            raise (Inconclusive if r.verdict == "inconclusive" else NotPrivate)(r.json, repr(r))
+    seed = None if seed is None else int(seed)
+    try:
+        import pandas as pd
+    except ImportError:
+        pd = None
+    if pd is not None and isinstance(records, pd.DataFrame):
+        if column is None or column not in records.columns:
+            raise InputError("column", "name the DataFrame's column of inputs")
+        out = records.copy()
+        out[f"{column}{suffix}"] = privatize(mechanism, records[column], seed=seed)
+        return out
+    if pd is not None and isinstance(records, pd.Series):
+        values = _apply(mechanism, records.tolist(), seed)
+        return pd.Series(values, index=records.index, name=f"{records.name}{suffix}" if records.name is not None else None)
+    if isinstance(records, np.ndarray):
+        if records.dtype.kind in "iu":
+            out = mechanism._m.sample_indices(records.ravel().tolist(), seed)
+            return np.asarray(out, dtype=np.int64).reshape(records.shape)
+        return np.asarray(_apply(mechanism, records.ravel().tolist(), seed), dtype=object).reshape(records.shape)
+    return _apply(mechanism, list(records), seed)
+
+
+def _apply(mechanism: Mechanism, values: List[Any], seed: Optional[int]) -> List[Any]:
+    if all(isinstance(v, str) for v in values) and values:
+        return mechanism._m.sample_labels(values, seed)
+    ints = []
+    for i, v in enumerate(values):
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+            raise InputError(f"records[{i}]", f"expected an input index or label, found {v!r}")
+        ints.append(int(v))
+    return mechanism._m.sample_indices(ints, seed)
+
+
+# ---------------------------------------------------------------- user-level privacy
+
+from .user import Emd, emd, shuffle_account, shuffle_inverse  # noqa: E402
+
+__all__ = [
+    "Space", "space", "distances", "load_space", "from_dataframe",
+    "Mechanism", "exponential", "optimal", "pmo", "benders", "spanner", "constopt", "tem", "load",
+    "audit", "is_private", "smallest_epsilon", "import_matrix", "repair", "privatize",
+    "Report", "Emd", "emd", "shuffle_account", "shuffle_inverse",
+    "MdpError", "InputError", "NotPrivate", "Inconclusive", "SolverError",
+]

@@ -1,0 +1,463 @@
+//! `Mechanism`: a certified mechanism (it passed its own audit) and the families that build
+//! one ([`build`], the library's [`mdp::produce::produce`]), or an `mdp/1` file read and
+//! audited ([`load`]).
+
+use crate::errors::{Error, Result};
+use crate::progress::run;
+use crate::space::{check_size, exact_rows, Space};
+use mdp::audit::{self, Options, ScopePolicy, Verdict};
+use mdp::benders::partition::{MasterSet, Method};
+use mdp::certified::Certified;
+use mdp::exact::{f64_nearest, format_rational, parse_rational, Q};
+use mdp::io::{self, Limits};
+use mdp::lp::Solver;
+use mdp::mechanism::Outputs;
+use mdp::privatize::{exact_rows as sampling_rows, normalized, rng, ExactRow};
+use mdp::produce::{produce, Family, Pmo, ReplacementSpec, Request, Truncation};
+use numpy::{PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray2};
+use pyo3::prelude::*;
+use std::sync::OnceLock;
+
+/// A mechanism that passed its audit: the `mdp/1` document, the parsed file, the report,
+/// and the build's summary (the CLI's `stats:` line; `{}` for a loaded file).
+#[pyclass(frozen, module = "metricdp._core")]
+pub struct Mechanism {
+    pub certified: Certified,
+    summary: serde_json::Value,
+    /// The exact samplers of the rows, built on first use from the exactly normalized
+    /// matrix (the audited one; [`Mechanism::rows`]).
+    rows: OnceLock<std::result::Result<Vec<ExactRow>, String>>,
+}
+
+impl Mechanism {
+    pub fn new(certified: Certified, summary: serde_json::Value) -> Mechanism {
+        Mechanism {
+            certified,
+            summary,
+            rows: OnceLock::new(),
+        }
+    }
+
+    /// The exact row samplers. The matrix sampled is the audited one: rows that sum to
+    /// exactly 1 are the certified matrix itself; otherwise (a file within the audit's
+    /// row-sum tolerance) the exactly normalized matrix is audited under the file's own
+    /// scope first, as `mdp privatize` does ([`mdp::privatize::load_gated`]).
+    pub fn rows(&self) -> Result<&[ExactRow]> {
+        let made = self.rows.get_or_init(|| {
+            let m = self.certified.matrix();
+            let norm = normalized(m);
+            if norm.data == m.data {
+                return Ok(sampling_rows(m));
+            }
+            let mut file = self.certified.file().clone();
+            file.matrix = norm;
+            let opts = Options {
+                scope: ScopePolicy::exactly(file.within.as_ref()),
+                ..Options::default()
+            };
+            match audit::audit(&file, &opts) {
+                Ok(r) if r.verdict == Verdict::Pass => Ok(sampling_rows(&file.matrix)),
+                Ok(_) => Err("the exactly normalized matrix does not pass its audit".into()),
+                Err(e) => Err(e.to_string()),
+            }
+        });
+        made.as_deref().map_err(|e| Error::input("mechanism", e.clone()))
+    }
+
+    fn input_labels(&self) -> Option<&Vec<String>> {
+        self.certified.file().labels.as_ref()
+    }
+
+    /// The input index of `label`.
+    fn input_of(&self, label: &str) -> Option<usize> {
+        self.input_labels()?.iter().position(|l| l == label)
+    }
+}
+
+/// An exact number parameter (`field` names it in errors).
+pub fn q(field: &str, s: &str) -> Result<Q> {
+    parse_rational(s).map_err(|e| Error::input(field, e.to_string()))
+}
+
+fn q_list(field: &str, v: Option<Vec<String>>) -> Result<Option<Vec<Q>>> {
+    v.map(|v| {
+        v.iter()
+            .enumerate()
+            .map(|(i, s)| q(&format!("{field}[{i}]"), s))
+            .collect()
+    })
+    .transpose()
+}
+
+fn solver(name: &str) -> Result<Solver> {
+    match name {
+        "auto" => Ok(Solver::Auto),
+        "ipm" => Ok(Solver::Ipm),
+        "simplex" => Ok(Solver::Simplex),
+        "block" => Ok(Solver::Block),
+        _ => Err(Error::input(
+            "solver",
+            format!("{name:?}: expected auto, ipm, simplex or block"),
+        )),
+    }
+}
+
+/// Build and certify a mechanism of `family` on `space` at `epsilon` (an exact decimal or
+/// `p/q`). The keyword arguments are the command line's flags (`mdp build FAMILY --help`).
+#[pyfunction]
+#[pyo3(signature = (space, family, epsilon, *, weights=None, solver="auto", prior=None, cost=None,
+    outputs=None, within=None, gap=None, k=2, r=10, replacement=None, lambdas=None, beta=None,
+    gamma=None, partitions=None, method="km-rec", master="cover", max_iter=500, seed=0,
+    max_memory=None, progress=None))]
+#[allow(clippy::too_many_arguments)]
+pub fn build(
+    py: Python<'_>,
+    space: &Space,
+    family: &str,
+    epsilon: &str,
+    weights: Option<Vec<String>>,
+    solver: &str,
+    prior: Option<Vec<String>>,
+    cost: Option<PyReadonlyArray2<'_, f64>>,
+    outputs: Option<Vec<usize>>,
+    within: Option<&str>,
+    gap: Option<f64>,
+    k: u64,
+    r: usize,
+    replacement: Option<Vec<Vec<usize>>>,
+    lambdas: Option<Vec<f64>>,
+    beta: Option<f64>,
+    gamma: Option<&str>,
+    partitions: Option<usize>,
+    method: &str,
+    master: &str,
+    max_iter: usize,
+    seed: u64,
+    max_memory: Option<u64>,
+    progress: Option<Py<PyAny>>,
+) -> Result<Mechanism> {
+    let eps = mdp::produce::epsilon(epsilon)?;
+    let solver_choice = self::solver(solver)?;
+    let pmo = || -> Result<Pmo> {
+        let cost = match &cost {
+            Some(c) => {
+                check_size(c, "cost")?;
+                Some(exact_rows(c, "cost")?.concat())
+            }
+            None => None,
+        };
+        Ok(Pmo {
+            within: within.map(|w| q("within", w)).transpose()?,
+            prior: q_list("prior", prior.clone())?,
+            cost,
+            outputs: outputs.clone(),
+        })
+    };
+    let fam = match family {
+        "exponential" => Family::Exponential {
+            weights: q_list("weights", weights)?,
+        },
+        "optimal" => Family::Optimal {
+            solver: solver_choice,
+        },
+        "pmo" => Family::Pmo {
+            pmo: pmo()?,
+            solver: solver_choice,
+            gap,
+        },
+        "benders" => Family::Benders {
+            pmo: pmo()?,
+            options: mdp::benders::Options {
+                partitions,
+                method: Method::from_name(method).ok_or_else(|| {
+                    Error::input("method", format!("{method:?}: expected km-rec, km-dv, km-adj or bsc"))
+                })?,
+                master: MasterSet::from_name(master)
+                    .ok_or_else(|| Error::input("master", format!("{master:?}: expected cover or boundary")))?,
+                gap: gap.unwrap_or(1e-6),
+                max_iter,
+                seed,
+                ..Default::default()
+            },
+        },
+        "spanner" => Family::Spanner {
+            k,
+            solver: if solver == "auto" { Solver::Ipm } else { solver_choice },
+        },
+        "constopt" => Family::Constopt {
+            replacement: match replacement {
+                Some(sets) => ReplacementSpec::Sets(sets),
+                None => ReplacementSpec::NearestNeighbours { r },
+            },
+            lambdas: lambdas.unwrap_or_else(|| vec![0.001, 0.1, 1.0]),
+            solver: solver_choice,
+        },
+        "tem" => Family::Tem {
+            truncation: match (gamma, beta) {
+                (Some(g), _) => Truncation::Gamma(q("gamma", g)?),
+                (None, b) => Truncation::Beta(b.unwrap_or(0.001)),
+            },
+        },
+        _ => {
+            return Err(Error::input(
+                "family",
+                format!("{family:?}: expected exponential, optimal, pmo, benders, spanner, constopt or tem"),
+            ))
+        }
+    };
+    let mut req = Request::new(&space.inner, &space.name, eps);
+    req.labels = space.labels.as_deref();
+    if let Some(m) = max_memory {
+        req.max_memory = m;
+    }
+    let produced = run(py, progress, |p| Ok(produce(&req, &fam, p)?))?;
+    Ok(Mechanism::new(produced.certified, produced.summary))
+}
+
+/// The audit policy of a pipeline: its ε (instead of the file's claim) and the scope it
+/// accepts (`within`: η it requires at least; `allow_scoped`: any).
+pub fn policy(epsilon: Option<&str>, within: Option<&str>, allow_scoped: bool, delta: Option<&str>) -> Result<Options> {
+    Ok(Options {
+        epsilon: epsilon.map(mdp::produce::epsilon).transpose()?,
+        scope: ScopePolicy::from_flags(within.map(|w| q("within", w)).transpose()?, allow_scoped),
+        delta: delta.map(|d| q("delta", d)).transpose()?,
+        ..Options::default()
+    })
+}
+
+/// Read an `mdp/1` file and certify it (its own claim); with a policy (`epsilon`,
+/// `within`, `allow_scoped`) it must also pass under that policy.
+#[pyfunction]
+#[pyo3(signature = (path, *, epsilon=None, within=None, allow_scoped=false, progress=None))]
+pub fn load(
+    py: Python<'_>,
+    path: &str,
+    epsilon: Option<&str>,
+    within: Option<&str>,
+    allow_scoped: bool,
+    progress: Option<Py<PyAny>>,
+) -> Result<Mechanism> {
+    let opts = policy(epsilon, within, allow_scoped, None)?;
+    let checked = epsilon.is_some() || within.is_some() || allow_scoped;
+    run(py, progress, |p| {
+        let limits = Limits::default();
+        let bytes = io::read_source(path, &limits)?;
+        let doc = io::parse_json(&bytes)?;
+        let certified = Certified::certify(&doc, p)?;
+        if checked {
+            let report = audit::audit_with(certified.file(), &opts, p)?;
+            if report.verdict != Verdict::Pass {
+                return Err(Error::Audit(Box::new(report)));
+            }
+        }
+        Ok(Mechanism::new(certified, serde_json::json!({})))
+    })
+}
+
+#[pymethods]
+impl Mechanism {
+    /// Rows (inputs).
+    #[getter]
+    fn n(&self) -> usize {
+        self.certified.matrix().rows
+    }
+
+    /// Columns (outputs).
+    #[getter]
+    fn k(&self) -> usize {
+        self.certified.matrix().cols
+    }
+
+    /// The claimed ε, exactly (`p/q` or an integer).
+    #[getter]
+    fn epsilon(&self) -> String {
+        format_rational(&self.certified.file().epsilon)
+    }
+
+    /// The claimed scope η (privacy for pairs with d ≤ η), exactly, or None (all pairs).
+    #[getter]
+    fn within(&self) -> Option<String> {
+        self.certified.file().within.as_ref().map(format_rational)
+    }
+
+    #[getter]
+    fn labels(&self) -> Option<Vec<String>> {
+        self.input_labels().cloned()
+    }
+
+    /// The outputs' names: input labels (or indices) when the outputs are inputs, the
+    /// file's output labels, or coordinates.
+    #[getter]
+    fn output_labels(&self) -> Vec<String> {
+        let f = self.certified.file();
+        let input = |i: usize| match &f.labels {
+            Some(l) => l[i].clone(),
+            None => i.to_string(),
+        };
+        match &f.outputs {
+            Outputs::Inputs => (0..f.matrix.cols).map(input).collect(),
+            Outputs::OfInputs(v) => v.iter().map(|&i| input(i)).collect(),
+            Outputs::Labels(l) => l.clone(),
+            Outputs::Points(p) => p
+                .iter()
+                .map(|x| {
+                    let c: Vec<String> = x.iter().map(|q| format!("{}", f64_nearest(q))).collect();
+                    format!("({})", c.join(", "))
+                })
+                .collect(),
+        }
+    }
+
+    /// The inputs' points as float64 (n × d), or None (a distance table or graph).
+    fn input_points<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyArray2<f64>>>> {
+        crate::space::points_f64(py, &self.certified.file().space)
+    }
+
+    /// The outputs' points as float64 (K × d), or None (opaque outputs, or inputs without
+    /// coordinates).
+    fn output_points<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyArray2<f64>>>> {
+        let f = self.certified.file();
+        let Some(inputs) = crate::space::points_f64(py, &f.space)? else {
+            return Ok(None);
+        };
+        let pick = |rows: Vec<Vec<f64>>| -> PyResult<Option<Bound<'py, PyArray2<f64>>>> {
+            let d = rows.first().map_or(0, Vec::len);
+            let k = rows.len();
+            Ok(Some(PyArray1::from_vec(py, rows.concat()).reshape([k, d])?))
+        };
+        match &f.outputs {
+            Outputs::Inputs => Ok(Some(inputs)),
+            Outputs::OfInputs(v) => {
+                let all = inputs.readonly();
+                let a = all.as_array();
+                pick(v.iter().map(|&i| a.row(i).to_vec()).collect())
+            }
+            Outputs::Points(p) => pick(p.iter().map(|x| x.iter().map(f64_nearest).collect()).collect()),
+            Outputs::Labels(_) => Ok(None),
+        }
+    }
+
+    /// The matrix as float64 (each entry the nearest double to the exact one).
+    fn matrix_f64<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let m = self.certified.matrix();
+        let data: Vec<f64> = py.detach(|| m.data.iter().map(f64_nearest).collect());
+        PyArray1::from_vec(py, data).reshape([m.rows, m.cols])
+    }
+
+    /// Entry (i, j) exactly, as `p/q` text.
+    fn exact(&self, i: usize, j: usize) -> Result<String> {
+        let m = self.certified.matrix();
+        if i >= m.rows || j >= m.cols {
+            return Err(Error::input(
+                "index",
+                format!("({i}, {j}) out of range for {} × {}", m.rows, m.cols),
+            ));
+        }
+        Ok(format_rational(&m.data[i * m.cols + j]))
+    }
+
+    /// The audit report (JSON text, `mdp-audit --json`'s).
+    fn report_json(&self) -> String {
+        audit::json(self.certified.report())
+    }
+
+    /// The audit report as `mdp-audit` prints it.
+    fn report_text(&self) -> String {
+        audit::human(self.certified.report())
+    }
+
+    /// The build's summary (JSON text).
+    fn summary_json(&self) -> String {
+        self.summary.to_string()
+    }
+
+    /// The `mdp/1` document (JSON text), exactly as audited.
+    fn to_json(&self) -> &str {
+        self.certified.to_json()
+    }
+
+    /// Write the `mdp/1` document to `path` (atomically: a failed write leaves the old file).
+    fn save(&self, py: Python<'_>, path: &str) -> Result<()> {
+        py.detach(|| -> std::io::Result<()> {
+            let mut f = mdp::atomic::AtomicFile::create(std::path::Path::new(path))?;
+            self.certified.write_to(&mut f)?;
+            f.commit()
+        })
+        .map_err(|e| Error::input(path, e.to_string()))
+    }
+
+    /// Audit again under a pipeline's policy (its ε, scope and δ); returns the report
+    /// (JSON text), whatever its verdict.
+    #[pyo3(signature = (*, epsilon=None, within=None, allow_scoped=false, delta=None, progress=None))]
+    fn audit(
+        &self,
+        py: Python<'_>,
+        epsilon: Option<&str>,
+        within: Option<&str>,
+        allow_scoped: bool,
+        delta: Option<&str>,
+        progress: Option<Py<PyAny>>,
+    ) -> Result<String> {
+        let opts = policy(epsilon, within, allow_scoped, delta)?;
+        run(py, progress, |p| {
+            Ok(audit::json(&audit::audit_with(self.certified.file(), &opts, p)?))
+        })
+    }
+
+    /// Privatize inputs given by index: one output index each, drawn exactly from the
+    /// audited rationals with ChaCha20 (OS-seeded unless `seed`).
+    #[pyo3(signature = (inputs, seed=None))]
+    fn sample_indices(&self, py: Python<'_>, inputs: Vec<i64>, seed: Option<u64>) -> Result<Vec<usize>> {
+        let n = self.certified.matrix().rows;
+        if let Some((at, &u)) = inputs.iter().enumerate().find(|(_, &u)| u < 0 || u as u64 >= n as u64) {
+            return Err(Error::input(format!("records[{at}]"), format!("input {u} is not in 0..{n}")));
+        }
+        let rows = self.rows()?;
+        Ok(py.detach(|| {
+            let mut g = rng(seed);
+            inputs.iter().map(|&u| rows[u as usize].sample(&mut g)).collect()
+        }))
+    }
+
+    /// Privatize inputs given by label: one output label each (see `output_labels`).
+    #[pyo3(signature = (inputs, seed=None))]
+    fn sample_labels(&self, py: Python<'_>, inputs: Vec<String>, seed: Option<u64>) -> Result<Vec<String>> {
+        if self.input_labels().is_none() {
+            return Err(Error::input("records", "the mechanism's inputs have no labels: pass input indices"));
+        }
+        let mut idx = Vec::with_capacity(inputs.len());
+        for (at, l) in inputs.iter().enumerate() {
+            idx.push(
+                self.input_of(l)
+                    .ok_or_else(|| Error::input(format!("records[{at}]"), format!("{l:?} is not an input label")))? as i64,
+            );
+        }
+        let out = self.sample_indices(py, idx, seed)?;
+        let names = self.output_labels();
+        Ok(out.into_iter().map(|j| names[j].clone()).collect())
+    }
+
+    fn __repr__(&self) -> String {
+        let r = self.certified.report();
+        let name = self
+            .certified
+            .file()
+            .meta
+            .as_ref()
+            .and_then(|m| m.get("mechanism"))
+            .and_then(|v| v.as_str())
+            .unwrap_or("mechanism")
+            .to_string();
+        format!(
+            "Mechanism({name}, n = {}, K = {}, ε = {}, audit {})",
+            r.n,
+            r.k,
+            format_rational(&self.certified.file().epsilon),
+            match r.verdict {
+                Verdict::Pass => "pass",
+                Verdict::Fail => "fail",
+                Verdict::Inconclusive => "inconclusive",
+            }
+        )
+    }
+}

@@ -1,0 +1,198 @@
+//! The auditor and the import tools on numpy matrices and `mdp/1` files: `audit_file`,
+//! `audit_matrix` (`mdp-audit`), `import_matrix` (`mdp import`), `repair_matrix`
+//! (`mdp repair`).
+
+use crate::errors::{Error, Result};
+use crate::mechanism::{policy, Mechanism};
+use crate::progress::run;
+use crate::space::{check_size, exact_rows, Space};
+use mdp::audit;
+use mdp::certified::Certified;
+use mdp::exact::Q;
+use mdp::import::{self, ImportOptions, RepairError, RepairOptions, ToRepair};
+use mdp::io::{self, Limits};
+use mdp::mechanism::Matrix;
+use numpy::PyReadonlyArray2;
+use pyo3::prelude::*;
+use serde_json::{json, Value};
+
+/// The exact matrix of a float64 array (each entry the dyadic rational it is).
+fn exact_matrix(m: &PyReadonlyArray2<'_, f64>) -> Result<Matrix> {
+    check_size(m, "matrix")?;
+    let rows = exact_rows(m, "matrix")?;
+    let (r, c) = (rows.len(), rows.first().map_or(0, Vec::len));
+    if r == 0 || c == 0 {
+        return Err(Error::input("matrix", "is empty"));
+    }
+    Ok(Matrix::new(r, c, rows.concat()))
+}
+
+fn producer_meta(space: &Space, eps_in_metric: bool) -> Value {
+    mdp::produce::producer_meta(
+        json!({"mechanism": "imported", "space": space.name,
+               "import": {"matrix": "numpy array (Python)", "eps_in_metric": eps_in_metric}}),
+        &Value::Null,
+    )
+}
+
+/// The `mdp/1` document claiming ε·d privacy of `matrix` on `space` (`within`: for pairs
+/// with d ≤ η only), as `mdp import` states it.
+fn document(
+    matrix: &Matrix,
+    space: &Space,
+    opts: &ImportOptions,
+    within: Option<&Q>,
+) -> Result<Value> {
+    let mut doc = import::document(matrix, &space.inner, opts, producer_meta(space, opts.eps_in_metric), "matrix")?;
+    if let Some(eta) = within {
+        doc["neighbors"] = json!({ "within": io::number_value(eta) });
+    }
+    if let Some(l) = &space.labels {
+        io::set_labels(&mut doc, l);
+    }
+    Ok(doc)
+}
+
+fn import_options(space: &Space, epsilon: &str, eps_in_metric: bool, outputs_are_inputs: Option<bool>, cols: usize) -> Result<ImportOptions> {
+    Ok(ImportOptions {
+        epsilon: mdp::produce::epsilon(epsilon)?,
+        eps_in_metric,
+        // Square matrices on the space's points are read as outputs = inputs unless told.
+        outputs_are_inputs: outputs_are_inputs.unwrap_or(cols == space.inner.n()),
+    })
+}
+
+/// Audit an `mdp/1` file under a pipeline's policy (its ε, scope, δ); the report as JSON.
+#[pyfunction]
+#[pyo3(signature = (path, *, epsilon=None, within=None, allow_scoped=false, delta=None, progress=None))]
+pub fn audit_file(
+    py: Python<'_>,
+    path: &str,
+    epsilon: Option<&str>,
+    within: Option<&str>,
+    allow_scoped: bool,
+    delta: Option<&str>,
+    progress: Option<Py<PyAny>>,
+) -> Result<String> {
+    let opts = policy(epsilon, within, allow_scoped, delta)?;
+    run(py, progress, |p| {
+        let limits = Limits::default();
+        let bytes = io::read_source(path, &limits)?;
+        let file = io::read_mechanism(&bytes, &limits)?;
+        Ok(audit::json(&audit::audit_with(&file, &opts, p)?))
+    })
+}
+
+/// Audit a numpy matrix (rows = inputs of `space`) claimed ε·d private (for d ≤ `within`
+/// only, if given); `eps_in_metric`: the space's distances already include ε (libqif's
+/// convention). The report as JSON.
+#[pyfunction]
+#[pyo3(signature = (matrix, space, epsilon, *, within=None, delta=None, eps_in_metric=false, outputs_are_inputs=None, progress=None))]
+#[allow(clippy::too_many_arguments)]
+pub fn audit_matrix(
+    py: Python<'_>,
+    matrix: PyReadonlyArray2<'_, f64>,
+    space: &Space,
+    epsilon: &str,
+    within: Option<&str>,
+    delta: Option<&str>,
+    eps_in_metric: bool,
+    outputs_are_inputs: Option<bool>,
+    progress: Option<Py<PyAny>>,
+) -> Result<String> {
+    let m = exact_matrix(&matrix)?;
+    let opts = import_options(space, epsilon, eps_in_metric, outputs_are_inputs, m.cols)?;
+    let eta = within.map(|w| crate::mechanism::q("within", w)).transpose()?;
+    let aopts = policy(None, within, false, delta)?;
+    run(py, progress, |p| {
+        let doc = document(&m, space, &opts, eta.as_ref())?;
+        let n = space.inner.n() as u64;
+        let limits = Limits {
+            max_entries: Limits::default().max_entries.max(n.saturating_mul(m.cols as u64)),
+            ..Limits::default()
+        };
+        let file = io::mechanism_from_value(&doc, &limits)?;
+        Ok(audit::json(&audit::audit_with(&file, &aopts, p)?))
+    })
+}
+
+/// A numpy matrix as a certified mechanism (`mdp import`): raises NotPrivate (with the
+/// report) if it does not pass.
+#[pyfunction]
+#[pyo3(signature = (matrix, space, epsilon, *, eps_in_metric=false, outputs_are_inputs=None, progress=None))]
+pub fn import_matrix(
+    py: Python<'_>,
+    matrix: PyReadonlyArray2<'_, f64>,
+    space: &Space,
+    epsilon: &str,
+    eps_in_metric: bool,
+    outputs_are_inputs: Option<bool>,
+    progress: Option<Py<PyAny>>,
+) -> Result<Mechanism> {
+    let m = exact_matrix(&matrix)?;
+    if let Some((i, _)) = m.data.iter().enumerate().find(|(_, x)| **x < 0u32) {
+        return Err(Error::input(
+            format!("matrix[{}][{}]", i / m.cols, i % m.cols),
+            "negative entry (repair() takes rounding-level negatives)",
+        ));
+    }
+    let opts = import_options(space, epsilon, eps_in_metric, outputs_are_inputs, m.cols)?;
+    run(py, progress, |p| {
+        let doc = document(&m, space, &opts, None)?;
+        Ok(Mechanism::new(Certified::certify(&doc, p)?, json!({"mechanism": "imported"})))
+    })
+}
+
+/// The exact repair of a near-private numpy matrix (`mdp repair`): the certified
+/// mechanism and the repair's summary (JSON: uniform mix t, change, row deviation, losses
+/// before and after).
+#[pyfunction]
+#[pyo3(signature = (matrix, space, epsilon, *, tolerance=1e-3, eps_in_metric=false, outputs_are_inputs=None, progress=None))]
+#[allow(clippy::too_many_arguments)]
+pub fn repair_matrix(
+    py: Python<'_>,
+    matrix: PyReadonlyArray2<'_, f64>,
+    space: &Space,
+    epsilon: &str,
+    tolerance: f64,
+    eps_in_metric: bool,
+    outputs_are_inputs: Option<bool>,
+    progress: Option<Py<PyAny>>,
+) -> Result<(Mechanism, String)> {
+    if !(tolerance.is_finite() && tolerance > 0.0) {
+        return Err(Error::input("tolerance", "must be a finite number > 0"));
+    }
+    let raw = exact_matrix(&matrix)?;
+    let opts = import_options(space, epsilon, eps_in_metric, outputs_are_inputs, raw.cols)?;
+    run(py, progress, |p| {
+        let limits = Limits::default();
+        let meta = producer_meta(space, eps_in_metric);
+        let mut prepared = ToRepair::from_matrix(raw, &space.inner, &opts, meta, "matrix", &limits)?;
+        if let Some(l) = &space.labels {
+            io::set_labels(&mut prepared.doc, l);
+        }
+        let ropts = RepairOptions {
+            tolerance,
+            max_prec: mdp::produce::MAX_PREC,
+        };
+        let rep = match import::repair_external(&prepared.external(), &ropts) {
+            Ok(r) => r,
+            Err(e @ RepairError::TooFar { .. }) => {
+                return Err(Error::Refused(format!("{e}; build a private mechanism instead")))
+            }
+            Err(e @ RepairError::Failed) => return Err(Error::Solver(e.to_string())),
+            Err(RepairError::Input(e)) => return Err(e.into()),
+            Err(e) => return Err(Error::input("matrix", e.to_string())),
+        };
+        let summary = json!({
+            "uniform_mix": rep.t,
+            "change": rep.change,
+            "max_row_deviation": rep.max_row_deviation,
+            "loss_before": rep.loss_before,
+            "loss_after": rep.loss_after,
+        });
+        let doc = prepared.repaired_document(&rep, tolerance);
+        let certified = Certified::certify(&doc, p)?;
+        Ok((Mechanism::new(certified, json!({"mechanism": "repaired", "repair": summary.clone()})), summary.to_string()))
+    })
+}

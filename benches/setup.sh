@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Create benches/.venv and install the benchmark's Python dependencies (idempotent):
-# qif (libqif), numpy, highspy (HiGHS) from requirements.txt.
+# qif (libqif), numpy, highspy (HiGHS) from requirements.txt, and the metricdp wheel built
+# from python/ (maturin).
 #   bash benches/setup.sh          # from anywhere
 # Needs: python3 (>= 3.9) with venv, network access to PyPI.
 set -euo pipefail
@@ -20,8 +21,16 @@ if ! "$VENV/bin/python" -c 'import qif, numpy, highspy' >/dev/null 2>&1; then
     "$VENV/bin/python" -m pip install --quiet -r "$HERE/requirements.txt"
 fi
 
+# The Python package (python/), built from this checkout and installed into the venv.
+if ! "$VENV/bin/python" -c 'import maturin' >/dev/null 2>&1; then
+    "$VENV/bin/python" -m pip install --quiet "maturin==1.16.0"
+fi
+rm -rf "$HERE/.work/dist"
+"$VENV/bin/maturin" build --quiet --release --locked -m "$HERE/../python/Cargo.toml" -o "$HERE/.work/dist"
+"$VENV/bin/python" -m pip install --quiet --force-reinstall --no-deps "$HERE"/.work/dist/metricdp-*.whl
+
 "$VENV/bin/python" - <<'PY'
-import numpy, qif, highspy, sys
+import numpy, qif, highspy, metricdp, sys
 
 def ver(mod, dist):
     v = getattr(mod, "__version__", None)
@@ -34,5 +43,5 @@ def ver(mod, dist):
     return v
 
 print(f"setup.sh: ok: python {sys.version.split()[0]}, numpy {numpy.__version__}, "
-      f"qif {ver(qif, 'qif')}, highspy {ver(highspy, 'highspy')}")
+      f"qif {ver(qif, 'qif')}, highspy {ver(highspy, 'highspy')}, metricdp {metricdp.__version__}")
 PY

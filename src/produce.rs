@@ -479,13 +479,22 @@ fn check_dense_memory(
 }
 
 /// Refuse a matrix whose exact entries would exceed the auditor's default number budget
-/// (`--max-bits`): a file the auditor refuses by default is never built.
-fn check_size_budget(bits: f64) -> Result<(), ProduceError> {
+/// (`--max-bits`) or whose largest entry would be longer than the format's longest number
+/// (`exact::number::MAX_DIGITS` digits): a file the auditor refuses by default is never built.
+fn check_size_budget(bits: exponential::EntryBits) -> Result<(), ProduceError> {
     let max = Limits::default().max_bits;
-    if bits > max as f64 {
+    if bits.total > max as f64 {
         return Err(invalid(
             "epsilon",
-            format!("the exact entries e^(-ε·d/2) would need about {bits:.2e} bits, over the auditor's default budget of {max} bits; use a smaller ε or fewer points"),
+            format!("the exact entries e^(-ε·d/2) would need about {:.2e} bits, over the auditor's default budget of {max} bits; use a smaller ε or fewer points", bits.total),
+        ));
+    }
+    // An entry p/2^k is written with about k·log10(2) digits.
+    let digits = bits.largest * std::f64::consts::LOG10_2;
+    if digits > crate::exact::number::MAX_DIGITS as f64 {
+        return Err(invalid(
+            "epsilon",
+            format!("an exact entry e^(-ε·d/2) would be written with about {digits:.2e} digits, beyond the format's longest number ({} digits); use a smaller ε", crate::exact::number::MAX_DIGITS),
         ));
     }
     Ok(())
@@ -752,6 +761,12 @@ pub fn build(
             };
             check_dense_memory("exponential", n, file, req.max_memory, progress)?;
             check_size_budget(exponential::exact_bits(space, eps, weights.as_deref()))?;
+            if !exponential::certifiable(space, eps, weights.as_deref()) {
+                return Err(invalid(
+                    if weights.is_some() { "weights" } else { "epsilon" },
+                    "ε·(least distance) and Y_min/ΣY leave the mechanism a relative slack below the f64 softmax's error (about 3e-12): it cannot be certified; use a larger ε or weights closer to each other",
+                ));
+            }
             Assembled {
                 matrix: exponential::weighted_exponential(space, eps, weights.as_deref()),
                 certificate: None,

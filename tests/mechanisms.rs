@@ -312,3 +312,59 @@ fn imo_l1_black_hole() {
         "the main text's form held everywhere"
     );
 }
+
+/// Found by the Python package's hostile-argument test: at ε = 1000 the entries e^{−500·d}
+/// of far outputs underflow to 0 in f64; the rounded row kept those zeros (an infinite
+/// privacy loss), so the build failed its own audit. Underflowed entries now keep their
+/// exact scaled floats, and the mechanism certifies. At ε = 10⁶ an entry would need
+/// 6.9·10⁵ digits: refused up front, naming ε.
+#[test]
+fn exponential_at_large_epsilon_keeps_underflowed_entries() {
+    let p = |s: &str| mdp::exact::parse_rational(s).unwrap();
+    let pts = vec![
+        vec![p("0"), p("0")],
+        vec![p("1"), p("0")],
+        vec![p("0"), p("2")],
+        vec![p("3"), p("1")],
+    ];
+    let space = Space::from_points(MetricKind::Euclidean, pts, None).unwrap();
+    let family = mdp::produce::Family::Exponential { weights: None };
+    let req = mdp::produce::Request::new(&space, "points", p("1000"));
+    let out = mdp::produce::produce(&req, &family, &mdp::progress::Silent).unwrap();
+    assert_eq!(out.certified.report().verdict, Verdict::Pass);
+    assert!(out.certified.matrix().data.iter().all(|x| *x > 0u32));
+    let req = mdp::produce::Request::new(&space, "points", p("1000000"));
+    match mdp::produce::produce(&req, &family, &mdp::progress::Silent) {
+        Err(mdp::produce::ProduceError::Invalid { field, .. }) => assert_eq!(field, "epsilon"),
+        other => panic!("expected a refusal naming ε, got {other:?}"),
+    }
+}
+
+/// Weights 10³⁰ apart at ε = 10⁻⁹ leave a relative slack of ≈ 10⁻³⁹, far below the f64
+/// softmax's error: the producer refuses with the reason (field `weights`) instead of
+/// building a matrix that fails its own audit.
+#[test]
+fn exponential_without_float_slack_is_refused_with_its_cause() {
+    let pts = vec![
+        vec![mdp::exact::parse_rational("0").unwrap()],
+        vec![mdp::exact::parse_rational("1").unwrap()],
+        vec![mdp::exact::parse_rational("3").unwrap()],
+    ];
+    let space = Space::from_points(MetricKind::Euclidean, pts, None).unwrap();
+    let req = mdp::produce::Request::new(
+        &space,
+        "points",
+        mdp::exact::parse_rational("1e-9").unwrap(),
+    );
+    let family = mdp::produce::Family::Exponential {
+        weights: Some(vec![
+            mdp::exact::parse_rational("1e30").unwrap(),
+            mdp::exact::parse_rational("1").unwrap(),
+            mdp::exact::parse_rational("1").unwrap(),
+        ]),
+    };
+    match mdp::produce::produce(&req, &family, &mdp::progress::Silent) {
+        Err(mdp::produce::ProduceError::Invalid { field, .. }) => assert_eq!(field, "weights"),
+        other => panic!("expected a refusal naming the weights, got {other:?}"),
+    }
+}

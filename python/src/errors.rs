@@ -44,7 +44,9 @@ impl From<InputError> for Error {
 impl From<mdp::user_level::UserLevelError> for Error {
     fn from(e: mdp::user_level::UserLevelError) -> Self {
         match e {
-            mdp::user_level::UserLevelError::Invalid { field, message } => Error::Input { field, message },
+            mdp::user_level::UserLevelError::Invalid { field, message } => {
+                Error::Input { field, message }
+            }
             e => Error::input("budget", e.to_string()),
         }
     }

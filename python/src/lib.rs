@@ -31,5 +31,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tools::repair_matrix, m)?)?;
     m.add_function(wrap_pyfunction!(user::emd, m)?)?;
     m.add_function(wrap_pyfunction!(user::account_item_wise, m)?)?;
+    m.add_function(wrap_pyfunction!(user::release_linear, m)?)?;
+    m.add_function(wrap_pyfunction!(user::release_item_wise, m)?)?;
+    m.add_function(wrap_pyfunction!(user::release_freq, m)?)?;
     Ok(())
 }

@@ -9,7 +9,7 @@ use mdp::audit::{self, Options, ScopePolicy, Verdict};
 use mdp::benders::partition::{MasterSet, Method};
 use mdp::certified::Certified;
 use mdp::exact::{f64_nearest, format_rational, parse_rational, Q};
-use mdp::io::{self, Limits};
+use mdp::io::{self, Limits, MechanismFile};
 use mdp::lp::Solver;
 use mdp::mechanism::Outputs;
 use mdp::privatize::{exact_rows as sampling_rows, normalized, rng, ExactRow};
@@ -26,7 +26,7 @@ pub struct Mechanism {
     summary: serde_json::Value,
     /// The exact samplers of the rows, built on first use from the exactly normalized
     /// matrix (the audited one; [`Mechanism::rows`]).
-    rows: OnceLock<std::result::Result<Vec<ExactRow>, String>>,
+    rows: OnceLock<Vec<ExactRow>>,
 }
 
 impl Mechanism {
@@ -38,30 +38,36 @@ impl Mechanism {
         }
     }
 
-    /// The exact row samplers. The matrix sampled is the audited one: rows that sum to
-    /// exactly 1 are the certified matrix itself; otherwise (a file within the audit's
-    /// row-sum tolerance) the exactly normalized matrix is audited under the file's own
-    /// scope first, as `mdp privatize` does ([`mdp::privatize::load_gated`]).
+    /// The file whose matrix is sampled: the audited one. Rows that sum to exactly 1 are
+    /// the certified matrix itself; otherwise (a file within the audit's row-sum
+    /// tolerance) the exactly normalized matrix, audited under the file's own scope first,
+    /// as `mdp privatize` does ([`mdp::privatize::load_gated`]).
+    pub fn sampled_file(&self) -> Result<std::borrow::Cow<'_, MechanismFile>> {
+        let m = self.certified.matrix();
+        let norm = normalized(m);
+        if norm.data == m.data {
+            return Ok(std::borrow::Cow::Borrowed(self.certified.file()));
+        }
+        let mut file = self.certified.file().clone();
+        file.matrix = norm;
+        let opts = Options {
+            scope: ScopePolicy::exactly(file.within.as_ref()),
+            ..Options::default()
+        };
+        let report = audit::audit(&file, &opts)?;
+        if report.verdict != Verdict::Pass {
+            return Err(Error::Audit(Box::new(report)));
+        }
+        Ok(std::borrow::Cow::Owned(file))
+    }
+
+    /// The exact row samplers of [`Mechanism::sampled_file`], built on first use.
     pub fn rows(&self) -> Result<&[ExactRow]> {
-        let made = self.rows.get_or_init(|| {
-            let m = self.certified.matrix();
-            let norm = normalized(m);
-            if norm.data == m.data {
-                return Ok(sampling_rows(m));
-            }
-            let mut file = self.certified.file().clone();
-            file.matrix = norm;
-            let opts = Options {
-                scope: ScopePolicy::exactly(file.within.as_ref()),
-                ..Options::default()
-            };
-            match audit::audit(&file, &opts) {
-                Ok(r) if r.verdict == Verdict::Pass => Ok(sampling_rows(&file.matrix)),
-                Ok(_) => Err("the exactly normalized matrix does not pass its audit".into()),
-                Err(e) => Err(e.to_string()),
-            }
-        });
-        made.as_deref().map_err(|e| Error::input("mechanism", e.clone()))
+        if let Some(r) = self.rows.get() {
+            return Ok(r);
+        }
+        let rows = sampling_rows(&self.sampled_file()?.matrix);
+        Ok(self.rows.get_or_init(|| rows))
     }
 
     fn input_labels(&self) -> Option<&Vec<String>> {
@@ -170,10 +176,14 @@ pub fn build(
             options: mdp::benders::Options {
                 partitions,
                 method: Method::from_name(method).ok_or_else(|| {
-                    Error::input("method", format!("{method:?}: expected km-rec, km-dv, km-adj or bsc"))
+                    Error::input(
+                        "method",
+                        format!("{method:?}: expected km-rec, km-dv, km-adj or bsc"),
+                    )
                 })?,
-                master: MasterSet::from_name(master)
-                    .ok_or_else(|| Error::input("master", format!("{master:?}: expected cover or boundary")))?,
+                master: MasterSet::from_name(master).ok_or_else(|| {
+                    Error::input("master", format!("{master:?}: expected cover or boundary"))
+                })?,
                 gap: gap.unwrap_or(1e-6),
                 max_iter,
                 seed,
@@ -182,7 +192,11 @@ pub fn build(
         },
         "spanner" => Family::Spanner {
             k,
-            solver: if solver == "auto" { Solver::Ipm } else { solver_choice },
+            solver: if solver == "auto" {
+                Solver::Ipm
+            } else {
+                solver_choice
+            },
         },
         "constopt" => Family::Constopt {
             replacement: match replacement {
@@ -198,12 +212,12 @@ pub fn build(
                 (None, b) => Truncation::Beta(b.unwrap_or(0.001)),
             },
         },
-        _ => {
-            return Err(Error::input(
-                "family",
-                format!("{family:?}: expected exponential, optimal, pmo, benders, spanner, constopt or tem"),
-            ))
-        }
+        _ => return Err(Error::input(
+            "family",
+            format!(
+                "{family:?}: expected exponential, optimal, pmo, benders, spanner, constopt or tem"
+            ),
+        )),
     };
     let mut req = Request::new(&space.inner, &space.name, eps);
     req.labels = space.labels.as_deref();
@@ -216,7 +230,12 @@ pub fn build(
 
 /// The audit policy of a pipeline: its ε (instead of the file's claim) and the scope it
 /// accepts (`within`: η it requires at least; `allow_scoped`: any).
-pub fn policy(epsilon: Option<&str>, within: Option<&str>, allow_scoped: bool, delta: Option<&str>) -> Result<Options> {
+pub fn policy(
+    epsilon: Option<&str>,
+    within: Option<&str>,
+    allow_scoped: bool,
+    delta: Option<&str>,
+) -> Result<Options> {
     Ok(Options {
         epsilon: epsilon.map(mdp::produce::epsilon).transpose()?,
         scope: ScopePolicy::from_flags(within.map(|w| q("within", w)).transpose()?, allow_scoped),
@@ -332,7 +351,11 @@ impl Mechanism {
                 let a = all.as_array();
                 pick(v.iter().map(|&i| a.row(i).to_vec()).collect())
             }
-            Outputs::Points(p) => pick(p.iter().map(|x| x.iter().map(f64_nearest).collect()).collect()),
+            Outputs::Points(p) => pick(
+                p.iter()
+                    .map(|x| x.iter().map(f64_nearest).collect())
+                    .collect(),
+            ),
             Outputs::Labels(_) => Ok(None),
         }
     }
@@ -400,37 +423,66 @@ impl Mechanism {
     ) -> Result<String> {
         let opts = policy(epsilon, within, allow_scoped, delta)?;
         run(py, progress, |p| {
-            Ok(audit::json(&audit::audit_with(self.certified.file(), &opts, p)?))
+            Ok(audit::json(&audit::audit_with(
+                self.certified.file(),
+                &opts,
+                p,
+            )?))
         })
     }
 
     /// Privatize inputs given by index: one output index each, drawn exactly from the
     /// audited rationals with ChaCha20 (OS-seeded unless `seed`).
     #[pyo3(signature = (inputs, seed=None))]
-    fn sample_indices(&self, py: Python<'_>, inputs: Vec<i64>, seed: Option<u64>) -> Result<Vec<usize>> {
+    fn sample_indices(
+        &self,
+        py: Python<'_>,
+        inputs: Vec<i64>,
+        seed: Option<u64>,
+    ) -> Result<Vec<usize>> {
         let n = self.certified.matrix().rows;
-        if let Some((at, &u)) = inputs.iter().enumerate().find(|(_, &u)| u < 0 || u as u64 >= n as u64) {
-            return Err(Error::input(format!("records[{at}]"), format!("input {u} is not in 0..{n}")));
+        if let Some((at, &u)) = inputs
+            .iter()
+            .enumerate()
+            .find(|(_, &u)| u < 0 || u as u64 >= n as u64)
+        {
+            return Err(Error::input(
+                format!("records[{at}]"),
+                format!("input {u} is not in 0..{n}"),
+            ));
         }
         let rows = self.rows()?;
         Ok(py.detach(|| {
             let mut g = rng(seed);
-            inputs.iter().map(|&u| rows[u as usize].sample(&mut g)).collect()
+            inputs
+                .iter()
+                .map(|&u| rows[u as usize].sample(&mut g))
+                .collect()
         }))
     }
 
     /// Privatize inputs given by label: one output label each (see `output_labels`).
     #[pyo3(signature = (inputs, seed=None))]
-    fn sample_labels(&self, py: Python<'_>, inputs: Vec<String>, seed: Option<u64>) -> Result<Vec<String>> {
+    fn sample_labels(
+        &self,
+        py: Python<'_>,
+        inputs: Vec<String>,
+        seed: Option<u64>,
+    ) -> Result<Vec<String>> {
         if self.input_labels().is_none() {
-            return Err(Error::input("records", "the mechanism's inputs have no labels: pass input indices"));
+            return Err(Error::input(
+                "records",
+                "the mechanism's inputs have no labels: pass input indices",
+            ));
         }
         let mut idx = Vec::with_capacity(inputs.len());
         for (at, l) in inputs.iter().enumerate() {
-            idx.push(
-                self.input_of(l)
-                    .ok_or_else(|| Error::input(format!("records[{at}]"), format!("{l:?} is not an input label")))? as i64,
-            );
+            idx.push(self.input_of(l).ok_or_else(|| {
+                Error::input(
+                    format!("records[{at}]"),
+                    format!("{l:?} is not an input label"),
+                )
+            })? as i64);
         }
         let out = self.sample_indices(py, idx, seed)?;
         let names = self.output_labels();

@@ -96,7 +96,11 @@ impl Progress for PyProgress {
         if let Ok(mut p) = self.phase.lock() {
             *p = phase.to_string();
         }
-        self.report("start", |py| total.into_pyobject(py).unwrap().unbind(), true);
+        self.report(
+            "start",
+            |py| total.into_pyobject(py).unwrap().unbind(),
+            true,
+        );
     }
 
     fn advance(&self, steps: u64) {
@@ -112,7 +116,11 @@ impl Progress for PyProgress {
     }
 
     fn finish(&self, summary: &str) {
-        self.report("finish", |py| summary.into_pyobject(py).unwrap().into_any().unbind(), true);
+        self.report(
+            "finish",
+            |py| summary.into_pyobject(py).unwrap().into_any().unbind(),
+            true,
+        );
     }
 
     fn round(&self, r: &Round) {
@@ -132,7 +140,11 @@ impl Progress for PyProgress {
     }
 
     fn note(&self, line: &str) {
-        self.report("note", |py| line.into_pyobject(py).unwrap().into_any().unbind(), true);
+        self.report(
+            "note",
+            |py| line.into_pyobject(py).unwrap().into_any().unbind(),
+            true,
+        );
     }
 }
 
@@ -159,7 +171,9 @@ pub fn run<T: Send>(
                 .cloned()
                 .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
                 .unwrap_or_else(|| "a panic".into());
-            Err(Error::Solver(format!("internal error (a bug, please report): {what}")))
+            Err(Error::Solver(format!(
+                "internal error (a bug, please report): {what}"
+            )))
         }
     }
 }

@@ -27,7 +27,10 @@ pub fn exact_rows(a: &PyReadonlyArray2<'_, f64>, what: &str) -> Result<Vec<Vec<Q
         let mut row = Vec::with_capacity(r.len());
         for (j, &x) in r.iter().enumerate() {
             if !x.is_finite() {
-                return Err(Error::input(format!("{what}[{i}][{j}]"), "not a finite number"));
+                return Err(Error::input(
+                    format!("{what}[{i}][{j}]"),
+                    "not a finite number",
+                ));
             }
             row.push(Q::try_from(x).expect("finite"));
         }
@@ -48,7 +51,12 @@ fn checked_labels(labels: Option<Vec<String>>, n: usize) -> Result<Option<Vec<St
 /// The n × m array's size against the default entry limit (`what` names it).
 pub fn check_size(a: &PyReadonlyArray2<'_, f64>, what: &str) -> Result<()> {
     let s = a.shape();
-    Ok(io::check_entries(what, s[0] as u64, s[1] as u64, &Limits::default())?)
+    Ok(io::check_entries(
+        what,
+        s[0] as u64,
+        s[1] as u64,
+        &Limits::default(),
+    )?)
 }
 
 #[pymethods]
@@ -110,8 +118,8 @@ impl Space {
     /// `builtin:NAME`, a CSV or GeoJSON file of points, a JSON metric or an `mdp/1` file.
     #[staticmethod]
     fn load(py: Python<'_>, spec: &str) -> Result<Space> {
-        let (inner, labels) = py
-            .detach(|| mdp::import::load_space_with_labels(spec, &Limits::default()))?;
+        let (inner, labels) =
+            py.detach(|| mdp::import::load_space_with_labels(spec, &Limits::default()))?;
         Ok(Space {
             inner,
             labels,
@@ -157,7 +165,10 @@ impl Space {
     fn distance(&self, i: usize, j: usize) -> Result<f64> {
         let n = self.inner.n();
         if i >= n || j >= n {
-            return Err(Error::input("index", format!("({i}, {j}) out of range for {n} points")));
+            return Err(Error::input(
+                "index",
+                format!("({i}, {j}) out of range for {n} points"),
+            ));
         }
         Ok(self.inner.approx(i, j))
     }
@@ -187,8 +198,16 @@ impl Space {
             "Space({} points, {}{}{}, {:?})",
             self.inner.n(),
             self.inner.kind().name(),
-            if unit.is_empty() { String::new() } else { format!(", {unit}") },
-            if self.labels.is_some() { ", labelled" } else { "" },
+            if unit.is_empty() {
+                String::new()
+            } else {
+                format!(", {unit}")
+            },
+            if self.labels.is_some() {
+                ", labelled"
+            } else {
+                ""
+            },
             self.name
         )
     }
@@ -206,5 +225,7 @@ pub fn points_f64<'py>(
     let pts = space.points();
     let d = pts.first().map_or(0, Vec::len);
     let data: Vec<f64> = pts.iter().flatten().map(mdp::exact::f64_nearest).collect();
-    Ok(Some(numpy::PyArray1::from_vec(py, data).reshape([pts.len(), d])?))
+    Ok(Some(
+        numpy::PyArray1::from_vec(py, data).reshape([pts.len(), d])?,
+    ))
 }

@@ -43,7 +43,13 @@ fn document(
     opts: &ImportOptions,
     within: Option<&Q>,
 ) -> Result<Value> {
-    let mut doc = import::document(matrix, &space.inner, opts, producer_meta(space, opts.eps_in_metric), "matrix")?;
+    let mut doc = import::document(
+        matrix,
+        &space.inner,
+        opts,
+        producer_meta(space, opts.eps_in_metric),
+        "matrix",
+    )?;
     if let Some(eta) = within {
         doc["neighbors"] = json!({ "within": io::number_value(eta) });
     }
@@ -53,7 +59,13 @@ fn document(
     Ok(doc)
 }
 
-fn import_options(space: &Space, epsilon: &str, eps_in_metric: bool, outputs_are_inputs: Option<bool>, cols: usize) -> Result<ImportOptions> {
+fn import_options(
+    space: &Space,
+    epsilon: &str,
+    eps_in_metric: bool,
+    outputs_are_inputs: Option<bool>,
+    cols: usize,
+) -> Result<ImportOptions> {
     Ok(ImportOptions {
         epsilon: mdp::produce::epsilon(epsilon)?,
         eps_in_metric,
@@ -102,13 +114,17 @@ pub fn audit_matrix(
 ) -> Result<String> {
     let m = exact_matrix(&matrix)?;
     let opts = import_options(space, epsilon, eps_in_metric, outputs_are_inputs, m.cols)?;
-    let eta = within.map(|w| crate::mechanism::q("within", w)).transpose()?;
+    let eta = within
+        .map(|w| crate::mechanism::q("within", w))
+        .transpose()?;
     let aopts = policy(None, within, false, delta)?;
     run(py, progress, |p| {
         let doc = document(&m, space, &opts, eta.as_ref())?;
         let n = space.inner.n() as u64;
         let limits = Limits {
-            max_entries: Limits::default().max_entries.max(n.saturating_mul(m.cols as u64)),
+            max_entries: Limits::default()
+                .max_entries
+                .max(n.saturating_mul(m.cols as u64)),
             ..Limits::default()
         };
         let file = io::mechanism_from_value(&doc, &limits)?;
@@ -139,7 +155,10 @@ pub fn import_matrix(
     let opts = import_options(space, epsilon, eps_in_metric, outputs_are_inputs, m.cols)?;
     run(py, progress, |p| {
         let doc = document(&m, space, &opts, None)?;
-        Ok(Mechanism::new(Certified::certify(&doc, p)?, json!({"mechanism": "imported"})))
+        Ok(Mechanism::new(
+            Certified::certify(&doc, p)?,
+            json!({"mechanism": "imported"}),
+        ))
     })
 }
 
@@ -167,7 +186,8 @@ pub fn repair_matrix(
     run(py, progress, |p| {
         let limits = Limits::default();
         let meta = producer_meta(space, eps_in_metric);
-        let mut prepared = ToRepair::from_matrix(raw, &space.inner, &opts, meta, "matrix", &limits)?;
+        let mut prepared =
+            ToRepair::from_matrix(raw, &space.inner, &opts, meta, "matrix", &limits)?;
         if let Some(l) = &space.labels {
             io::set_labels(&mut prepared.doc, l);
         }
@@ -178,7 +198,9 @@ pub fn repair_matrix(
         let rep = match import::repair_external(&prepared.external(), &ropts) {
             Ok(r) => r,
             Err(e @ RepairError::TooFar { .. }) => {
-                return Err(Error::Refused(format!("{e}; build a private mechanism instead")))
+                return Err(Error::Refused(format!(
+                    "{e}; build a private mechanism instead"
+                )))
             }
             Err(e @ RepairError::Failed) => return Err(Error::Solver(e.to_string())),
             Err(RepairError::Input(e)) => return Err(e.into()),
@@ -193,6 +215,12 @@ pub fn repair_matrix(
         });
         let doc = prepared.repaired_document(&rep, tolerance);
         let certified = Certified::certify(&doc, p)?;
-        Ok((Mechanism::new(certified, json!({"mechanism": "repaired", "repair": summary.clone()})), summary.to_string()))
+        Ok((
+            Mechanism::new(
+                certified,
+                json!({"mechanism": "repaired", "repair": summary.clone()}),
+            ),
+            summary.to_string(),
+        ))
     })
 }

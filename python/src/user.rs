@@ -4,9 +4,11 @@
 
 use crate::errors::{Error, Result};
 use crate::mechanism::q;
+use crate::mechanism::Mechanism;
 use crate::space::Space;
 use mdp::exact::{f64_nearest, f64_up, format_rational};
 use mdp::user_level::emd::{self as transport, Histogram};
+use mdp::user_level::run::{self, ReleaseModel};
 use mdp::user_level::shuffle::{self, Model, Target};
 use mdp::user_level::Budget;
 use pyo3::prelude::*;
@@ -20,7 +22,14 @@ const EMD_BUDGET: u64 = 100_000_000;
 /// `hi_up`; with `assignment`, Lemma 2.1's value and σ for datasets of equal size).
 #[pyfunction]
 #[pyo3(signature = (space, a, b, *, assignment=false, budget=EMD_BUDGET))]
-pub fn emd(py: Python<'_>, space: &Space, a: Vec<usize>, b: Vec<usize>, assignment: bool, budget: u64) -> Result<String> {
+pub fn emd(
+    py: Python<'_>,
+    space: &Space,
+    a: Vec<usize>,
+    b: Vec<usize>,
+    assignment: bool,
+    budget: u64,
+) -> Result<String> {
     py.detach(|| {
         let n = space.inner.n();
         let mut budget = Budget::new(budget);
@@ -63,9 +72,192 @@ pub fn account_item_wise(
     let target = match (alpha0, alpha) {
         (Some(a0), None) => Target::Alpha0(q("alpha0", a0)?),
         (None, Some(a)) => Target::Alpha(q("alpha", a)?),
-        _ => return Err(Error::input("alpha0", "give exactly one of alpha0 and alpha")),
+        _ => {
+            return Err(Error::input(
+                "alpha0",
+                "give exactly one of alpha0 and alpha",
+            ))
+        }
     };
     let delta = q("delta", delta)?;
     let distance = distance.map(|t| q("distance", t)).transpose()?;
-    py.detach(|| Ok(shuffle::account(model, &target, &delta, distance.as_ref())?.json().to_string()))
+    py.detach(|| {
+        Ok(shuffle::account(model, &target, &delta, distance.as_ref())?
+            .json()
+            .to_string())
+    })
+}
+
+/// A release's error (`--flag: message` from the library) as an input error naming the
+/// flag as its field (`alpha`, `delta`, `users`, …).
+fn release_error(e: String) -> Error {
+    match e.strip_prefix("--").and_then(|r| r.split_once(": ")) {
+        Some((flag, message)) => Error::input(flag.replace('-', "_"), message),
+        None => Error::input("users", e),
+    }
+}
+
+fn model(name: &str) -> Result<ReleaseModel> {
+    match name {
+        "local" => Ok(ReleaseModel::Local),
+        "central" => Ok(ReleaseModel::Central),
+        _ => Err(Error::input(
+            "model",
+            format!("{name:?}: expected local or central"),
+        )),
+    }
+}
+
+/// Run one release over users given as JSON lines; the records (JSON lines) and the
+/// summary (JSON).
+fn release(
+    py: Python<'_>,
+    users: &str,
+    seed: Option<u64>,
+    f: impl FnOnce(
+            &mut run::Users,
+            &mut dyn std::io::Write,
+            &mut rand_chacha::ChaCha20Rng,
+        ) -> std::result::Result<run::Summary, String>
+        + Send,
+) -> Result<(String, String)> {
+    py.detach(|| {
+        let mut rng = mdp::privatize::rng(seed);
+        let mut out = Vec::new();
+        let mut open = || -> std::result::Result<Box<dyn std::io::BufRead + '_>, String> {
+            Ok(Box::new(std::io::Cursor::new(users.as_bytes())))
+        };
+        let summary = f(&mut open, &mut out, &mut rng).map_err(release_error)?;
+        let records = String::from_utf8(out).map_err(|e| Error::Solver(e.to_string()))?;
+        Ok((records, summary.value.to_string()))
+    })
+}
+
+/// PrivEMDLinear (`mdp release linear`): users as JSON lines.
+#[pyfunction]
+#[pyo3(signature = (space, users, alpha, *, query="average", norm="l2", model="local", budget=Budget::DEFAULT,
+    samples=None, tau=None, beta="1e-9", seed=None))]
+#[allow(clippy::too_many_arguments)]
+pub fn release_linear(
+    py: Python<'_>,
+    space: &Space,
+    users: &str,
+    alpha: &str,
+    query: &str,
+    norm: &str,
+    model: &str,
+    budget: u64,
+    samples: Option<usize>,
+    tau: Option<String>,
+    beta: &str,
+    seed: Option<u64>,
+) -> Result<(String, String)> {
+    let settings = run::LinearSettings {
+        space: &space.inner,
+        labels: space.labels.as_deref(),
+        query,
+        norm,
+        alpha,
+        model: self::model(model)?,
+        budget,
+        resample: run::Resample {
+            samples,
+            tau,
+            beta: beta.to_string(),
+        },
+    };
+    release(py, users, seed, |u, out, rng| {
+        run::linear(&settings, u, out, rng)
+    })
+}
+
+/// PrivEMDItemWise (`mdp release item-wise`) with a certified mechanism; `epsilon`: the
+/// pipeline's ε, at which the mechanism must pass its audit first.
+#[pyfunction]
+#[pyo3(signature = (mechanism, users, *, delta="1e-9", model="central", epsilon=None, samples=None, tau=None,
+    beta="1e-9", seed=None))]
+#[allow(clippy::too_many_arguments)]
+pub fn release_item_wise(
+    py: Python<'_>,
+    mechanism: &Mechanism,
+    users: &str,
+    delta: &str,
+    model: &str,
+    epsilon: Option<&str>,
+    samples: Option<usize>,
+    tau: Option<String>,
+    beta: &str,
+    seed: Option<u64>,
+) -> Result<(String, String)> {
+    let file = mechanism.sampled_file()?;
+    let eps = match epsilon {
+        Some(e) => {
+            let opts = crate::mechanism::policy(Some(e), None, false, None)?;
+            let report = mdp::audit::audit(&file, &opts)?;
+            if report.verdict != mdp::audit::Verdict::Pass {
+                return Err(Error::Audit(Box::new(report)));
+            }
+            opts.epsilon.expect("given")
+        }
+        None => {
+            if file.within.is_some() {
+                return Err(Error::input("mechanism", "a scoped mechanism (privacy within η): the item-wise release needs privacy for all pairs"));
+            }
+            file.epsilon.clone()
+        }
+    };
+    let settings = run::ItemWiseSettings {
+        file: &file,
+        labels: file.labels.as_deref(),
+        epsilon: &eps,
+        delta,
+        model: self::model(model)?,
+        resample: run::Resample {
+            samples,
+            tau,
+            beta: beta.to_string(),
+        },
+    };
+    release(py, users, seed, |u, out, rng| {
+        run::item_wise(&settings, u, out, rng)
+    })
+}
+
+/// FreqEstLocal (`mdp release freq`) on C clusters of s items; also the certified
+/// randomizer.
+#[pyfunction]
+#[pyo3(signature = (users, *, clusters, size, r, alpha, delta="1e-6", model="central", seed=None))]
+#[allow(clippy::too_many_arguments)]
+pub fn release_freq(
+    py: Python<'_>,
+    users: &str,
+    clusters: usize,
+    size: usize,
+    r: &str,
+    alpha: &str,
+    delta: &str,
+    model: &str,
+    seed: Option<u64>,
+) -> Result<(String, String, Mechanism)> {
+    let settings = run::FreqSettings {
+        clusters,
+        size,
+        r,
+        alpha,
+        delta,
+        model: self::model(model)?,
+    };
+    let mut cert = None;
+    let (records, summary) = release(py, users, seed, |u, out, rng| {
+        run::freq(&settings, u, out, rng).map(|(s, c)| {
+            cert = Some(c);
+            s
+        })
+    })?;
+    let cert = cert.expect("set on success");
+    Ok((
+        records,
+        summary,
+        Mechanism::new(cert, serde_json::json!({"mechanism": "clustered k-RR"})),
+    ))
 }

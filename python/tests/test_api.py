@@ -243,3 +243,30 @@ def test_plots(opt, tmp_path):
     assert all((tmp_path / f).stat().st_size > 1000 for f in ["o.png", "m.png", "r.png"])
     with pytest.raises(md.InputError):
         mp.outputs(md.exponential(md.distances(np.array([[0.0, 1.0], [1.0, 0.0]])), 1, progress=False), [0])
+
+
+def test_user_level_releases():
+    rome = md.load_space("builtin:rome100")
+    users = {"u1": ["1", "2", "3"], "u2": ["50", "51", "52"], "u3": ["7", "7", "9"]}
+    lin = md.release_linear(rome, users, 0.5, seed=1)
+    assert [r["user"] for r in lin.records] == ["u1", "u2", "u3"]
+    assert set(lin.records[0]) == {"user", "lat_deg", "lon_deg"}
+    assert lin.guarantee["mechanism"] == "PrivEMDLinear" and lin.guarantee["distance_unit"] == "km"
+    central = md.release_linear(rome, list(users.values()), 0.5, model="central", seed=1)
+    assert len(central.records) == 1 and central.records[0]["users"] == 3
+    with pytest.raises(md.InputError) as e:
+        md.release_linear(rome, users, -1)
+    assert e.value.field == "alpha"
+    mech = md.exponential(rome, 0.5, progress=False)
+    local = md.release_item_wise(mech, pd.Series([["1", "2"], ["3", "4"]], index=["a", "b"]), model="local", seed=2)
+    assert [r["user"] for r in local.records] == ["a", "b"]
+    assert all(len(r["release"]) == 2 and set(r["release"]) <= set(mech.labels) for r in local.records)
+    counts = md.release_item_wise(mech, [["1", "2"]] * 50, seed=2)
+    assert sum(c["count"] for c in counts.records[0]["counts"]) == 100
+    assert counts.guarantee["model"] == "central"
+    with pytest.raises(md.NotPrivate):
+        md.release_item_wise(mech, [["1"]], epsilon=0.1)
+    users_f = [["c0-0", "c1-1"], ["c0-1", "c1-0"]] * 200
+    f = md.release_freq(users_f, clusters=2, size=2, r="1/5", alpha=4, delta=1e-6, seed=3)
+    assert len(f.records) == 4 and abs(sum(r["frequency"] for r in f.records) - 1) < 1e-9
+    assert f.randomizer.report.passed and f.to_frame().shape == (4, 4)

@@ -42,6 +42,22 @@ const FLOAT_ERROR: f64 = 2e-13;
 /// e^{K·10^{1−S} + 4·FLOAT_ERROR}. S is the least with K·10^{1−S} ≤ ln(1 + x)/4 − 4·FLOAT_ERROR
 /// (at least 6). The exact audit of the written file still decides.
 pub fn entry_digits(space: &Space, eps: &Q, weights: Option<&[Q]>) -> Option<usize> {
+    let room = slack_room(space, eps, weights);
+    if room == f64::INFINITY {
+        return Some(6);
+    }
+    if !(room > 0.0 && room.is_finite()) {
+        return None;
+    }
+    let digits = 1.0 + (space.n() as f64 / room).log10().ceil();
+    (digits <= 17.0).then(|| digits.max(6.0) as usize)
+}
+
+/// ln(1 + x)/4 − 4·FLOAT_ERROR for the slack x of [`entry_digits`]: the room the entries'
+/// rounding may use; ≤ 0 when the `f64` softmax's own error can exceed the slack (the
+/// mechanism cannot then be certified, [`certifiable`]); ∞ when no two points are apart
+/// (no pair to protect).
+fn slack_room(space: &Space, eps: &Q, weights: Option<&[Q]>) -> f64 {
     let n = space.n();
     let e = f64_nearest(eps);
     let y: Vec<f64> = match weights {
@@ -60,15 +76,19 @@ pub fn entry_digits(space: &Space, eps: &Q, weights: Option<&[Q]>) -> Option<usi
         }
     }
     if d_min == f64::INFINITY {
-        return Some(6);
+        return f64::INFINITY;
     }
     let x = y_min * -(-e * d_min).exp_m1() / y_sum;
-    let room = x.ln_1p() / 4.0 - 4.0 * FLOAT_ERROR;
-    if !(room > 0.0 && room.is_finite()) {
-        return None;
-    }
-    let digits = 1.0 + (n as f64 / room).log10().ceil();
-    (digits <= 17.0).then(|| digits.max(6.0) as usize)
+    x.ln_1p() / 4.0 - 4.0 * FLOAT_ERROR
+}
+
+/// Whether the `f64` construction leaves slack for its own rounding: the relative slack
+/// x = Y_min(1 − e^{−ε·d_min})/ΣY of [`entry_digits`] must exceed the softmax's error
+/// (ln(1 + x)/4 > 4·FLOAT_ERROR, i.e. x ≳ 3·10⁻¹²). Below it every ratio sits within a
+/// float error of e^{εd}, so the audit would almost surely refuse what was built: the
+/// producer refuses first, naming the cause.
+pub fn certifiable(space: &Space, eps: &Q, weights: Option<&[Q]>) -> bool {
+    slack_room(space, eps, weights) > 0.0
 }
 
 /// The exponential mechanism's logits: log Y_j − ε d(w_i, w_j)/2.
@@ -85,30 +105,45 @@ fn logits<'a>(
     move |i, j| logy[j] - e * space.approx(i, j) / 2.0
 }
 
-/// The size in bits of the exact entries [`weighted_exponential`] would produce (an
-/// estimate from above: 64 bits of mantissa and exponent per entry plus its binary
-/// exponent), so a caller can refuse an ε whose entries e^{−εd/2} need unbounded numbers
-/// before building them.
-pub fn exact_bits(space: &Space, eps: &Q, weights: Option<&[Q]>) -> f64 {
+/// The size in bits of exact entries, estimated from above (64 bits of mantissa and
+/// exponent per entry plus its binary exponent): the whole matrix's and its largest
+/// entry's, so a producer can refuse entries that need unbounded numbers before building
+/// them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct EntryBits {
+    pub total: f64,
+    pub largest: f64,
+}
+
+/// The [`EntryBits`] of the entries [`weighted_exponential`] would produce.
+pub fn exact_bits(space: &Space, eps: &Q, weights: Option<&[Q]>) -> EntryBits {
     softmax_bits(space.n(), space.n(), logits(space, eps, weights))
 }
 
 /// [`exact_bits`] for any softmax (TEM's truncated scores too).
-pub fn softmax_bits(rows: usize, cols: usize, logit: impl Fn(usize, usize) -> f64) -> f64 {
-    let mut total = 0.0;
+pub fn softmax_bits(rows: usize, cols: usize, logit: impl Fn(usize, usize) -> f64) -> EntryBits {
+    let mut bits = EntryBits {
+        total: 0.0,
+        largest: 0.0,
+    };
     for i in 0..rows {
         let l: Vec<f64> = (0..cols).map(|j| logit(i, j)).collect();
         let mx = l.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
         let ln_z = l.iter().map(|x| (x - mx).exp()).sum::<f64>().ln() + mx;
         for x in &l {
             if x.is_finite() {
-                total += 64.0 + ((ln_z - x) / std::f64::consts::LN_2).max(0.0);
+                let b = 64.0 + ((ln_z - x) / std::f64::consts::LN_2).max(0.0);
+                bits.total += b;
+                bits.largest = bits.largest.max(b);
             } else if x.is_nan() || *x > 0.0 {
-                return f64::INFINITY;
+                return EntryBits {
+                    total: f64::INFINITY,
+                    largest: f64::INFINITY,
+                };
             }
         }
     }
-    total
+    bits
 }
 
 /// The rows × cols matrix whose row i is the softmax of `logit(i, ·)` (log-sum-exp in
@@ -162,7 +197,13 @@ fn rounded_row(logits: &[f64], ln_z: f64, digits: usize) -> Option<Vec<Q>> {
             }
         })
         .collect();
-    if x.iter().any(|&v| v != 0.0 && v < 1e-300) {
+    // An entry below 10⁻³⁰⁰, or one that underflowed to 0 from a finite logit, keeps its
+    // exact float (`exp_as_rational` scales by a power of two): a 0 there would be an
+    // infinite privacy loss.
+    if x.iter()
+        .zip(logits)
+        .any(|(&v, &l)| l != f64::NEG_INFINITY && v < 1e-300)
+    {
         return None;
     }
     let big = (0..x.len()).fold(0, |b, j| if x[j] > x[b] { j } else { b });

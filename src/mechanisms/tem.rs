@@ -43,12 +43,15 @@ pub fn gamma_for_beta(eps: &Q, n: usize, beta: f64) -> Option<Q> {
 /// An upper estimate of the size in bits of TEM's exact matrix on n inputs (as
 /// [`super::exponential::exact_bits`]): every score is ≥ −ε·γ/2, so every entry is
 /// ≥ e^{−εγ/2}/n and takes at most 64 + (εγ/2 + ln n)/ln 2 bits.
-pub fn exact_bits(n: usize, eps: &Q, gamma: &Q) -> f64 {
-    let n = n as f64;
+pub fn exact_bits(n: usize, eps: &Q, gamma: &Q) -> super::exponential::EntryBits {
+    let nf = n as f64;
     let per_entry = 64.0
-        + (crate::exact::f64_up(eps) * crate::exact::f64_up(gamma) / 2.0 + n.ln())
+        + (crate::exact::f64_up(eps) * crate::exact::f64_up(gamma) / 2.0 + nf.ln())
             / std::f64::consts::LN_2;
-    n * n * per_entry
+    super::exponential::EntryBits {
+        total: nf * nf * per_entry,
+        largest: per_entry,
+    }
 }
 
 /// The truncated score f(w, y) = −min(d(w, y), γ) of Lemma 4.1, for exact rational

@@ -25,6 +25,7 @@ pub mod freq;
 pub mod priv_emd_linear;
 pub mod reduction;
 pub mod release;
+pub mod run;
 pub mod shuffle;
 pub mod users;
 

@@ -452,7 +452,6 @@ impl Account {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

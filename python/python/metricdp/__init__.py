@@ -509,12 +509,13 @@ def _apply(mechanism: Mechanism, values: List[Any], seed: Optional[int]) -> List
 
 # ---------------------------------------------------------------- user-level privacy
 
-from .user import Emd, emd, shuffle_account, shuffle_inverse  # noqa: E402
+from .user import Emd, Release, emd, release_freq, release_item_wise, release_linear, shuffle_account, shuffle_inverse  # noqa: E402
 
 __all__ = [
     "Space", "space", "distances", "load_space", "from_dataframe",
     "Mechanism", "exponential", "optimal", "pmo", "benders", "spanner", "constopt", "tem", "load",
     "audit", "is_private", "smallest_epsilon", "import_matrix", "repair", "privatize",
     "Report", "Emd", "emd", "shuffle_account", "shuffle_inverse",
+    "Release", "release_linear", "release_item_wise", "release_freq",
     "MdpError", "InputError", "NotPrivate", "Inconclusive", "SolverError",
 ]

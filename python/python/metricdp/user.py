@@ -84,3 +84,103 @@ def shuffle_inverse(items: int, alpha: Any, delta: Any, *, users: Optional[int] 
 
     return json.loads(_core.account_item_wise(
         int(items), _q(delta, "delta"), alpha=_q(alpha, "alpha"), users=users))
+
+
+# ---------------------------------------------------------------- releases
+
+
+@dataclass
+class Release:
+    """A user-level release: ``records`` (one dict per user — ``user`` and the release —,
+    the counts of a central release, or one per item), ``guarantee`` (the proven guarantee
+    and its parameters, as ``mdp release … --json`` prints it; ``warning`` when it is weak)
+    and, for the frequency release, the certified ``randomizer``."""
+
+    records: List[Dict[str, Any]]
+    guarantee: Dict[str, Any]
+    randomizer: Any = None
+
+    @property
+    def warning(self) -> Optional[str]:
+        return self.guarantee.get("warning")
+
+    def to_frame(self) -> Any:
+        """The records as a pandas DataFrame."""
+        import pandas as pd
+
+        return pd.DataFrame.from_records(self.records)
+
+
+def _users_jsonl(users: Any) -> str:
+    """Users as the JSON lines the library reads: ``{"id": …, "items": [...]}``. Accepts a
+    mapping id → items, a pandas Series of item lists (the index gives the ids), or a
+    sequence of item lists (ids 1, 2, … as line numbers)."""
+    try:
+        import pandas as pd
+    except ImportError:
+        pd = None
+    if pd is not None and isinstance(users, pd.Series):
+        pairs = list(zip(users.index.tolist(), users.tolist()))
+    elif isinstance(users, dict):
+        pairs = list(users.items())
+    else:
+        pairs = [(None, u) for u in users]
+    lines = []
+    for i, (uid, items) in enumerate(pairs):
+        its = [x if isinstance(x, str) else int(x) for x in items]
+        lines.append(json.dumps(its if uid is None else {"id": _plain(uid), "items": its}))
+        if uid is None and not its:
+            raise InputError(f"users[{i}]", "a user with no items")
+    return "\n".join(lines) + "\n"
+
+
+def _plain(x: Any) -> Any:
+    return x.item() if hasattr(x, "item") else x
+
+
+def _records(text: str) -> List[Dict[str, Any]]:
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def release_linear(space: Any, users: Any, alpha: Any, *, query: str = "average", norm: str = "l2",
+                   model: str = "local", samples: Optional[int] = None, tau: Any = None, beta: Any = "1e-9",
+                   budget: int = 100_000_000, seed: Optional[int] = None) -> Release:
+    """PrivEMDLinear (Algorithm 1): ``query`` (``average``, ``distance:SITE``,
+    ``region:SITE:RADIUS:WIDTH``, ``similarity:v1,v2,…``) of each user's items with K-norm
+    noise at α per unit of the space's distance; ``local``: one record per user,
+    ``central``: one record of the mean (``samples``/``tau``: Algorithm 3 first)."""
+    from . import _as_space, _q
+
+    s = _as_space(space)
+    recs, summary = _core.release_linear(
+        s, _users_jsonl(users), _q(alpha, "alpha"), query=query, norm=norm, model=model, budget=int(budget),
+        samples=samples, tau=None if tau is None else _q(tau, "tau"), beta=_q(beta, "beta"), seed=seed)
+    return Release(_records(recs), json.loads(summary))
+
+
+def release_item_wise(mechanism: Any, users: Any, *, delta: Any = "1e-9", model: str = "central",
+                      epsilon: Any = None, samples: Optional[int] = None, tau: Any = None, beta: Any = "1e-9",
+                      seed: Optional[int] = None) -> Release:
+    """PrivEMDItemWise (Algorithm 2): the certified ``mechanism`` applied to every item,
+    shuffled; ``local``: each user's outputs, ``central``: the counts. With ``epsilon`` the
+    mechanism must pass its audit at that ε first (the pipeline's policy)."""
+    from . import _q
+
+    recs, summary = _core.release_item_wise(
+        mechanism._m, _users_jsonl(users), delta=_q(delta, "delta"), model=model,
+        epsilon=None if epsilon is None else _q(epsilon, "epsilon"), samples=samples,
+        tau=None if tau is None else _q(tau, "tau"), beta=_q(beta, "beta"), seed=seed)
+    return Release(_records(recs), json.loads(summary))
+
+
+def release_freq(users: Any, *, clusters: int, size: int, r: Any, alpha: Any, delta: Any = "1e-6",
+                 model: str = "central", seed: Optional[int] = None) -> Release:
+    """FreqEstLocal (Algorithm 4) on ``clusters`` clusters of ``size`` items (labels
+    ``c<i>-<j>``, distance ``r`` inside a cluster, 1 across): α₀ from the accountant for the
+    target (α, δ), the clustered k-RR randomizer certified, one record per item."""
+    from . import Mechanism, _q
+
+    recs, summary, rand = _core.release_freq(
+        _users_jsonl(users), clusters=int(clusters), size=int(size), r=_q(r, "r"), alpha=_q(alpha, "alpha"),
+        delta=_q(delta, "delta"), model=model, seed=seed)
+    return Release(_records(recs), json.loads(summary), Mechanism(rand))

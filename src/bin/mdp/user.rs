@@ -3,21 +3,14 @@
 //! is `mdp::user_level`.
 
 use clap::{Args, Subcommand, ValueEnum};
-use mdp::audit::{self, Verdict};
-use mdp::exact::{f64_nearest, f64_up, format_rational, parse_rational, Q};
-use mdp::metric::Space;
-use mdp::privatize::{self, records::releases, records::Naming, Release};
+use mdp::audit;
+use mdp::exact::{f64_nearest, f64_up, format_rational, Q};
+use mdp::privatize;
 use mdp::user_level::emd::{self, Histogram};
-use mdp::user_level::freq::{project_to_simplex, Clustered, ClusteredRr};
-use mdp::user_level::priv_emd_linear::{LinearQuery, Norm, PrivEmdLinear, Scope};
-use mdp::user_level::release::{
-    certified_randomizer, freq_budget, FreqBudget, ItemWise, ItemWiseGuarantee,
-};
+use mdp::user_level::run::{self, q, short, ul, ul_b};
 use mdp::user_level::shuffle::{self, Model};
-use mdp::user_level::users::{for_each_user, ItemNames, User};
-use mdp::user_level::{
-    diameter_for_warning, experiments, reduction, weak_guarantee, Budget, Units, UserLevelError,
-};
+use mdp::user_level::users::ItemNames;
+use mdp::user_level::{experiments, reduction, Budget};
 use serde_json::json;
 use std::io::{BufReader, Write};
 
@@ -171,64 +164,6 @@ pub(crate) struct ResampleArgs {
     beta: String,
 }
 
-impl ResampleArgs {
-    /// The user's items, resampled to S when asked.
-    fn apply<R: rand::Rng + ?Sized>(&self, items: Vec<usize>, rng: &mut R) -> Vec<usize> {
-        match self.samples {
-            Some(s) => reduction::sample_with_replacement(&items, s, rng),
-            None => items,
-        }
-    }
-
-    fn check(&self) -> Result<(), String> {
-        if self.samples == Some(0) {
-            return Err("--samples: must be ≥ 1".into());
-        }
-        Ok(())
-    }
-
-    /// Theorem 5.3 for a bounded guarantee (α per unit of distance, δ) at size S; `None`
-    /// without --samples.
-    fn discrete(
-        &self,
-        units: &Units,
-        alpha_per_unit: &Q,
-        delta: &Q,
-    ) -> Result<Option<(reduction::Discrete, String)>, String> {
-        let Some(s) = self.samples else {
-            return Ok(None);
-        };
-        let tau = q("tau", self.tau.as_deref().unwrap_or_default())?;
-        let tau_norm = &tau / &units.diameter;
-        if tau_norm > 1u32 {
-            return Err("--tau: larger than the diameter (every pair has d_EM ≤ τ)".into());
-        }
-        let alpha_norm = alpha_per_unit * &units.diameter;
-        let d = reduction::theorem_5_3(
-            &alpha_norm,
-            delta,
-            s as u64,
-            &tau_norm,
-            &q("beta", &self.beta)?,
-        )
-        .map_err(ul)?;
-        let sentence = format!(
-            " With Algorithm 3 ({s} samples per user), users of any size: (ε, τ, δ)-discrete d_EM-DP with ε ≤ {}, τ = {}, δ ≤ {} (Theorem 5.3).",
-            short(&d.epsilon),
-            format_rational(&tau),
-            short(&d.delta)
-        );
-        Ok(Some((d, sentence)))
-    }
-}
-
-fn discrete_json(d: &Option<(reduction::Discrete, String)>) -> serde_json::Value {
-    d.as_ref().map_or(serde_json::Value::Null, |(d, _)| {
-        json!({"epsilon": format_rational(&d.epsilon), "epsilon_upper": f64_up(&d.epsilon),
-               "tau_normalised": format_rational(&d.tau), "delta": format_rational(&d.delta), "delta_upper": f64_up(&d.delta)})
-    })
-}
-
 #[derive(Args)]
 pub(crate) struct ItemWiseArgs {
     /// An mdp/1 mechanism: it must pass the audit at --require-epsilon (or its claim)
@@ -279,29 +214,6 @@ pub(crate) struct FreqArgs {
     randomizer: Option<String>,
     #[command(flatten)]
     io: UsersIo,
-}
-
-fn q(flag: &str, s: &str) -> Result<Q, String> {
-    parse_rational(s).map_err(|e| format!("--{flag}: {e}"))
-}
-
-fn ul(e: UserLevelError) -> String {
-    match e {
-        UserLevelError::Invalid { field, message } => format!("--{field}: {message}"),
-        e => e.to_string(),
-    }
-}
-
-/// [`ul`] for the commands that take `--budget` (its exact-operation budget named).
-fn ul_b(e: UserLevelError) -> String {
-    match e {
-        e @ UserLevelError::Budget { .. } => format!("{e} (raise --budget)"),
-        e => ul(e),
-    }
-}
-
-fn short(x: &Q) -> String {
-    format!("{:.6e}", f64_up(x))
 }
 
 /// A dataset argument: an inline JSON array, else the path of a file holding one.
@@ -467,83 +379,17 @@ fn open_output(path: &str) -> Result<Box<dyn Write>, String> {
     }
 }
 
-/// A release's guarantee on stderr: `value` as JSON, or the sentence followed by the
+/// A release's guarantee on stderr: its JSON value, or the sentence followed by the
 /// value's `"warning"` line (a weak guarantee, [`weak_guarantee`]), if any.
-fn say(json: bool, value: serde_json::Value, sentence: String) {
+fn say(json: bool, summary: run::Summary) {
     if json {
-        eprintln!("{value}");
+        eprintln!("{}", summary.value);
     } else {
-        eprintln!("{sentence}");
-        if let Some(w) = value.get("warning").and_then(|w| w.as_str()) {
+        eprintln!("{}", summary.sentence);
+        if let Some(w) = summary.value.get("warning").and_then(|w| w.as_str()) {
             eprintln!("{w}");
         }
     }
-}
-
-/// One output record as a JSON object whose keys keep their order: the `fixed` fields (the
-/// user's id, a release, or the counts of a central release), then one field per query
-/// component (named with its unit, e.g. `lat_deg`).
-fn labelled(fixed: &[(&str, serde_json::Value)], components: &[String], values: &[f64]) -> String {
-    let fields: Vec<String> = fixed
-        .iter()
-        .map(|(k, v)| format!("{}:{v}", json!(k)))
-        .chain(
-            components
-                .iter()
-                .zip(values)
-                .map(|(k, v)| format!("{}:{}", json!(k), json!(v))),
-        )
-        .collect();
-    format!("{{{}}}", fields.join(","))
-}
-
-/// The unit of d_EM on `space` for messages: `km`, or `unit` (the space's own).
-fn unit_name(space: &Space) -> &'static str {
-    match mdp::import::distance_unit(space) {
-        "" => "unit",
-        u => u,
-    }
-}
-
-/// The weak-guarantee warning of an α-private linear release on `space`: its loss between
-/// two users at the largest distance is α·diameter.
-fn linear_weakness(space: &Space, alpha: &Q) -> Option<String> {
-    weak_guarantee(f64_up(alpha) * diameter_for_warning(space), 0.0)
-}
-
-fn write_err(e: std::io::Error) -> String {
-    format!("--output: cannot write: {e}")
-}
-
-fn parse_query(
-    space: &Space,
-    labels: Option<&[String]>,
-    spec: &str,
-    norm: Norm,
-) -> Result<LinearQuery, String> {
-    let names = ItemNames::new(space.n(), labels);
-    let site = |s: &str| -> Result<usize, String> {
-        names
-            .parse(&if s.parse::<u64>().is_ok() {
-                format!("[{s}]")
-            } else {
-                format!("[{s:?}]")
-            })
-            .map(|v| v[0])
-            .map_err(|e| format!("--query: {e}"))
-    };
-    let parts: Vec<&str> = spec.split(':').collect();
-    let query = match parts.as_slice() {
-        ["average"] => LinearQuery::average(space, norm),
-        ["distance", c] => LinearQuery::distance_to(space, site(c)?),
-        ["region", c, r, w] => LinearQuery::region(space, site(c)?, &q("query", r)?, &q("query", w)?),
-        ["similarity", v] => {
-            let c = v.split(',').map(|x| q("query", x)).collect::<Result<Vec<_>, _>>()?;
-            LinearQuery::similarity(space, &c)
-        }
-        _ => return Err(format!("--query: unknown query {spec:?} (average, distance:SITE, region:SITE:RADIUS:WIDTH, similarity:v1,v2,…)")),
-    };
-    query.map_err(ul)
 }
 
 pub(crate) fn release(k: &ReleaseKind) -> Result<i32, String> {
@@ -554,108 +400,46 @@ pub(crate) fn release(k: &ReleaseKind) -> Result<i32, String> {
     }
 }
 
-fn linear(a: &LinearArgs) -> Result<i32, String> {
-    let (space, labels) = crate::suite::space_with_labels(&a.space)?;
-    let norm = Norm::from_name(&a.norm).ok_or("--norm: expected l1, l2 or linf")?;
-    let query = parse_query(&space, labels.as_deref(), &a.query, norm)?;
-    let alpha = q("alpha", &a.alpha)?;
-    let names = ItemNames::new(space.n(), labels.as_deref());
-    let mut rng = privatize::rng(a.io.seed);
-    let mut out = open_output(&a.io.output)?;
-    let mut budget = Budget::new(a.budget);
-    match a.model {
-        ModelArg::Local => {
-            let mech = PrivEmdLinear::new(&space, query, &alpha, Scope::Local, &mut budget)
-                .map_err(ul_b)?;
-            let users = for_each_user(open_users(&a.io.users)?, &names, |user| {
-                let z = mech.release(&user.items, &mut rng);
-                let record = labelled(&[("user", user.id)], &mech.query.components, &z);
-                writeln!(out, "{record}").map_err(|e| e.to_string())
-            })
-            .map_err(|e| e.to_string())?;
-            out.flush().map_err(write_err)?;
-            let weak = linear_weakness(&space, &alpha);
-            say(
-                a.io.json,
-                json!({"mechanism": "PrivEMDLinear", "model": "local", "users": users,
-                       "components": mech.query.components, "distance_unit": unit_name(&space),
-                       "alpha": format_rational(&alpha), "lipschitz": format_rational(&mech.l),
-                       "noise_scale": mech.scale(), "guarantee": "alpha-unbounded local d_EM-DP (Lemma 4.2)",
-                       "warning": weak}),
-                format!(
-                    "PrivEMDLinear released {users} users (one record each: user, {}): each release is {}-unbounded local d_EM-DP, α per {} of d_EM (Lemma 4.2; l ≤ {} {} per {} computed from the query, noise scale l/α = {:.6e}).",
-                    mech.query.components.join(", "), a.alpha, unit_name(&space), short(&mech.l),
-                    mech.query.components.join("/"), unit_name(&space), mech.scale()
-                ),
-            );
-        }
-        ModelArg::Central => {
-            // One pass: exact sums and the common size m; the noise needs n, known at the end.
-            let mut sums = vec![Q::from(0u32); query.dim()];
-            let mut m: Option<usize> = None;
-            a.resample.check()?;
-            let users = for_each_user(open_users(&a.io.users)?, &names, |user| {
-                let items = a.resample.apply(user.items, &mut rng);
-                match m {
-                    None => m = Some(items.len()),
-                    Some(m) if m != items.len() => {
-                        return Err(format!("user has {} items, others {m}: the central release is bounded d_EM-DP (equal sizes); give --samples S --tau T (Algorithm 3)", items.len()))
-                    }
-                    _ => {}
-                }
-                for x in items {
-                    for (s, v) in sums.iter_mut().zip(&query.columns[x]) {
-                        *s += v;
-                    }
-                }
-                Ok(())
-            })
-            .map_err(|e| e.to_string())?;
-            if users == 0 {
-                return Err("--users: no users".into());
-            }
-            let total = Q::from(users * m.unwrap_or(0) as u64);
-            let value: Vec<Q> = sums.into_iter().map(|s| s / &total).collect();
-            let mech = PrivEmdLinear::new(
-                &space,
-                query,
-                &alpha,
-                Scope::Central { n: users },
-                &mut budget,
-            )
-            .map_err(ul_b)?;
-            let disc = match a.resample.samples {
-                Some(_) => {
-                    let units = Units::for_space(&space, &mut budget).map_err(ul_b)?;
-                    a.resample.discrete(&units, &alpha, &Q::from(0u32))?
-                }
-                None => None,
-            };
-            let z = mech.release_value(&value, &mut rng);
-            let record = labelled(
-                &[("users", json!(users)), ("items_per_user", json!(m))],
-                &mech.query.components,
-                &z,
-            );
-            writeln!(out, "{record}").map_err(write_err)?;
-            out.flush().map_err(write_err)?;
-            let weak = linear_weakness(&space, &alpha);
-            say(
-                a.io.json,
-                json!({"mechanism": "PrivEMDLinear", "model": "central", "users": users, "items_per_user": m,
-                       "components": mech.query.components, "distance_unit": unit_name(&space),
-                       "alpha": format_rational(&alpha), "lipschitz": format_rational(&mech.l),
-                       "noise_scale": mech.scale(), "guarantee": "alpha-bounded central d_EM-DP (Lemma 4.2)",
-                       "reduction": discrete_json(&disc), "warning": weak}),
-                format!(
-                    "PrivEMDLinear released the mean of {users} users × {} items ({}): {}-bounded central d_EM-DP, α per {} of d_EM (Lemma 4.2; l ≤ {} {} per {}, noise scale l/(αn) = {:.6e}).{}",
-                    m.unwrap_or(0), mech.query.components.join(", "), a.alpha, unit_name(&space),
-                    short(&mech.l), mech.query.components.join("/"), unit_name(&space), mech.scale(),
-                    disc.as_ref().map_or("", |(_, s)| s.as_str())
-                ),
-            );
+impl ResampleArgs {
+    fn settings(&self) -> run::Resample {
+        run::Resample {
+            samples: self.samples,
+            tau: self.tau.clone(),
+            beta: self.beta.clone(),
         }
     }
+}
+
+impl ModelArg {
+    fn model(self) -> run::ReleaseModel {
+        match self {
+            ModelArg::Local => run::ReleaseModel::Local,
+            ModelArg::Central => run::ReleaseModel::Central,
+        }
+    }
+}
+
+fn linear(a: &LinearArgs) -> Result<i32, String> {
+    let (space, labels) = crate::suite::space_with_labels(&a.space)?;
+    let settings = run::LinearSettings {
+        space: &space,
+        labels: labels.as_deref(),
+        query: &a.query,
+        norm: &a.norm,
+        alpha: &a.alpha,
+        model: a.model.model(),
+        budget: a.budget,
+        resample: a.resample.settings(),
+    };
+    let mut rng = privatize::rng(a.io.seed);
+    let mut out = open_output(&a.io.output)?;
+    let summary = run::linear(
+        &settings,
+        &mut || open_users(&a.io.users),
+        &mut out,
+        &mut rng,
+    )?;
+    say(a.io.json, summary);
     Ok(0)
 }
 
@@ -674,112 +458,28 @@ fn item_wise(a: &ItemWiseArgs) -> Result<i32, String> {
         Err(code) => return Ok(code),
     };
     let eps = opts.epsilon.clone().unwrap_or_else(|| file.epsilon.clone());
-    let delta = q("delta", &a.delta)?;
-    if !(delta > 0u32 && delta < 1u32) {
-        return Err("--delta: must be in (0, 1)".into());
-    }
     let labels = crate::suite::file_labels(&file, a.space.as_deref())?;
-    let units = Units::for_space(&file.space, &mut Budget::default()).map_err(ul)?;
-    let names = ItemNames::new(file.space.n(), labels.as_deref());
-    let out_names: Vec<serde_json::Value> = releases(
-        &file.space,
-        &file.outputs,
-        labels.as_deref(),
-        Naming::Labels,
-    )
-    .iter()
-    .map(Release::json)
-    .collect();
+    let settings = run::ItemWiseSettings {
+        file: &file,
+        labels: labels.as_deref(),
+        epsilon: &eps,
+        delta: &a.delta,
+        model: a.model.model(),
+        resample: a.resample.settings(),
+    };
     let mut rng = privatize::rng(a.io.seed);
     let mut out = open_output(&a.io.output)?;
-    let central = matches!(a.model, ModelArg::Central);
-    let mut release = ItemWise::new(&file.matrix, central);
-    a.resample.check()?;
-    for_each_user(open_users(&a.io.users)?, &names, |user| {
-        let items = a.resample.apply(user.items, &mut rng);
-        match release.user(&items, &mut rng) {
-            Some(ys) => {
-                let v: Vec<&serde_json::Value> = ys.iter().map(|&y| &out_names[y]).collect();
-                let record = labelled(&[("user", user.id), ("release", json!(v))], &[], &[]);
-                writeln!(out, "{record}").map_err(|e| e.to_string())
-            }
-            None => Ok(()),
-        }
-    })
-    .map_err(|e| e.to_string())?;
-    let guarantee = release.guarantee(&units, &eps, &delta).map_err(ul)?;
-    let scope = if central { "central" } else { "local" };
-    let disc = match &guarantee {
-        ItemWiseGuarantee::Bounded {
-            alpha_per_unit,
-            delta,
-            ..
-        } => a.resample.discrete(&units, alpha_per_unit, delta)?,
-        ItemWiseGuarantee::Composition { .. } => None,
-    };
-    if central {
-        // Written only now that the guarantee is known: each output with its count.
-        let counts: Vec<serde_json::Value> = out_names
-            .iter()
-            .zip(release.counts())
-            .map(|(o, c)| json!({"output": o, "count": c}))
-            .collect();
-        writeln!(out, "{}", json!({"counts": counts})).map_err(write_err)?;
-    }
-    out.flush().map_err(write_err)?;
-    match guarantee {
-        ItemWiseGuarantee::Composition { users, largest } => {
-            let unit = unit_name(&file.space);
-            // The largest user's loss at the largest distance: m·ε·D.
-            let worst = Q::from(largest as u64) * &eps * &units.diameter;
-            let weak = weak_guarantee(f64_up(&worst), 0.0);
-            say(
-                a.io.json,
-                json!({"mechanism": "PrivEMDItemWise", "model": scope, "users": users, "epsilon_item": format_rational(&eps),
-                       "distance_unit": unit, "largest_user": largest,
-                       "guarantee": "each user of m items: (m·epsilon)·d_EM bounded local d_EM-DP by composition",
-                       "warning": weak}),
-                format!(
-                    "PrivEMDItemWise released {users} users of different sizes (local): each user of m items is (m·ε)·d_EM-private among datasets of its own size (bounded local d_EM-DP, composition; item ε = {} per {unit}; largest user {largest} items).",
-                    format_rational(&eps)
-                ),
-            )
-        }
-        ItemWiseGuarantee::Bounded {
-            users,
-            m,
-            alpha0,
-            alpha_per_unit: per_unit,
-            delta: delta_u,
-            by,
-        } => {
-            let how = by.describe();
-            let unit = unit_name(&file.space);
-            let weak = weak_guarantee(f64_up(&(&per_unit * &units.diameter)), f64_up(&delta_u));
-            say(
-                a.io.json,
-                json!({"mechanism": "PrivEMDItemWise", "model": scope, "users": users, "items_per_user": m,
-                       "distance_unit": unit,
-                       "epsilon_item": format_rational(&eps), "diameter_upper": format_rational(&units.diameter),
-                       "alpha0": f64_up(&alpha0), "alpha_per_unit": format_rational(&per_unit),
-                       "alpha_per_unit_upper": f64_up(&per_unit), "delta": format_rational(&delta_u),
-                       "delta_upper": f64_up(&delta_u), "by": how, "reduction": discrete_json(&disc),
-                       "warning": weak}),
-                format!(
-                    "PrivEMDItemWise released {users} users × {m} items ({scope}): (α, δ)-bounded {scope} d_EM-DP with α ≤ {} per {unit} of d_EM and δ ≤ {} by {how} (item ε = {} per {unit}, α₀ = ε·diameter ≤ {}; diameter ≤ {} {unit}).{}",
-                    short(&per_unit), short(&delta_u), format_rational(&eps), short(&alpha0),
-                    short(&units.diameter),
-                    disc.as_ref().map_or("", |(_, s)| s.as_str())
-                ),
-            )
-        }
-    }
+    let summary = run::item_wise(
+        &settings,
+        &mut || open_users(&a.io.users),
+        &mut out,
+        &mut rng,
+    )?;
+    say(a.io.json, summary);
     Ok(0)
 }
 
 fn freq(a: &FreqArgs) -> Result<i32, String> {
-    let space = Clustered::new(a.clusters, a.size, q("r", &a.r)?).map_err(ul)?;
-    let (alpha, delta) = (q("alpha", &a.alpha)?, q("delta", &a.delta)?);
     // Two passes over the file (constant memory): α₀ depends on n and m, known after the
     // first.
     if a.io.users == "-" {
@@ -787,91 +487,34 @@ fn freq(a: &FreqArgs) -> Result<i32, String> {
             "--users: the frequency release reads its file twice; give a file, not -".into(),
         );
     }
-    let labels = space.labels();
-    let names = ItemNames::new(space.k(), Some(&labels));
-    let mut m_seen: Option<usize> = None;
-    let users = for_each_user(
-        open_users(&a.io.users)?,
-        &names,
-        |User { items, .. }| {
-            match m_seen {
-                None => m_seen = Some(items.len()),
-                Some(m) if m != items.len() => {
-                    return Err(
-                        "users of different sizes (bounded d_EM-DP needs equal sizes)".into(),
-                    )
-                }
-                _ => {}
-            }
-            Ok(())
-        },
-    )
-    .map_err(|e| e.to_string())?;
-    if users == 0 {
-        return Err("--users: no users".into());
-    }
-    let m = m_seen.unwrap_or(0) as u64;
-    let model = match a.model {
-        ModelArg::Local => Model::Local { m },
-        ModelArg::Central => Model::Central { n: users, m },
+    let settings = run::FreqSettings {
+        clusters: a.clusters,
+        size: a.size,
+        r: &a.r,
+        alpha: &a.alpha,
+        delta: &a.delta,
+        model: a.model.model(),
     };
-    let FreqBudget {
-        alpha0,
-        alpha: g_alpha,
-        delta: g_delta,
-        by: how,
-    } = freq_budget(model, &alpha, &delta);
-    let rr = ClusteredRr::new(space.clone(), &alpha0).map_err(ul)?;
-    // The randomizer, certified as an mdp/1 matrix before any item is randomized.
-    let cert = certified_randomizer(&rr, &alpha0).map_err(|e| format!("the randomizer: {e}"))?;
+    let mut rng = privatize::rng(a.io.seed);
+    // The records are written once the estimate is known (one per item: a small buffer).
+    let mut records = Vec::new();
+    let (summary, cert) = run::freq(
+        &settings,
+        &mut || open_users(&a.io.users),
+        &mut records,
+        &mut rng,
+    )?;
     if let Some(path) = &a.randomizer {
         let mut buf = Vec::new();
         cert.write_to(&mut buf)
             .map_err(|e| format!("--randomizer: {e}"))?;
         std::fs::write(path, buf).map_err(|e| format!("--randomizer: {path}: {e}"))?;
     }
-    debug_assert_eq!(cert.report().verdict, Verdict::Pass);
-    let mut rng = privatize::rng(a.io.seed);
-    // The randomizer applied to every item, only counted (Algorithm 4's aggregate).
-    let mut release = ItemWise::new(&rr.matrix(), true);
-    let again = for_each_user(
-        open_users(&a.io.users)?,
-        &names,
-        |User { items, .. }| {
-            // The second pass must see the data the guarantee was computed for.
-            if items.len() as u64 != m {
-                return Err("the file changed between the two passes; nothing written".into());
-            }
-            release.user(&items, &mut rng);
-            Ok(())
-        },
-    )
-    .map_err(|e| e.to_string())?;
-    if again != users {
-        return Err("--users: the file changed between the two passes; nothing written".into());
-    }
-    let p = rr.estimate(release.counts()).map_err(ul)?;
-    let estimate: Vec<f64> = p.iter().map(f64_nearest).collect();
-    let frequency = project_to_simplex(&estimate);
     let mut out = open_output(&a.io.output)?;
-    for (x, label) in labels.iter().enumerate() {
-        let record = json!({"item": label, "cluster": space.cluster(x), "estimate": estimate[x],
-                            "frequency": frequency[x]});
-        writeln!(out, "{record}").map_err(write_err)?;
-    }
-    out.flush().map_err(write_err)?;
-    let weak = weak_guarantee(f64_up(&g_alpha), f64_up(&g_delta));
-    say(
-        a.io.json,
-        json!({"mechanism": "FreqEstLocal", "users": users, "items_per_user": m, "alpha0": format_rational(&alpha0),
-               "alpha": format_rational(&g_alpha), "delta": format_rational(&g_delta), "by": how,
-               "distance_unit": "normalised (d ≤ 1)",
-               "predicted_error_bound": rr.error_bound(users * m), "warning": weak}),
-        format!(
-            "FreqEstLocal on {} clusters × {} items (one record per item: item, cluster, estimate — unbiased, may be negative — and frequency, its projection onto the probability simplex): α₀ = {} (certified clustered k-RR), (α, δ)-bounded d_EM-DP with α ≤ {} per unit of the normalised metric and δ ≤ {} by {how}; Theorem 6.6 predicts E d_EM ≤ {:.4e}.",
-            a.clusters, a.size, short(&alpha0), short(&g_alpha), short(&g_delta), rr.error_bound(users * m)
-        ),
-    );
+    out.write_all(&records)
+        .and_then(|_| out.flush())
+        .map_err(|e| format!("--output: cannot write: {e}"))?;
+    say(a.io.json, summary);
     Ok(0)
 }
 

@@ -764,7 +764,7 @@ pub fn build(
             if !exponential::certifiable(space, eps, weights.as_deref()) {
                 return Err(invalid(
                     if weights.is_some() { "weights" } else { "epsilon" },
-                    "ε·(least distance) and Y_min/ΣY leave the mechanism a relative slack below the f64 softmax's error (about 3e-12): it cannot be certified; use a larger ε or weights closer to each other",
+                    "ε·(least distance) and Y_min/ΣY leave the mechanism a relative slack below the f64 softmax's error bound (exponential::certifiable): it cannot be certified; use a larger ε or weights closer to each other",
                 ));
             }
             Assembled {

@@ -24,9 +24,17 @@ use std::sync::OnceLock;
 pub struct Mechanism {
     pub certified: Certified,
     summary: serde_json::Value,
-    /// The exact samplers of the rows, built on first use from the exactly normalized
-    /// matrix (the audited one; [`Mechanism::rows`]).
-    rows: OnceLock<Vec<ExactRow>>,
+    /// What is sampled, built on first use ([`Mechanism::sampled`]).
+    sampled: OnceLock<Sampled>,
+    /// Input label → index.
+    index: OnceLock<std::collections::HashMap<String, usize>>,
+}
+
+/// The exactly normalized matrix (`None`: the certified matrix's rows already sum to 1)
+/// and the exact samplers of its rows.
+pub struct Sampled {
+    normalized: Option<MechanismFile>,
+    rows: Vec<ExactRow>,
 }
 
 impl Mechanism {
@@ -34,40 +42,42 @@ impl Mechanism {
         Mechanism {
             certified,
             summary,
-            rows: OnceLock::new(),
+            sampled: OnceLock::new(),
+            index: OnceLock::new(),
         }
     }
 
-    /// The file whose matrix is sampled: the audited one. Rows that sum to exactly 1 are
-    /// the certified matrix itself; otherwise (a file within the audit's row-sum
-    /// tolerance) the exactly normalized matrix, audited under the file's own scope first,
-    /// as `mdp privatize` does ([`mdp::privatize::load_gated`]).
-    pub fn sampled_file(&self) -> Result<std::borrow::Cow<'_, MechanismFile>> {
-        let m = self.certified.matrix();
-        let norm = normalized(m);
-        if norm.data == m.data {
-            return Ok(std::borrow::Cow::Borrowed(self.certified.file()));
-        }
-        let mut file = self.certified.file().clone();
-        file.matrix = norm;
-        let opts = Options {
-            scope: ScopePolicy::exactly(file.within.as_ref()),
-            ..Options::default()
-        };
-        let report = audit::audit(&file, &opts)?;
-        if report.verdict != Verdict::Pass {
-            return Err(Error::Audit(Box::new(report)));
-        }
-        Ok(std::borrow::Cow::Owned(file))
+    /// The matrix sampled and its row samplers (call with the GIL released: the first call
+    /// sums every row exactly). The auditor proves privacy of H, the matrix with each row
+    /// divided by its exact sum (`privacy::Prepared`; spec/soundness.md), so H is what is
+    /// sampled: the certified matrix itself when its rows sum to exactly 1, else its exact
+    /// normalization, as `mdp privatize` does ([`mdp::privatize::load_gated`]).
+    pub fn sampled(&self) -> &Sampled {
+        self.sampled.get_or_init(|| {
+            let m = self.certified.matrix();
+            let norm = normalized(m);
+            if norm.data == m.data {
+                Sampled {
+                    rows: sampling_rows(m),
+                    normalized: None,
+                }
+            } else {
+                let mut file = self.certified.file().clone();
+                file.matrix = norm;
+                Sampled {
+                    rows: sampling_rows(&file.matrix),
+                    normalized: Some(file),
+                }
+            }
+        })
     }
 
-    /// The exact row samplers of [`Mechanism::sampled_file`], built on first use.
-    pub fn rows(&self) -> Result<&[ExactRow]> {
-        if let Some(r) = self.rows.get() {
-            return Ok(r);
-        }
-        let rows = sampling_rows(&self.sampled_file()?.matrix);
-        Ok(self.rows.get_or_init(|| rows))
+    /// The file whose matrix is sampled (see [`Mechanism::sampled`]).
+    pub fn sampled_file(&self) -> &MechanismFile {
+        self.sampled()
+            .normalized
+            .as_ref()
+            .unwrap_or_else(|| self.certified.file())
     }
 
     fn input_labels(&self) -> Option<&Vec<String>> {
@@ -76,7 +86,15 @@ impl Mechanism {
 
     /// The input index of `label`.
     fn input_of(&self, label: &str) -> Option<usize> {
-        self.input_labels()?.iter().position(|l| l == label)
+        let labels = self.input_labels()?;
+        let index = self.index.get_or_init(|| {
+            labels
+                .iter()
+                .enumerate()
+                .map(|(i, l)| (l.clone(), i))
+                .collect()
+        });
+        index.get(label).copied()
     }
 }
 
@@ -148,6 +166,20 @@ pub fn build(
         let cost = match &cost {
             Some(c) => {
                 check_size(c, "cost")?;
+                let (rows, cols) = c.as_array().dim();
+                let shape = [rows, cols];
+                let k = outputs.as_ref().map_or(space.inner.n(), Vec::len);
+                if shape != [space.inner.n(), k] {
+                    return Err(Error::input(
+                        "cost",
+                        format!(
+                            "is {} × {}, expected n × K = {} × {k}",
+                            shape[0],
+                            shape[1],
+                            space.inner.n()
+                        ),
+                    ));
+                }
                 Some(exact_rows(c, "cost")?.concat())
             }
             None => None,
@@ -212,12 +244,14 @@ pub fn build(
                 (None, b) => Truncation::Beta(b.unwrap_or(0.001)),
             },
         },
-        _ => return Err(Error::input(
-            "family",
-            format!(
+        _ => {
+            return Err(Error::input(
+                "family",
+                format!(
                 "{family:?}: expected exponential, optimal, pmo, benders, spanner, constopt or tem"
             ),
-        )),
+            ))
+        }
     };
     let mut req = Request::new(&space.inner, &space.name, eps);
     req.labels = space.labels.as_deref();
@@ -451,8 +485,8 @@ impl Mechanism {
                 format!("input {u} is not in 0..{n}"),
             ));
         }
-        let rows = self.rows()?;
         Ok(py.detach(|| {
+            let rows = &self.sampled().rows;
             let mut g = rng(seed);
             inputs
                 .iter()

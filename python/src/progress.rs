@@ -1,12 +1,14 @@
 //! Long calls from Python: the GIL released, progress forwarded to a Python callable, and
 //! Ctrl-C (or an exception in the callable) stopping the computation.
 //!
-//! The library reports through [`mdp::progress::Progress`] and never polls for
-//! cancellation. [`PyProgress`] checks for a pending signal (on the calling thread, at most
-//! every [`CHECK_EVERY`]) at each report; once one is pending, every later report, on any
-//! thread, unwinds with [`Stopped`] as its payload (`resume_unwind`: no panic message),
-//! rayon carries the unwind to the caller, and [`run`] turns it back into the Python
-//! exception. A computation stops at its next report: an LP round, an audit phase's step.
+//! [`run`] computes on a scoped worker thread while the calling thread (the one Python
+//! delivers signals to) waits, checking for a pending signal every [`CHECK_EVERY`]. The
+//! library reports through [`mdp::progress::Progress`] and never polls for cancellation:
+//! once a stop is requested (Ctrl-C on the caller, or an exception raised by the
+//! callable), every later report, on any thread, unwinds with [`Stopped`] as its payload
+//! (`resume_unwind`: no panic message), rayon carries the unwind to the worker, and [`run`]
+//! raises the stored exception. A computation stops at its next report: an LP round, an
+//! audit phase's step.
 
 use crate::errors::{Error, Result};
 use mdp::progress::{Progress, Round};
@@ -15,12 +17,11 @@ use pyo3::types::PyDict;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
-use std::thread::{self, ThreadId};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-/// How often (at most) a report takes the GIL to check for Ctrl-C when there is no
-/// callable to call.
-const CHECK_EVERY: std::time::Duration = std::time::Duration::from_millis(100);
+/// How often the caller checks for Ctrl-C, and the least interval between two `advance`
+/// reports to the callable (the others' steps are added to the next one).
+const CHECK_EVERY: Duration = Duration::from_millis(100);
 
 /// The unwind payload that stops a computation.
 struct Stopped;
@@ -31,13 +32,11 @@ struct Stopped;
 /// line)`.
 pub struct PyProgress {
     callback: Option<Py<PyAny>>,
-    /// The thread Python called from: the only one where signals are delivered.
-    caller: ThreadId,
     started: Instant,
-    /// Nanoseconds after `started` of the last signal check.
-    last_check: AtomicU64,
+    /// Nanoseconds after `started` of the last `advance` given to the callable.
+    last_advance: AtomicU64,
     phase: Mutex<String>,
-    /// Steps advanced and not yet reported (reports from other threads are throttled).
+    /// Steps advanced and not yet reported.
     pending: AtomicU64,
     stop: AtomicBool,
     error: Mutex<Option<PyErr>>,
@@ -47,9 +46,8 @@ impl PyProgress {
     pub fn new(callback: Option<Py<PyAny>>) -> PyProgress {
         PyProgress {
             callback,
-            caller: thread::current().id(),
             started: Instant::now(),
-            last_check: AtomicU64::new(0),
+            last_advance: AtomicU64::new(0),
             phase: Mutex::new(String::new()),
             pending: AtomicU64::new(0),
             stop: AtomicBool::new(false),
@@ -57,35 +55,34 @@ impl PyProgress {
         }
     }
 
-    /// Unwind if the computation is to stop; else call the callable (every report from the
-    /// calling thread, throttled ones from others are dropped) and check for Ctrl-C.
-    fn report(&self, event: &str, value: impl FnOnce(Python<'_>) -> Py<PyAny>, force: bool) {
+    /// Ask the computation to stop at its next report, raising `e` to the caller.
+    fn request_stop(&self, e: PyErr) {
+        if let Ok(mut slot) = self.error.lock() {
+            slot.get_or_insert(e);
+        }
+        self.stop.store(true, Ordering::Relaxed);
+    }
+
+    /// Unwind if a stop was requested; else give the event to the callable (`advance`
+    /// events at most every [`CHECK_EVERY`]).
+    fn report(&self, event: &str, value: impl FnOnce(Python<'_>) -> Py<PyAny>, throttled: bool) {
         if self.stop.load(Ordering::Relaxed) {
             panic::resume_unwind(Box::new(Stopped));
         }
-        let now = self.started.elapsed().as_nanos() as u64;
-        let last = self.last_check.load(Ordering::Relaxed);
-        let due = now.saturating_sub(last) >= CHECK_EVERY.as_nanos() as u64;
-        let on_caller = thread::current().id() == self.caller;
-        if !(force || due) || (self.callback.is_none() && !on_caller) {
+        let Some(cb) = self.callback.as_ref() else {
             return;
+        };
+        if throttled {
+            let now = self.started.elapsed().as_nanos() as u64;
+            let last = self.last_advance.load(Ordering::Relaxed);
+            if now.saturating_sub(last) < CHECK_EVERY.as_nanos() as u64 {
+                return;
+            }
+            self.last_advance.store(now, Ordering::Relaxed);
         }
-        self.last_check.store(now, Ordering::Relaxed);
-        let failed = Python::attach(|py| -> Option<PyErr> {
-            if on_caller {
-                if let Err(e) = py.check_signals() {
-                    return Some(e);
-                }
-            }
-            let cb = self.callback.as_ref()?;
-            let phase = self.phase.lock().map(|p| p.clone()).unwrap_or_default();
-            cb.call1(py, (event, phase, value(py))).err()
-        });
-        if let Some(e) = failed {
-            if let Ok(mut slot) = self.error.lock() {
-                slot.get_or_insert(e);
-            }
-            self.stop.store(true, Ordering::Relaxed);
+        let phase = self.phase.lock().map(|p| p.clone()).unwrap_or_default();
+        if let Err(e) = Python::attach(|py| cb.call1(py, (event, phase, value(py))).map(drop)) {
+            self.request_stop(e);
             panic::resume_unwind(Box::new(Stopped));
         }
     }
@@ -111,7 +108,7 @@ impl Progress for PyProgress {
                 let steps = self.pending.swap(0, Ordering::Relaxed);
                 steps.into_pyobject(py).unwrap().into_any().unbind()
             },
-            false,
+            true,
         );
     }
 
@@ -135,7 +132,7 @@ impl Progress for PyProgress {
                 let _ = d.set_item("seconds", r.seconds);
                 d.into_any().unbind()
             },
-            true,
+            false,
         );
     }
 
@@ -148,15 +145,35 @@ impl Progress for PyProgress {
     }
 }
 
-/// Run `f` with the GIL released, reporting to `callback`; Ctrl-C or an exception raised
-/// by `callback` stops it and is raised again here.
+/// Run `f` with the GIL released, on a worker thread, reporting to `callback`; Ctrl-C
+/// (checked by the calling thread every [`CHECK_EVERY`]) or an exception raised by
+/// `callback` stops it and is raised here.
 pub fn run<T: Send>(
     py: Python<'_>,
     callback: Option<Py<PyAny>>,
     f: impl FnOnce(&PyProgress) -> Result<T> + Send,
 ) -> Result<T> {
     let progress = PyProgress::new(callback);
-    let out = py.detach(|| panic::catch_unwind(AssertUnwindSafe(|| f(&progress))));
+    let out = py.detach(|| {
+        let caller = std::thread::current();
+        std::thread::scope(|scope| {
+            let worker = scope.spawn(|| {
+                let r = panic::catch_unwind(AssertUnwindSafe(|| f(&progress)));
+                caller.unpark();
+                r
+            });
+            while !worker.is_finished() {
+                std::thread::park_timeout(CHECK_EVERY);
+                if worker.is_finished() {
+                    break;
+                }
+                if let Err(e) = Python::attach(|py| py.check_signals()) {
+                    progress.request_stop(e);
+                }
+            }
+            worker.join().unwrap_or_else(Err)
+        })
+    });
     match out {
         Ok(r) => r,
         Err(payload) if payload.is::<Stopped>() => {

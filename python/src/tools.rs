@@ -36,20 +36,16 @@ fn producer_meta(space: &Space, eps_in_metric: bool) -> Value {
 }
 
 /// The `mdp/1` document claiming ε·d privacy of `matrix` on `space` (`within`: for pairs
-/// with d ≤ η only), as `mdp import` states it.
-fn document(
+/// with d ≤ η only), as `mdp import` states it, without the matrix itself
+/// ([`import::claim`]).
+fn claim(
     matrix: &Matrix,
     space: &Space,
     opts: &ImportOptions,
     within: Option<&Q>,
 ) -> Result<Value> {
-    let mut doc = import::document(
-        matrix,
-        &space.inner,
-        opts,
-        producer_meta(space, opts.eps_in_metric),
-        "matrix",
-    )?;
+    let meta = producer_meta(space, opts.eps_in_metric);
+    let mut doc = import::claim(matrix, &space.inner, opts, meta, "matrix")?;
     if let Some(eta) = within {
         doc["neighbors"] = json!({ "within": io::number_value(eta) });
     }
@@ -119,15 +115,10 @@ pub fn audit_matrix(
         .transpose()?;
     let aopts = policy(None, within, false, delta)?;
     run(py, progress, |p| {
-        let doc = document(&m, space, &opts, eta.as_ref())?;
-        let n = space.inner.n() as u64;
-        let limits = Limits {
-            max_entries: Limits::default()
-                .max_entries
-                .max(n.saturating_mul(m.cols as u64)),
-            ..Limits::default()
-        };
-        let file = io::mechanism_from_value(&doc, &limits)?;
+        // The claim as a document, the exact matrix beside it (no JSON numbers to write
+        // and parse back: the reader's checks apply to it all the same).
+        let doc = claim(&m, space, &opts, eta.as_ref())?;
+        let file = io::mechanism_with_matrix(&doc, m, &Limits::default())?;
         Ok(audit::json(&audit::audit_with(&file, &aopts, p)?))
     })
 }
@@ -154,7 +145,8 @@ pub fn import_matrix(
     }
     let opts = import_options(space, epsilon, eps_in_metric, outputs_are_inputs, m.cols)?;
     run(py, progress, |p| {
-        let doc = document(&m, space, &opts, None)?;
+        let mut doc = claim(&m, space, &opts, None)?;
+        doc["matrix"] = io::matrix_value(&m);
         Ok(Mechanism::new(
             Certified::certify(&doc, p)?,
             json!({"mechanism": "imported"}),

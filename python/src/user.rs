@@ -14,14 +14,11 @@ use mdp::user_level::Budget;
 use pyo3::prelude::*;
 use serde_json::json;
 
-/// The default exact-operation budget of `emd` (the CLI's `--budget`).
-const EMD_BUDGET: u64 = 100_000_000;
-
 /// d_EM between the datasets `a` and `b` (input indices, repeats allowed) on `space`
 /// (JSON: `emd` exact or `{lo, hi}` for irrational distances, `approx`, `lo_down`,
 /// `hi_up`; with `assignment`, Lemma 2.1's value and σ for datasets of equal size).
 #[pyfunction]
-#[pyo3(signature = (space, a, b, *, assignment=false, budget=EMD_BUDGET))]
+#[pyo3(signature = (space, a, b, *, assignment=false, budget=Budget::DEFAULT))]
 pub fn emd(
     py: Python<'_>,
     space: &Space,
@@ -89,11 +86,33 @@ pub fn account_item_wise(
 }
 
 /// A release's error (`--flag: message` from the library) as an input error naming the
-/// flag as its field (`alpha`, `delta`, `users`, …).
+/// flag as its field (`alpha`, `delta`, `users`, …); the randomizer's certification
+/// failing is a solver error.
 fn release_error(e: String) -> Error {
+    if e.starts_with("the randomizer: ") {
+        return Error::Solver(e);
+    }
     match e.strip_prefix("--").and_then(|r| r.split_once(": ")) {
         Some((flag, message)) => Error::input(flag.replace('-', "_"), message),
         None => Error::input("users", e),
+    }
+}
+
+/// The records a release writes, shared with the writer the library is given.
+#[derive(Clone, Default)]
+struct SharedBuf(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for SharedBuf {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0
+            .lock()
+            .map_err(|_| std::io::Error::other("poisoned"))?
+            .extend_from_slice(b);
+        Ok(b.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
 
@@ -116,19 +135,23 @@ fn release(
     seed: Option<u64>,
     f: impl FnOnce(
             &mut run::Users,
-            &mut dyn std::io::Write,
+            &mut run::Output,
             &mut rand_chacha::ChaCha20Rng,
         ) -> std::result::Result<run::Summary, String>
         + Send,
 ) -> Result<(String, String)> {
     py.detach(|| {
         let mut rng = mdp::privatize::rng(seed);
-        let mut out = Vec::new();
+        let buf = SharedBuf::default();
         let mut open = || -> std::result::Result<Box<dyn std::io::BufRead + '_>, String> {
             Ok(Box::new(std::io::Cursor::new(users.as_bytes())))
         };
-        let summary = f(&mut open, &mut out, &mut rng).map_err(release_error)?;
-        let records = String::from_utf8(out).map_err(|e| Error::Solver(e.to_string()))?;
+        let mut output = || -> std::result::Result<Box<dyn std::io::Write>, String> {
+            Ok(Box::new(buf.clone()))
+        };
+        let summary = f(&mut open, &mut output, &mut rng).map_err(release_error)?;
+        let bytes = buf.0.lock().map(|b| b.clone()).unwrap_or_default();
+        let records = String::from_utf8(bytes).map_err(|e| Error::Solver(e.to_string()))?;
         Ok((records, summary.value.to_string()))
     })
 }
@@ -189,25 +212,29 @@ pub fn release_item_wise(
     beta: &str,
     seed: Option<u64>,
 ) -> Result<(String, String)> {
-    let file = mechanism.sampled_file()?;
-    let eps = match epsilon {
-        Some(e) => {
-            let opts = crate::mechanism::policy(Some(e), None, false, None)?;
-            let report = mdp::audit::audit(&file, &opts)?;
-            if report.verdict != mdp::audit::Verdict::Pass {
-                return Err(Error::Audit(Box::new(report)));
+    let opts = crate::mechanism::policy(epsilon, None, false, None)?;
+    let (file, eps) = py.detach(|| -> Result<_> {
+        let file = mechanism.sampled_file();
+        let eps = match &opts.epsilon {
+            Some(e) => {
+                let report = mdp::audit::audit(file, &opts)?;
+                if report.verdict != mdp::audit::Verdict::Pass {
+                    return Err(Error::Audit(Box::new(report)));
+                }
+                e.clone()
             }
-            opts.epsilon.expect("given")
-        }
-        None => {
-            if file.within.is_some() {
-                return Err(Error::input("mechanism", "a scoped mechanism (privacy within η): the item-wise release needs privacy for all pairs"));
+            None if file.within.is_some() => {
+                return Err(Error::input(
+                    "mechanism",
+                    "a scoped mechanism (privacy within η): the item-wise release needs privacy for all pairs",
+                ))
             }
-            file.epsilon.clone()
-        }
-    };
+            None => file.epsilon.clone(),
+        };
+        Ok((file, eps))
+    })?;
     let settings = run::ItemWiseSettings {
-        file: &file,
+        file,
         labels: file.labels.as_deref(),
         epsilon: &eps,
         delta,
@@ -249,7 +276,8 @@ pub fn release_freq(
     };
     let mut cert = None;
     let (records, summary) = release(py, users, seed, |u, out, rng| {
-        run::freq(&settings, u, out, rng).map(|(s, c)| {
+        let mut out = out()?;
+        run::freq(&settings, u, &mut *out, rng).map(|(s, c)| {
             cert = Some(c);
             s
         })

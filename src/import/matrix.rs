@@ -393,6 +393,20 @@ pub fn document(
     meta: Value,
     name: &str,
 ) -> Result<Value, InputError> {
+    let mut doc = claim(m, space, opts, meta, name)?;
+    doc["matrix"] = io::matrix_value(m);
+    Ok(doc)
+}
+
+/// [`document`] without its `matrix` (for [`io::mechanism_with_matrix`], which takes the
+/// exact matrix as it is): the shape and zero-row checks on `m`, the claim, the outputs.
+pub fn claim(
+    m: &Matrix,
+    space: &Space,
+    opts: &ImportOptions,
+    meta: Value,
+    name: &str,
+) -> Result<Value, InputError> {
     let n = space.n();
     if m.rows != n {
         return Err(input_error(
@@ -416,7 +430,8 @@ pub fn document(
         return Err(input_error(format!("{name}[{r}]"), "row sum is 0"));
     }
     let (eps, fspace) = file_claim(space, &opts.epsilon, opts.eps_in_metric)?;
-    let mut doc = io::mechanism_to_value(&eps, &fspace, m, meta);
+    let mut doc = json!({"format": "mdp/1", "epsilon": io::number_value(&eps),
+                         "metric": io::space_to_value(&fspace), "meta": meta});
     if !opts.outputs_are_inputs {
         doc["outputs"] = json!({"labels": (0..m.cols).map(|j| j.to_string()).collect::<Vec<_>>()});
     }

@@ -54,41 +54,66 @@ pub fn entry_digits(space: &Space, eps: &Q, weights: Option<&[Q]>) -> Option<usi
 }
 
 /// ln(1 + x)/4 − 4·FLOAT_ERROR for the slack x of [`entry_digits`]: the room the entries'
-/// rounding may use; ≤ 0 when the `f64` softmax's own error can exceed the slack (the
-/// mechanism cannot then be certified, [`certifiable`]); ∞ when no two points are apart
-/// (no pair to protect).
+/// rounding may use; ∞ when no two points are apart (no pair to protect).
 fn slack_room(space: &Space, eps: &Q, weights: Option<&[Q]>) -> f64 {
-    let n = space.n();
-    let e = f64_nearest(eps);
-    let y: Vec<f64> = match weights {
-        Some(w) => w.iter().map(f64_nearest).collect(),
-        None => vec![1.0; n],
-    };
-    let y_min = y.iter().cloned().fold(f64::INFINITY, f64::min);
-    let y_sum: f64 = y.iter().sum();
-    let mut d_min = f64::INFINITY;
-    for u in 0..n {
-        for v in u + 1..n {
-            let d = space.approx(u, v);
-            if d > 0.0 && d < d_min {
-                d_min = d;
-            }
-        }
-    }
-    if d_min == f64::INFINITY {
+    let s = Slack::of(space, eps, weights);
+    if s.d_min == f64::INFINITY {
         return f64::INFINITY;
     }
-    let x = y_min * -(-e * d_min).exp_m1() / y_sum;
-    x.ln_1p() / 4.0 - 4.0 * FLOAT_ERROR
+    s.x.ln_1p() / 4.0 - 4.0 * FLOAT_ERROR
 }
 
-/// Whether the `f64` construction leaves slack for its own rounding: the relative slack
-/// x = Y_min(1 − e^{−ε·d_min})/ΣY of [`entry_digits`] must exceed the softmax's error
-/// (ln(1 + x)/4 > 4·FLOAT_ERROR, i.e. x ≳ 3·10⁻¹²). Below it every ratio sits within a
-/// float error of e^{εd}, so the audit would almost surely refuse what was built: the
-/// producer refuses first, naming the cause.
+/// Proposition 1's slack x = Y_min(1 − e^{−ε·d_min})/ΣY and what bounds the `f64`
+/// softmax's error: the largest |logit| L = max|ln Y| + ε·d_max/2.
+struct Slack {
+    x: f64,
+    d_min: f64,
+    logit_max: f64,
+}
+
+impl Slack {
+    fn of(space: &Space, eps: &Q, weights: Option<&[Q]>) -> Slack {
+        let n = space.n();
+        let e = f64_nearest(eps);
+        let y: Vec<f64> = match weights {
+            Some(w) => w.iter().map(f64_nearest).collect(),
+            None => vec![1.0; n],
+        };
+        let y_min = y.iter().cloned().fold(f64::INFINITY, f64::min);
+        let y_sum: f64 = y.iter().sum();
+        let ln_y = y.iter().map(|v| v.ln().abs()).fold(0.0, f64::max);
+        let (mut d_min, mut d_max) = (f64::INFINITY, 0.0f64);
+        for u in 0..n {
+            for v in u + 1..n {
+                let d = space.approx(u, v);
+                if d > 0.0 && d < d_min {
+                    d_min = d;
+                }
+                d_max = d_max.max(d);
+            }
+        }
+        Slack {
+            x: y_min * -(-e * d_min).exp_m1() / y_sum,
+            d_min,
+            logit_max: ln_y + e * d_max / 2.0,
+        }
+    }
+}
+
+/// Whether the `f64` construction leaves slack for its own rounding. An entry
+/// e^{l − ln Z} is computed with a relative error below (2L + ln n + 4)·2⁻⁵¹ (the absolute
+/// error of l − ln Z, |l|, |ln Z| ≤ L + ln n, becomes a relative one through exp, plus the
+/// rounding of exp itself), so a ratio of two entries moves by less than twice that; the
+/// slack x of [`entry_digits`] must cover four times it (a margin of 2). Below it every
+/// ratio sits within a float error of e^{εd}, so the audit would almost surely refuse what
+/// was built: the producer refuses first, naming the cause.
 pub fn certifiable(space: &Space, eps: &Q, weights: Option<&[Q]>) -> bool {
-    slack_room(space, eps, weights) > 0.0
+    let s = Slack::of(space, eps, weights);
+    if s.d_min == f64::INFINITY {
+        return true;
+    }
+    let err = (2.0 * s.logit_max + (space.n() as f64).ln() + 4.0) * f64::EPSILON * 2.0;
+    s.x.ln_1p() > 4.0 * err
 }
 
 /// The exponential mechanism's logits: log Y_j − ε d(w_i, w_j)/2.

@@ -32,6 +32,10 @@ pub enum ReleaseModel {
 /// Opens the users' JSON lines afresh (the frequency release reads them twice).
 pub type Users<'a> = dyn FnMut() -> Result<Box<dyn BufRead + 'a>, String> + 'a;
 
+/// Opens the output, once the settings have been checked (a bad option leaves an existing
+/// output file as it was).
+pub type Output<'a> = dyn FnMut() -> Result<Box<dyn Write + 'a>, String> + 'a;
+
 /// A release's guarantee: the `--json` value and the sentence the command line prints.
 #[derive(Clone, Debug)]
 pub struct Summary {
@@ -49,16 +53,6 @@ pub struct Resample {
     pub beta: String,
 }
 
-impl Default for Resample {
-    fn default() -> Self {
-        Resample {
-            samples: None,
-            tau: None,
-            beta: "1e-9".into(),
-        }
-    }
-}
-
 impl Resample {
     /// The user's items, resampled to S when asked.
     pub fn apply<R: rand::Rng + ?Sized>(&self, items: Vec<usize>, rng: &mut R) -> Vec<usize> {
@@ -71,6 +65,12 @@ impl Resample {
     pub fn check(&self) -> Result<(), String> {
         if self.samples == Some(0) {
             return Err("--samples: must be ≥ 1".into());
+        }
+        if self.samples.is_some() && self.tau.is_none() {
+            return Err(
+                "--tau: required with --samples (the d_EM radius of Theorem 5.3's guarantee)"
+                    .into(),
+            );
         }
         Ok(())
     }
@@ -158,7 +158,7 @@ fn labelled(fixed: &[(&str, serde_json::Value)], components: &[String], values: 
 }
 
 /// The unit of d_EM on `space` for messages: `km`, or `unit` (the space's own).
-pub fn unit_name(space: &Space) -> &'static str {
+fn unit_name(space: &Space) -> &'static str {
     match crate::import::distance_unit(space) {
         "" => "unit",
         u => u,
@@ -175,7 +175,7 @@ fn write_err(e: std::io::Error) -> String {
     format!("--output: cannot write: {e}")
 }
 
-pub fn parse_query(
+fn parse_query(
     space: &Space,
     labels: Option<&[String]>,
     spec: &str,
@@ -228,7 +228,7 @@ pub struct LinearSettings<'a> {
 pub fn linear(
     a: &LinearSettings,
     users: &mut Users,
-    out: &mut dyn Write,
+    output: &mut Output,
     rng: &mut ChaCha20Rng,
 ) -> Result<Summary, String> {
     let space = a.space;
@@ -236,6 +236,8 @@ pub fn linear(
     let query = parse_query(space, a.labels, a.query, norm)?;
     let alpha = q("alpha", a.alpha)?;
     let names = ItemNames::new(space.n(), a.labels);
+    a.resample.check()?;
+    let mut out = output()?;
     let mut budget = Budget::new(a.budget);
     match a.model {
         ReleaseModel::Local => {
@@ -266,7 +268,6 @@ pub fn linear(
             // One pass: exact sums and the common size m; the noise needs n, known at the end.
             let mut sums = vec![Q::from(0u32); query.dim()];
             let mut m: Option<usize> = None;
-            a.resample.check()?;
             let users = for_each_user(users()?, &names, |user| {
                 let items = a.resample.apply(user.items, rng);
                 match m {
@@ -352,7 +353,7 @@ pub struct ItemWiseSettings<'a> {
 pub fn item_wise(
     a: &ItemWiseSettings,
     users: &mut Users,
-    out: &mut dyn Write,
+    output: &mut Output,
     rng: &mut ChaCha20Rng,
 ) -> Result<Summary, String> {
     let file = a.file;
@@ -368,9 +369,10 @@ pub fn item_wise(
             .iter()
             .map(Release::json)
             .collect();
+    a.resample.check()?;
+    let mut out = output()?;
     let central = a.model == ReleaseModel::Central;
     let mut release = ItemWise::new(&file.matrix, central);
-    a.resample.check()?;
     for_each_user(users()?, &names, |user| {
         let items = a.resample.apply(user.items, rng);
         match release.user(&items, rng) {

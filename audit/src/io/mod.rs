@@ -513,6 +513,75 @@ const TOP_FIELDS: [&str; 11] = [
 
 /// Validate a parsed JSON value as an `mdp/1` mechanism file.
 pub fn mechanism_from_value(v: &Value, limits: &Limits) -> Result<MechanismFile, InputError> {
+    mechanism_from_parts(v, None, limits)
+}
+
+/// [`mechanism_from_value`] for a document whose `matrix` is given already exact (the
+/// Python package's float64 arrays: each entry the dyadic rational it holds), instead of
+/// as JSON numbers to parse. `v` must not carry a `matrix`; `matrix` gets every check the
+/// JSON one does (its shape against the metric and outputs, the entry limit, entries ≥ 0,
+/// no zero row, each entry's and the whole file's bits).
+pub fn mechanism_with_matrix(
+    v: &Value,
+    matrix: Matrix,
+    limits: &Limits,
+) -> Result<MechanismFile, InputError> {
+    if v.get("matrix").is_some() {
+        return Err(input_error(
+            "matrix",
+            "given twice (in the document and as exact numbers)",
+        ));
+    }
+    mechanism_from_parts(v, Some(matrix), limits)
+}
+
+/// A given exact matrix checked as [`number_matrix`] checks a JSON one with `rows`, `cols`
+/// and [`non_negative`].
+fn checked_matrix(
+    m: Matrix,
+    rows: usize,
+    cols: usize,
+    limits: &Limits,
+) -> Result<Matrix, InputError> {
+    if m.rows != rows {
+        return Err(input_error(
+            "matrix",
+            format!(
+                "has {} rows, expected {rows} (one row per input of the metric)",
+                m.rows
+            ),
+        ));
+    }
+    if m.cols != cols {
+        return Err(input_error(
+            "matrix[0]",
+            format!("has {} entries, expected {cols}", m.cols),
+        ));
+    }
+    check_entries("matrix", rows as u64, cols as u64, limits)?;
+    let mut used = 0u64;
+    for (i, q) in m.data.iter().enumerate() {
+        let path = || format!("matrix[{}][{}]", i / cols, i % cols);
+        let b = bits(q);
+        if b > limits.max_number_bits {
+            return Err(over_number_bits(&path(), b, limits.max_number_bits));
+        }
+        used = used.saturating_add(b);
+        if used > limits.max_bits {
+            return Err(over_bits("matrix", limits));
+        }
+        if let Some(why) = non_negative(q) {
+            return Err(input_error(path(), format!("{why} {}", short(q))));
+        }
+    }
+    Ok(m)
+}
+
+fn mechanism_from_parts(
+    v: &Value,
+    given: Option<Matrix>,
+    limits: &Limits,
+) -> Result<MechanismFile, InputError> {
     let o = object(v, "$")?;
     let mut warnings = Vec::new();
     if let Some(f) = o.get("format") {
@@ -557,24 +626,14 @@ pub fn mechanism_from_value(v: &Value, limits: &Limits) -> Result<MechanismFile,
         let sites = (n + p.len()) as u64;
         check_entries("outputs.points", sites, sites, limits)?;
     }
-    let mv = o
-        .get("matrix")
-        .ok_or_else(|| input_error("matrix", "missing"))?;
     let k = match outputs {
         Outputs::Inputs => n,
         ref other => other.len(n),
     };
-    let matrix =
-        number_matrix(mv, "matrix", Some(n), Some(k), limits, &non_negative).map_err(|e| {
-            if e.message.starts_with("has ") && e.path == "matrix" {
-                input_error(
-                    "matrix",
-                    format!("{} (one row per input of the metric)", e.message),
-                )
-            } else {
-                e
-            }
-        })?;
+    let matrix = match given {
+        Some(m) => checked_matrix(m, n, k, limits)?,
+        None => json_matrix(o.get("matrix"), n, k, limits)?,
+    };
     for r in 0..n {
         if matrix.row(r).iter().all(|x| *x == 0u32) {
             return Err(input_error(format!("matrix[{r}]"), "row sum is 0"));
@@ -678,6 +737,26 @@ pub fn mechanism_from_value(v: &Value, limits: &Limits) -> Result<MechanismFile,
         return Err(over_bits("$", limits));
     }
     Ok(file)
+}
+
+/// The document's `matrix` as JSON numbers, n rows of k entries ≥ 0.
+fn json_matrix(
+    mv: Option<&Value>,
+    n: usize,
+    k: usize,
+    limits: &Limits,
+) -> Result<Matrix, InputError> {
+    let mv = mv.ok_or_else(|| input_error("matrix", "missing"))?;
+    number_matrix(mv, "matrix", Some(n), Some(k), limits, &non_negative).map_err(|e| {
+        if e.message.starts_with("has ") && e.path == "matrix" {
+            input_error(
+                "matrix",
+                format!("{} (one row per input of the metric)", e.message),
+            )
+        } else {
+            e
+        }
+    })
 }
 
 fn outputs_from_value(v: &Value, n: usize, limits: &Limits) -> Result<Outputs, InputError> {
@@ -920,16 +999,22 @@ pub fn number_value(q: &Q) -> Value {
 
 /// Assemble an `mdp/1` document for a square mechanism on `space`.
 pub fn mechanism_to_value(epsilon: &Q, space: &Space, matrix: &Matrix, meta: Value) -> Value {
-    let rows = (0..matrix.rows)
-        .map(|r| Value::Array(matrix.row(r).iter().map(number_value).collect()))
-        .collect();
     let mut o = Map::new();
     o.insert("format".into(), Value::String("mdp/1".into()));
     o.insert("epsilon".into(), number_value(epsilon));
     o.insert("metric".into(), space_to_value(space));
-    o.insert("matrix".into(), Value::Array(rows));
+    o.insert("matrix".into(), matrix_value(matrix));
     o.insert("meta".into(), meta);
     Value::Object(o)
+}
+
+/// A matrix as the format's `matrix`: rows of exact numbers ([`number_value`]).
+pub fn matrix_value(matrix: &Matrix) -> Value {
+    Value::Array(
+        (0..matrix.rows)
+            .map(|r| Value::Array(matrix.row(r).iter().map(number_value).collect()))
+            .collect(),
+    )
 }
 
 /// A space from parsed JSON: a metric object, or an `mdp/1` document (its `metric`).

@@ -424,10 +424,16 @@ def is_private(matrix: Any, space: Any, epsilon: Number = 1, *, progress: Progre
 def smallest_epsilon(matrix: Any, space: Any, *, progress: Progress = None) -> float:
     """The smallest ε at which ``matrix`` is ε·d private (libqif's ``smallest_epsilon``),
     as a proven upper end: the matrix is private at the returned ε, and the true value is
-    within ``audit(...).epsilon_tight``. ``inf`` when no ε works."""
+    within ``audit(...).epsilon_tight``. ``inf`` when no ε works (an output reachable from
+    one input and not from another). Raises :class:`NotPrivate` when the matrix fails a
+    check no ε can mend (its rows do not sum to 1), :class:`Inconclusive` when the tight ε
+    could not be enclosed."""
     r = audit(matrix, space, 10**9, progress=progress)
-    if r.epsilon_tight is None:
-        return math.inf
+    other = [c for c in r.checks if c["verdict"] == "fail" and c["name"] != "pure_privacy"]
+    if other:
+        raise NotPrivate(r.json, f"{other[0]['name']}: {other[0]['detail']}")
+    if r.epsilon_tight is None or any(c["verdict"] == "inconclusive" for c in r.checks):
+        raise Inconclusive(r.json, repr(r))
     return r.epsilon_tight[1]
 
 

@@ -69,10 +69,11 @@ class Report:
                 return c["witness"]
         return None
 
-    @property
-    def lower_bound(self) -> Optional[float]:
+    def _bound(self) -> Optional[Tuple[float, str]]:
+        """The largest certified lower bound and the objective it bounds (``max_loss`` or
+        ``expected_loss``)."""
         bounds = [
-            c["witness"]["bound"]
+            (c["witness"]["bound"], c["witness"].get("objective", "max_loss"))
             for c in self.checks
             if c["verdict"] == "pass"
             and isinstance(c.get("witness"), dict)
@@ -81,12 +82,19 @@ class Report:
         return max(bounds) if bounds else None
 
     @property
+    def lower_bound(self) -> Optional[float]:
+        b = self._bound()
+        return None if b is None else b[0]
+
+    @property
     def gap(self) -> Optional[float]:
-        lb = self.lower_bound
-        loss = self.loss_max or self.expected_loss
-        if lb is None or loss is None:
+        """The certified gap: the proven upper end of the loss the certificate bounds (L(M)
+        for OPTMech, the expected loss for PMO) minus the certified lower bound."""
+        b = self._bound()
+        if b is None:
             return None
-        return loss[1] - lb
+        loss = self.expected_loss if b[1] == "expected_loss" else self.loss_max
+        return None if loss is None else loss[1] - b[0]
 
     def to_dict(self) -> Dict[str, Any]:
         return dict(self._d)
@@ -110,7 +118,8 @@ class Report:
         if self.expected_loss:
             rows.append(("expected loss", f"[{self.expected_loss[0]:.10g}, {self.expected_loss[1]:.10g}]{u}"))
         if self.lower_bound is not None:
-            rows.append(("certified lower bound", f"{self.lower_bound:.10g}{u} (gap ≤ {self.gap:.3g})"))
+            gap = "" if self.gap is None else f" (gap ≤ {self.gap:.3g})"
+            rows.append(("certified lower bound", f"{self.lower_bound:.10g}{u}{gap}"))
         for c in self.checks:
             rows.append((f"check {c['name']}", f"{c['verdict']}: {c['detail']}"))
         w = self.witness

@@ -48,13 +48,15 @@ class Emd:
 
 
 def emd(space: Any, a: Sequence[Any], b: Sequence[Any], *, assignment: bool = False,
-        budget: int = 100_000_000) -> Emd:
+        budget: Optional[int] = None) -> Emd:
     """The earth mover's distance between datasets ``a`` and ``b`` (input indices or
-    labels, repeats allowed) on ``space``; exact operations count against ``budget``."""
+    labels, repeats allowed) on ``space``; exact operations count against ``budget``
+    (default: the command line's ``--budget``)."""
     from . import _as_space
 
     s = _as_space(space)
-    d = json.loads(_core.emd(s, _items(s, a, "a"), _items(s, b, "b"), assignment=assignment, budget=int(budget)))
+    kw = {} if budget is None else {"budget": int(budget)}
+    d = json.loads(_core.emd(s, _items(s, a, "a"), _items(s, b, "b"), assignment=assignment, **kw))
     exact = d["emd"]
     a_ = d.get("assignment")
     return Emd(
@@ -144,7 +146,7 @@ def _records(text: str) -> List[Dict[str, Any]]:
 
 def release_linear(space: Any, users: Any, alpha: Any, *, query: str = "average", norm: str = "l2",
                    model: str = "local", samples: Optional[int] = None, tau: Any = None, beta: Any = "1e-9",
-                   budget: int = 100_000_000, seed: Optional[int] = None) -> Release:
+                   budget: Optional[int] = None, seed: Optional[int] = None) -> Release:
     """PrivEMDLinear (Algorithm 1): ``query`` (``average``, ``distance:SITE``,
     ``region:SITE:RADIUS:WIDTH``, ``similarity:v1,v2,…``) of each user's items with K-norm
     noise at α per unit of the space's distance; ``local``: one record per user,
@@ -153,8 +155,8 @@ def release_linear(space: Any, users: Any, alpha: Any, *, query: str = "average"
 
     s = _as_space(space)
     recs, summary = _core.release_linear(
-        s, _users_jsonl(users), _q(alpha, "alpha"), query=query, norm=norm, model=model, budget=int(budget),
-        samples=samples, tau=None if tau is None else _q(tau, "tau"), beta=_q(beta, "beta"), seed=seed)
+        s, _users_jsonl(users), _q(alpha, "alpha"), query=query, norm=norm, model=model,
+        **({} if budget is None else {"budget": int(budget)}), samples=samples, tau=None if tau is None else _q(tau, "tau"), beta=_q(beta, "beta"), seed=seed)
     return Release(_records(recs), json.loads(summary))
 
 

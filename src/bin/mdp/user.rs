@@ -432,11 +432,10 @@ fn linear(a: &LinearArgs) -> Result<i32, String> {
         resample: a.resample.settings(),
     };
     let mut rng = privatize::rng(a.io.seed);
-    let mut out = open_output(&a.io.output)?;
     let summary = run::linear(
         &settings,
         &mut || open_users(&a.io.users),
-        &mut out,
+        &mut || open_output(&a.io.output),
         &mut rng,
     )?;
     say(a.io.json, summary);
@@ -468,11 +467,10 @@ fn item_wise(a: &ItemWiseArgs) -> Result<i32, String> {
         resample: a.resample.settings(),
     };
     let mut rng = privatize::rng(a.io.seed);
-    let mut out = open_output(&a.io.output)?;
     let summary = run::item_wise(
         &settings,
         &mut || open_users(&a.io.users),
-        &mut out,
+        &mut || open_output(&a.io.output),
         &mut rng,
     )?;
     say(a.io.json, summary);

@@ -156,15 +156,19 @@ pub fn run<T: Send>(
     let progress = PyProgress::new(callback);
     let out = py.detach(|| {
         let caller = std::thread::current();
+        let done = AtomicBool::new(false);
         std::thread::scope(|scope| {
             let worker = scope.spawn(|| {
                 let r = panic::catch_unwind(AssertUnwindSafe(|| f(&progress)));
+                done.store(true, Ordering::Release);
                 caller.unpark();
                 r
             });
-            while !worker.is_finished() {
+            // `done` (not the thread's end, which follows it) decides: an unpark that
+            // arrives before the park is kept as a token, so the wait ends at once.
+            while !done.load(Ordering::Acquire) {
                 std::thread::park_timeout(CHECK_EVERY);
-                if worker.is_finished() {
+                if done.load(Ordering::Acquire) {
                     break;
                 }
                 if let Err(e) = Python::attach(|py| py.check_signals()) {

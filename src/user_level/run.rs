@@ -346,6 +346,15 @@ pub struct ItemWiseSettings<'a> {
     pub resample: Resample,
 }
 
+/// The item-level δ of [`item_wise`] (exact text), in (0, 1).
+pub fn item_delta(text: &str) -> Result<Q, String> {
+    let delta = q("delta", text)?;
+    if !(delta > 0u32 && delta < 1u32) {
+        return Err("--delta: must be in (0, 1)".into());
+    }
+    Ok(delta)
+}
+
 /// PrivEMDItemWise (Algorithm 2): the mechanism applied to every item of every user,
 /// shuffled; local, one record per user (`user`, `release`: the outputs' labels); central,
 /// one record of every output's count. The guarantee is Theorem 4.4's (equal sizes) or the
@@ -358,10 +367,7 @@ pub fn item_wise(
 ) -> Result<Summary, String> {
     let file = a.file;
     let eps = a.epsilon;
-    let delta = q("delta", a.delta)?;
-    if !(delta > 0u32 && delta < 1u32) {
-        return Err("--delta: must be in (0, 1)".into());
-    }
+    let delta = item_delta(a.delta)?;
     let units = Units::for_space(&file.space, &mut Budget::default()).map_err(ul)?;
     let names = ItemNames::new(file.space.n(), a.labels);
     let out_names: Vec<serde_json::Value> =

@@ -457,6 +457,9 @@ fn item_wise(a: &ItemWiseArgs) -> Result<i32, String> {
         Err(code) => return Ok(code),
     };
     let eps = opts.epsilon.clone().unwrap_or_else(|| file.epsilon.clone());
+    // δ is checked before the labels are looked up (the order of the checks before the
+    // flow moved into the library).
+    run::item_delta(&a.delta)?;
     let labels = crate::suite::file_labels(&file, a.space.as_deref())?;
     let settings = run::ItemWiseSettings {
         file: &file,
@@ -478,13 +481,6 @@ fn item_wise(a: &ItemWiseArgs) -> Result<i32, String> {
 }
 
 fn freq(a: &FreqArgs) -> Result<i32, String> {
-    // Two passes over the file (constant memory): α₀ depends on n and m, known after the
-    // first.
-    if a.io.users == "-" {
-        return Err(
-            "--users: the frequency release reads its file twice; give a file, not -".into(),
-        );
-    }
     let settings = run::FreqSettings {
         clusters: a.clusters,
         size: a.size,
@@ -498,7 +494,18 @@ fn freq(a: &FreqArgs) -> Result<i32, String> {
     let mut records = Vec::new();
     let (summary, cert) = run::freq(
         &settings,
-        &mut || open_users(&a.io.users),
+        // Two passes over the file (constant memory): α₀ depends on n and m, known
+        // after the first. Checked when the library first opens it, after the
+        // settings (the order of the checks before the flow moved).
+        &mut || {
+            if a.io.users == "-" {
+                return Err(
+                    "--users: the frequency release reads its file twice; give a file, not -"
+                        .into(),
+                );
+            }
+            open_users(&a.io.users)
+        },
         &mut records,
         &mut rng,
     )?;

@@ -237,12 +237,12 @@ pub fn linear(
     let alpha = q("alpha", a.alpha)?;
     let names = ItemNames::new(space.n(), a.labels);
     a.resample.check()?;
-    let mut out = output()?;
     let mut budget = Budget::new(a.budget);
     match a.model {
         ReleaseModel::Local => {
             let mech = PrivEmdLinear::new(space, query, &alpha, Scope::Local, &mut budget)
                 .map_err(ul_b)?;
+            let mut out = output()?;
             let users = for_each_user(users()?, &names, |user| {
                 let z = mech.release(&user.items, rng);
                 let record = labelled(&[("user", user.id)], &mech.query.components, &z);
@@ -306,6 +306,7 @@ pub fn linear(
                 None => None,
             };
             let z = mech.release_value(&value, rng);
+            let mut out = output()?;
             let record = labelled(
                 &[("users", json!(users)), ("items_per_user", json!(m))],
                 &mech.query.components,

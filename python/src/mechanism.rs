@@ -278,6 +278,20 @@ pub fn policy(
     })
 }
 
+/// Audit `file` under `opts` and refuse (NotPrivate / Inconclusive, with the report)
+/// unless it passes: a gate's check.
+pub fn require_pass(
+    file: &MechanismFile,
+    opts: &Options,
+    progress: &dyn mdp::progress::Progress,
+) -> Result<()> {
+    let report = audit::audit_with(file, opts, progress)?;
+    if report.verdict != Verdict::Pass {
+        return Err(Error::Audit(Box::new(report)));
+    }
+    Ok(())
+}
+
 /// Read an `mdp/1` file and certify it (its own claim); with a policy (`epsilon`,
 /// `within`, `allow_scoped`) it must also pass under that policy.
 #[pyfunction]
@@ -298,10 +312,7 @@ pub fn load(
         let doc = io::parse_json(&bytes)?;
         let certified = Certified::certify(&doc, p)?;
         if checked {
-            let report = audit::audit_with(certified.file(), &opts, p)?;
-            if report.verdict != Verdict::Pass {
-                return Err(Error::Audit(Box::new(report)));
-            }
+            require_pass(certified.file(), &opts, p)?;
         }
         Ok(Mechanism::new(certified, serde_json::json!({})))
     })

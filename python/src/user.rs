@@ -217,10 +217,7 @@ pub fn release_item_wise(
         let file = mechanism.sampled_file();
         let eps = match &opts.epsilon {
             Some(e) => {
-                let report = mdp::audit::audit(file, &opts)?;
-                if report.verdict != mdp::audit::Verdict::Pass {
-                    return Err(Error::Audit(Box::new(report)));
-                }
+                crate::mechanism::require_pass(file, &opts, &mdp::progress::Silent)?;
                 e.clone()
             }
             None if file.within.is_some() => {

@@ -411,13 +411,18 @@ def audit(
                                          outputs_are_inputs=outputs_are_inputs, progress=cb))
 
 
+def _refuse(r: Report) -> None:
+    """Raise the report's refusal: Inconclusive for an undecided audit, else NotPrivate."""
+    raise (Inconclusive if r.verdict == "inconclusive" else NotPrivate)(r.json, repr(r))
+
+
 def is_private(matrix: Any, space: Any, epsilon: Number = 1, *, progress: Progress = None) -> bool:
     """Whether ``matrix`` is ε·d private on ``space`` (a Space or an n × n distance matrix),
     proven exactly. With the default ε = 1 this is libqif's ``is_private(C, d)``, whose
     metric d already includes ε. Raises :class:`Inconclusive` rather than guess."""
     r = audit(matrix, space, epsilon, progress=progress)
     if r.verdict == "inconclusive":
-        raise Inconclusive(r.json, repr(r))
+        _refuse(r)
     return r.passed
 
 
@@ -479,7 +484,7 @@ def privatize(mechanism: Mechanism, records: Any, *, seed: Optional[int] = None,
     if epsilon is not None or within is not None:
         r = mechanism.audit(epsilon=epsilon, within=within)
         if not r.passed:
-            raise (Inconclusive if r.verdict == "inconclusive" else NotPrivate)(r.json, repr(r))
+            _refuse(r)
     seed = None if seed is None else int(seed)
     try:
         import pandas as pd

@@ -35,6 +35,7 @@ pub mod audit;
 pub mod bounds;
 pub mod certificate;
 pub mod certified;
+pub mod dense;
 pub mod error;
 pub mod exact;
 pub mod io;
@@ -44,6 +45,7 @@ pub mod metric;
 pub mod pipe;
 pub mod privacy;
 pub mod progress;
+pub mod structured;
 
 pub use audit::{audit, Options as AuditOptions, Report, Verdict};
 pub use certified::Certified;

@@ -420,6 +420,44 @@ impl Space {
     pub fn radius(&self) -> &Q {
         &self.radius
     }
+    /// Rigorous float enclosures of site `i`'s coordinates (coordinate kinds; for
+    /// haversine the unit vector of [lat, lon] in R³): the space in which
+    /// [`Space::gap_distance_lo`] bounds distances from below.
+    pub fn float_coords(&self, i: usize) -> &[FI] {
+        &self.fcoords[i]
+    }
+
+    /// A lower bound on d(x, y) for any two sites whose [`Space::float_coords`] differ by
+    /// at least `gaps[c] ≥ 0` in every coordinate c (two boxes `gaps` apart), rounded
+    /// down: √Σg² (euclidean), Σg (manhattan), max g (chebyshev), and for haversine the
+    /// great-circle distance 2R·asin(c/2) of the chord c ≥ √Σg² between unit vectors
+    /// (`spec/soundness.md` §7). 0 for the other kinds.
+    pub fn gap_distance_lo(&self, gaps: &[f64]) -> f64 {
+        let sum_sq = || {
+            gaps.iter()
+                .fold(FI::point(0.0), |s, &g| s.add(FI::point(g).sqr()))
+                .sqrt()
+                .lo
+        };
+        match self.kind {
+            MetricKind::Euclidean => sum_sq(),
+            MetricKind::Manhattan => {
+                gaps.iter()
+                    .fold(FI::point(0.0), |s, &g| s.add(FI::point(g)))
+                    .lo
+            }
+            MetricKind::Chebyshev => gaps.iter().fold(0.0, |m: f64, &g| m.max(g)),
+            MetricKind::Haversine => {
+                let half = FI::point(sum_sq()).mul_f64(0.5).lo.min(1.0);
+                match asin_unit(FI::point(half.max(0.0))) {
+                    Some(a) => a.mul(self.fradius).mul_f64(2.0).lo.max(0.0),
+                    None => 0.0,
+                }
+            }
+            MetricKind::Explicit | MetricKind::Graph => 0.0,
+        }
+    }
+
     /// The exact n×n table of explicit / graph metrics (row-major).
     pub fn table(&self) -> &[Q] {
         &self.table
@@ -606,7 +644,7 @@ impl Space {
             s = s.add(x.sub(*y).sqr());
         }
         let half_chord = s.sqrt().mul_f64(0.5);
-        match asin_fi(half_chord) {
+        match asin_unit(half_chord) {
             Some(a) => a.mul(self.fradius).mul_f64(2.0),
             None => {
                 let (lo, hi) = self.enclosure(i, j, 64).to_f64_bounds();
@@ -864,6 +902,30 @@ fn asin_fi(x: FI) -> Option<FI> {
         }
     };
     Some(FI::new(eval(x.lo, false), eval(x.hi, true)))
+}
+
+/// Rigorous enclosure of asin(x) for x ⊆ [0, 1] (a larger upper end is clamped to 1, so
+/// only for quantities known to be ≤ 1, like a half chord of unit vectors): [`asin_fi`] up
+/// to 1/2, and beyond it asin t = π/2 − 2·asin(√((1 − t)/2)), whose inner argument is in
+/// [0, 1/2] (spec/soundness.md §2). Each end is enclosed alone (asin is increasing).
+/// `None` for a lower end < 0 or NaN.
+fn asin_unit(x: FI) -> Option<FI> {
+    if !(x.lo >= 0.0) || x.hi.is_nan() {
+        return None;
+    }
+    // π/2 lies in [fl(π/2), next_up(fl(π/2))]: fl(π/2) = 1.5707963267948965580… < π/2.
+    const HALF_PI: f64 = std::f64::consts::FRAC_PI_2;
+    let at = |t: f64| -> Option<FI> {
+        let t = t.min(1.0);
+        if t <= 0.5 {
+            return asin_fi(FI::point(t));
+        }
+        let y = FI::point(1.0).sub(FI::point(t)).mul_f64(0.5).sqrt();
+        let y = FI::new(y.lo.max(0.0), y.hi.min(0.5));
+        let a = asin_fi(y)?;
+        Some(FI::new(HALF_PI, crate::exact::float::next_up(HALF_PI)).sub(a.mul_f64(2.0)))
+    };
+    Some(FI::new(at(x.lo)?.lo.max(0.0), at(x.hi)?.hi))
 }
 
 #[derive(PartialEq, Eq)]

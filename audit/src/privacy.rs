@@ -297,16 +297,31 @@ pub fn ratio_bounds(rt: f64) -> Option<FI> {
 /// Decide R ≤ e^{ε d(u,v)} exactly (R = `None` is ∞), as ln R ≤ ε·d(u,v): both sides
 /// are enclosed at rising precision (no exponential of a possibly huge ε·d is formed).
 pub fn exact_ratio_vs_bound(p: &Prepared, u: usize, v: usize, r: &Option<Q>, eps: &Q) -> Decision {
+    ratio_within(r, p.zero[u * p.n + v], eps, p.max_prec, |prec| {
+        p.space.enclosure(u, v, prec)
+    })
+}
+
+/// Decide R ≤ e^{ε·d} exactly (R = `None` is ∞) for a pair at distance d, given by its
+/// enclosure at a precision (`dist`), `zero` when d = 0 exactly: ln R ≤ ε·d with both
+/// sides enclosed at rising precision up to `max_prec` bits.
+pub fn ratio_within(
+    r: &Option<Q>,
+    zero: bool,
+    eps: &Q,
+    max_prec: u64,
+    dist: impl Fn(u64) -> Interval,
+) -> Decision {
     let Some(r) = r else { return Decision::Fails };
     if *r <= 1u32 {
         return Decision::Holds; // e^{εd} ≥ 1
     }
-    if p.zero[u * p.n + v] {
+    if zero {
         return Decision::Fails;
     }
-    functions::refine(START_PREC, p.max_prec, |prec| {
+    functions::refine(START_PREC, max_prec, |prec| {
         let l = functions::ln(&Interval::point(r.clone()), prec)?;
-        let x = p.space.enclosure(u, v, prec).scale(eps);
+        let x = dist(prec).scale(eps);
         if l.hi <= x.lo {
             Some(Decision::Holds)
         } else if l.lo > x.hi {
@@ -531,7 +546,7 @@ impl EpsEnclosure {
     /// Fold in the enclosure `e` of one pair's ε: the max of the lower ends (with its
     /// pair) and of the upper ends, then the upper end widened to at least
     /// lo·(1 + [`TARGET_REL_WIDTH`]) so the verification pass has room to prove it.
-    fn absorb(&mut self, e: Interval, pair: (usize, usize)) {
+    pub(crate) fn absorb(&mut self, e: Interval, pair: (usize, usize)) {
         if e.lo > self.lo || self.pair.is_none() {
             self.lo = e.lo.clone().max(self.lo.clone());
             self.pair = Some(pair);
@@ -556,12 +571,18 @@ impl EpsEnclosure {
 /// ln(t)/d(u,v) as a rational enclosure of relative width ≤ [`TARGET_REL_WIDTH`] (t ≥ 1
 /// rational, d(u,v) > 0).
 pub fn eps_of_ratio(p: &Prepared, u: usize, v: usize, t: &Q) -> Option<Interval> {
+    eps_of(t, p.max_prec, |prec| p.space.enclosure(u, v, prec))
+}
+
+/// ln(t)/d for t ≥ 1 rational and d > 0 given by its enclosure at a precision (`dist`), to
+/// relative width ≤ [`TARGET_REL_WIDTH`] or the widest `max_prec` allows.
+pub fn eps_of(t: &Q, max_prec: u64, dist: impl Fn(u64) -> Interval) -> Option<Interval> {
     if *t == 1u32 {
         return Some(Interval::point(Q::from(0u32)));
     }
-    functions::refine(START_PREC, p.max_prec, |prec| {
+    functions::refine(START_PREC, max_prec, |prec| {
         let l = functions::ln(&Interval::point(t.clone()), prec)?;
-        let d = p.space.enclosure(u, v, prec);
+        let d = dist(prec);
         if d.lo <= 0u32 {
             return None;
         }
@@ -569,7 +590,7 @@ pub fn eps_of_ratio(p: &Prepared, u: usize, v: usize, t: &Q) -> Option<Interval>
         let e = Interval::new(if e.lo < 0u32 { Q::from(0u32) } else { e.lo }, e.hi);
         match e.relative_width() {
             Some(w) if w <= Q::try_from(TARGET_REL_WIDTH).unwrap() => Some(e),
-            _ if prec * 2 > p.max_prec => Some(e),
+            _ if prec * 2 > max_prec => Some(e),
             _ => None,
         }
     })

@@ -1,0 +1,255 @@
+//! A mechanism matrix of `f64` entries (the large-mechanism container, `spec/mechanism-format.md`
+//! "Revision 3"). Every finite double is an exact dyadic rational, so the audit of such a
+//! matrix is as exact as the audit of a rational one, without an n×K table of rationals:
+//! entries are turned into [`Q`] only where the exact fallback needs them, and row sums are
+//! computed exactly by a superaccumulator ([`exact_sum`]).
+//!
+//! [`Normalized`] is the float copy h̃ = fl(m / s̃) the fast filters work on, with the same
+//! error model as [`crate::privacy::Prepared`] (`spec/soundness.md` §1): s̃ is the double
+//! nearest to the exact row sum, so |h̃ − H| ≤ ρ·H for entries of float-safe rows.
+
+use crate::error::InputError;
+use crate::exact::{f64_nearest, q_from_f64, N, Q};
+use crate::mechanism::Matrix;
+use rayon::prelude::*;
+
+/// An n × K matrix of finite, non-negative doubles whose rows have positive sums.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Dense {
+    pub rows: usize,
+    pub cols: usize,
+    /// Row-major; `-0.0` is stored as `+0.0`.
+    data: Vec<f64>,
+}
+
+fn err(path: String, message: impl Into<String>) -> InputError {
+    InputError {
+        path,
+        message: message.into(),
+    }
+}
+
+impl Dense {
+    /// Check and wrap a row-major matrix: entries finite and ≥ 0, every row with a positive
+    /// entry (its exact sum is then positive). `path` names the matrix in errors.
+    pub fn new(
+        rows: usize,
+        cols: usize,
+        mut data: Vec<f64>,
+        path: &str,
+    ) -> Result<Dense, InputError> {
+        if rows == 0 || cols == 0 {
+            return Err(err(path.into(), "needs at least one row and one column"));
+        }
+        if rows.checked_mul(cols) != Some(data.len()) {
+            return Err(err(
+                path.into(),
+                format!("{} entries for a {rows} × {cols} matrix", data.len()),
+            ));
+        }
+        for (i, x) in data.iter_mut().enumerate() {
+            if !x.is_finite() || *x < 0.0 {
+                return Err(err(
+                    format!("{path}[{}][{}]", i / cols, i % cols),
+                    format!("{x} is not a finite number ≥ 0"),
+                ));
+            }
+            if *x == 0.0 {
+                *x = 0.0; // −0.0 would make 1/h̃ = −∞ and hide an infinite ratio
+            }
+        }
+        for (u, row) in data.chunks_exact(cols).enumerate() {
+            if row.iter().all(|&x| x == 0.0) {
+                return Err(err(format!("{path}[{u}]"), "row sum must be > 0"));
+            }
+        }
+        Ok(Dense { rows, cols, data })
+    }
+
+    pub fn row(&self, u: usize) -> &[f64] {
+        &self.data[u * self.cols..(u + 1) * self.cols]
+    }
+
+    pub fn data(&self) -> &[f64] {
+        &self.data
+    }
+
+    /// The exact entry M\[u\]\[w\].
+    pub fn exact(&self, u: usize, w: usize) -> Q {
+        q_from_f64(self.data[u * self.cols + w])
+    }
+
+    /// The same matrix as exact rationals (for the exhaustive audit and tests; n·K
+    /// rationals, so only for sizes the JSON format also takes).
+    pub fn to_matrix(&self) -> Matrix {
+        Matrix::new(
+            self.rows,
+            self.cols,
+            self.data.par_iter().map(|&x| q_from_f64(x)).collect(),
+        )
+    }
+
+    /// Bytes of the matrix and its [`Normalized`] copy (h̃ and 1/h̃): what the structured
+    /// audit holds besides its tree.
+    pub fn audit_bytes(rows: usize, cols: usize) -> u64 {
+        (rows as u64).saturating_mul(cols as u64).saturating_mul(24)
+    }
+}
+
+/// The exact sum of non-negative doubles. Each double is m·2^(e−1075) with an integer
+/// mantissa m < 2^53 and biased exponent e (subnormals: e = 1); mantissas are added into
+/// one 128-bit bin per exponent (2^75 additions before a bin could overflow), and the bins
+/// are combined once into a rational.
+pub fn exact_sum(values: &[f64]) -> Q {
+    let mut bins = [0u128; 2048];
+    for &x in values {
+        debug_assert!(x >= 0.0 && x.is_finite());
+        let b = x.to_bits();
+        let e = ((b >> 52) & 0x7ff) as usize;
+        let m = b & ((1u64 << 52) - 1);
+        let (m, e) = if e == 0 {
+            (m, 1)
+        } else {
+            (m | (1u64 << 52), e)
+        };
+        bins[e] += m as u128;
+    }
+    let mut acc = N::from(0u32);
+    for (e, &bin) in bins.iter().enumerate() {
+        if bin != 0 {
+            let hi = N::from((bin >> 64) as u64) << 64u64;
+            let v = hi + N::from(bin as u64);
+            acc += v << (e as u64 - 1);
+        }
+    }
+    Q::from_naturals(acc, N::power_of_2(1074))
+}
+
+/// The float copy of a [`Dense`] matrix the filters work on (`spec/soundness.md` §1).
+pub struct Normalized {
+    pub n: usize,
+    pub k: usize,
+    /// Exact row sums S_u.
+    pub sums: Vec<Q>,
+    /// h̃ = fl(m / s̃), s̃ = the double nearest to S_u; row-major n × K.
+    h: Vec<f64>,
+    /// fl(1/h̃) (∞ where h̃ = 0): ratios are products.
+    recip: Vec<f64>,
+    /// Rows whose every entry satisfies the error model |h̃ − H| ≤ ρH (positive entries
+    /// and their quotients normal, s̃ normal); pairs touching another row are decided
+    /// exactly.
+    pub safe: Vec<bool>,
+}
+
+impl Normalized {
+    pub fn new(m: &Dense) -> Normalized {
+        let (n, k) = (m.rows, m.cols);
+        let rows: Vec<(Q, Vec<f64>, bool)> = (0..n)
+            .into_par_iter()
+            .map(|u| {
+                let row = m.row(u);
+                let sum = exact_sum(row);
+                let s = f64_nearest(&sum);
+                let mut safe = s.is_finite() && s >= f64::MIN_POSITIVE;
+                let h: Vec<f64> = row
+                    .iter()
+                    .map(|&x| {
+                        if x == 0.0 {
+                            return 0.0;
+                        }
+                        let h = x / s;
+                        if !(x >= f64::MIN_POSITIVE && h >= f64::MIN_POSITIVE && h.is_finite()) {
+                            safe = false;
+                        }
+                        h
+                    })
+                    .collect();
+                (sum, h, safe)
+            })
+            .collect();
+        let mut sums = Vec::with_capacity(n);
+        let mut h = Vec::with_capacity(n * k);
+        let mut safe = Vec::with_capacity(n);
+        for (s, r, f) in rows {
+            sums.push(s);
+            h.extend(r);
+            safe.push(f);
+        }
+        let recip = h.par_iter().map(|x| 1.0 / x).collect();
+        Normalized {
+            n,
+            k,
+            sums,
+            h,
+            recip,
+            safe,
+        }
+    }
+
+    pub fn hrow(&self, u: usize) -> &[f64] {
+        &self.h[u * self.k..(u + 1) * self.k]
+    }
+
+    pub fn recip_row(&self, u: usize) -> &[f64] {
+        &self.recip[u * self.k..(u + 1) * self.k]
+    }
+
+    pub fn h(&self, u: usize, w: usize) -> f64 {
+        self.h[u * self.k + w]
+    }
+
+    /// The exact ratio R = max_{w ∈ cols} H\[u\]\[w\] / H\[v\]\[w\] over the given columns
+    /// (`None` = ∞: H\[v\]\[w\] = 0 < H\[u\]\[w\]), and its arg max (`None` when H\[u\] is 0 on
+    /// every given column: R = 0).
+    pub fn exact_ratio(
+        &self,
+        m: &Dense,
+        u: usize,
+        v: usize,
+        cols: impl Iterator<Item = usize>,
+    ) -> (Option<Q>, Option<usize>) {
+        let mut exact_best: Option<(Q, usize)> = None;
+        for w in cols {
+            let (a, b) = (m.row(u)[w], m.row(v)[w]);
+            if a == 0.0 {
+                continue;
+            }
+            if b == 0.0 {
+                return (None, Some(w));
+            }
+            let r = q_from_f64(a) / q_from_f64(b);
+            if exact_best.as_ref().is_none_or(|(x, _)| r > *x) {
+                exact_best = Some((r, w));
+            }
+        }
+        match exact_best {
+            Some((r, w)) => (Some(r * &self.sums[v] / &self.sums[u]), Some(w)),
+            None => (Some(Q::from(0u32)), None),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exact_sum_is_exact_across_exponents() {
+        let xs = [1e300, 1.0, 2f64.powi(-1074), 0.1, 3e-310, 0.0];
+        let want = crate::exact::sum_tree(xs.iter().map(|&x| q_from_f64(x)).collect());
+        assert_eq!(exact_sum(&xs), want);
+        assert_eq!(exact_sum(&[]), Q::from(0u32));
+        let many = vec![f64::MAX; 1000];
+        assert_eq!(exact_sum(&many), q_from_f64(f64::MAX) * Q::from(1000u32));
+    }
+
+    #[test]
+    fn refuses_what_is_not_a_mechanism() {
+        assert!(Dense::new(1, 2, vec![0.5, f64::NAN], "matrix").is_err());
+        assert!(Dense::new(1, 2, vec![0.5, -1.0], "matrix").is_err());
+        assert!(Dense::new(1, 2, vec![0.0, -0.0], "matrix").is_err());
+        assert!(Dense::new(2, 2, vec![0.5; 3], "matrix").is_err());
+        let d = Dense::new(1, 2, vec![-0.0, 1.0], "matrix").unwrap();
+        assert!(d.row(0)[0].is_sign_positive());
+    }
+}

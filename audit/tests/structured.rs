@@ -1,0 +1,337 @@
+//! The structured audits (edge-only for graphs, box pairs for coordinate metrics) against
+//! the exhaustive audit on the same exact matrices (`spec/soundness.md` §7): the same
+//! verdict at every ε tried, and overlapping tight-ε enclosures (both are proofs, so they
+//! must intersect). Instances: random points and graphs, smooth (exponential-like) and
+//! random matrices, zeros, duplicate points, a scope η, and violations planted next to the
+//! boundary (a few ulps either side of H\[u\]\[w\] = e^{ε·d}·H\[v\]\[w\]) at pairs across the
+//! whole tree.
+
+use mdp_audit::dense::{Dense, Normalized};
+use mdp_audit::exact::Q;
+use mdp_audit::metric::{MetricKind, Space};
+use mdp_audit::privacy::{self, Decision, EpsEnclosure, Prepared};
+use mdp_audit::structured::edges::{Edges, Graph};
+use mdp_audit::structured::tree::Tree;
+use mdp_audit::structured::{tight_eps, Structure};
+use proptest::prelude::*;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+const PREC: u64 = 4096;
+const BUDGET: u64 = u64::MAX;
+
+fn exhaustive(
+    space: &Space,
+    m: &Dense,
+    eps: &Q,
+    within: Option<&Q>,
+) -> (Decision, Result<EpsEnclosure, (usize, usize)>) {
+    let matrix = m.to_matrix();
+    let p = Prepared::new(space, &matrix, within, PREC).expect("scope decidable");
+    let ratios = privacy::float_ratios(&p);
+    let d = privacy::check_pure(&p, &ratios, eps).decision;
+    (d, privacy::tight_pure_eps(&p, &ratios))
+}
+
+fn structured(s: &dyn Structure, eps: &Q) -> (Decision, Option<EpsEnclosure>) {
+    let out = s.check(eps, false).expect("no budget");
+    let d = if !out.fails.is_empty() {
+        Decision::Fails
+    } else if out.undecided.is_some() {
+        Decision::Undecided
+    } else {
+        Decision::Holds
+    };
+    (d, tight_eps(s).ok().map(|x| x.0))
+}
+
+fn overlap(a: &EpsEnclosure, b: &EpsEnclosure) -> bool {
+    match (&a.hi, &b.hi) {
+        (None, None) => true,
+        (Some(ah), Some(bh)) => a.lo <= *bh && b.lo <= *ah,
+        _ => false,
+    }
+}
+
+fn agree(space: &Space, s: &dyn Structure, m: &Dense, eps: &Q, within: Option<&Q>) {
+    let (de, te) = exhaustive(space, m, eps, within);
+    let (ds, ts) = structured(s, eps);
+    assert_eq!(de, ds, "verdict at ε = {eps}");
+    let (te, ts) = (
+        te.expect("exhaustive tight ε"),
+        ts.expect("structured tight ε"),
+    );
+    assert!(
+        overlap(&te, &ts),
+        "tight ε: exhaustive {:?} structured {:?}",
+        te.to_f64(),
+        ts.to_f64()
+    );
+}
+
+fn kind_of(i: u8) -> MetricKind {
+    [
+        MetricKind::Euclidean,
+        MetricKind::Manhattan,
+        MetricKind::Chebyshev,
+        MetricKind::Haversine,
+    ][i as usize % 4]
+}
+
+fn random_space(rng: &mut ChaCha8Rng, kind: MetricKind, n: usize, dups: bool) -> Space {
+    let dim = if kind == MetricKind::Haversine {
+        2
+    } else {
+        rng.gen_range(1..=3)
+    };
+    let mut pts: Vec<Vec<Q>> = Vec::with_capacity(n);
+    for i in 0..n {
+        if dups && i > 0 && rng.gen_bool(0.1) {
+            let j = rng.gen_range(0..i);
+            pts.push(pts[j].clone());
+            continue;
+        }
+        let p = (0..dim)
+            .map(|c| {
+                let x: f64 = if kind == MetricKind::Haversine {
+                    if c == 0 {
+                        rng.gen_range(-80.0..80.0)
+                    } else {
+                        rng.gen_range(-180.0..180.0)
+                    }
+                } else {
+                    rng.gen_range(0.0..10.0)
+                };
+                Q::from_signeds((x * 1000.0).round() as i64, 1000)
+            })
+            .collect();
+        pts.push(p);
+    }
+    Space::from_points(kind, pts, None).expect("valid points")
+}
+
+/// A mechanism: exponential-like (smooth, ε0-private by construction up to rounding), or
+/// random positive entries, with optional zero columns.
+fn random_matrix(
+    rng: &mut ChaCha8Rng,
+    n: usize,
+    k: usize,
+    dist: impl Fn(usize, usize) -> f64,
+    smooth: bool,
+    zeros: bool,
+) -> Dense {
+    let a: f64 = rng.gen_range(0.05..1.5);
+    let centers: Vec<usize> = (0..k).map(|_| rng.gen_range(0..n)).collect();
+    let mut data = Vec::with_capacity(n * k);
+    for u in 0..n {
+        for (w, &c) in centers.iter().enumerate() {
+            let x = if smooth {
+                (-a * dist(u, c)).exp() * (1.0 + 1e-3 * ((u * 7 + w * 13) % 5) as f64)
+            } else {
+                rng.gen_range(0.01..1.0)
+            };
+            data.push(if zeros && w % 7 == 3 { 0.0 } else { x });
+        }
+    }
+    for u in 0..n {
+        if data[u * k..(u + 1) * k].iter().all(|&x| x == 0.0) {
+            data[u * k] = 1.0;
+        }
+    }
+    Dense::new(n, k, data, "matrix").unwrap()
+}
+
+/// ε values to check at: the exact tight ε's neighbourhood and far from it.
+fn epsilons(tight: &EpsEnclosure) -> Vec<Q> {
+    let mut out = vec![Q::from_unsigneds(1u32, 10u32), Q::from(3u32)];
+    if tight.hi.is_some() && tight.lo > 0u32 {
+        let lo = tight.lo.clone();
+        out.push(&lo * Q::from_unsigneds(999_999u32, 1_000_000u32));
+        out.push(tight.hi.clone().unwrap() * Q::from_unsigneds(1_000_001u32, 1_000_000u32));
+    }
+    out
+}
+
+/// Move entry (u, w) to a few ulps around the value x* where row u's H[u][w] equals
+/// e^{ε·d(u,v)}·H[v][w] (x/(R + x) = c): the plant is on whichever side rounding puts it.
+fn plant(m: &Dense, u: usize, v: usize, w: usize, eps: f64, d: f64, ulps: i64) -> Option<Dense> {
+    let k = m.cols;
+    let hv = m.row(v)[w] / m.row(v).iter().sum::<f64>();
+    let c = (eps * d).exp() * hv;
+    if !(c > 0.0 && c < 0.9) || u == v {
+        return None;
+    }
+    let rest: f64 = m
+        .row(u)
+        .iter()
+        .enumerate()
+        .filter(|(j, _)| *j != w)
+        .map(|(_, x)| x)
+        .sum();
+    let mut x = c * rest / (1.0 - c);
+    for _ in 0..ulps.abs() {
+        x = if ulps > 0 {
+            f64::from_bits(x.to_bits() + 1)
+        } else {
+            f64::from_bits(x.to_bits() - 1)
+        };
+    }
+    let mut data = m.data().to_vec();
+    data[u * k + w] = x;
+    Dense::new(m.rows, k, data, "matrix").ok()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn tree_matches_exhaustive(seed in any::<u64>(), kind in 0u8..4, n in 2usize..70, k in 1usize..24,
+                               smooth in any::<bool>(), zeros in any::<bool>(), dups in any::<bool>(),
+                               scoped in any::<bool>()) {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let kind = kind_of(kind);
+        let space = random_space(&mut rng, kind, n, dups);
+        let m = random_matrix(&mut rng, n, k, |u, v| space.approx(u, v), smooth, zeros);
+        let norm = Normalized::new(&m);
+        let within = scoped.then(|| {
+            let d = space.approx(0, n - 1).max(1e-3);
+            Q::try_from(d * 0.6).unwrap()
+        });
+        let tree = Tree::new(&space, &m, &norm, within.as_ref(), PREC, BUDGET);
+        let (_, tight) = exhaustive(&space, &m, &Q::from(1u32), within.as_ref());
+        let tight = tight.expect("decidable");
+        for eps in epsilons(&tight) {
+            agree(&space, &tree, &m, &eps, within.as_ref());
+        }
+    }
+
+    #[test]
+    fn tree_matches_exhaustive_on_planted_near_ties(seed in any::<u64>(), kind in 0u8..4, n in 20usize..120,
+                                                    k in 2usize..12, ulps in -3i64..4) {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let kind = kind_of(kind);
+        let space = random_space(&mut rng, kind, n, false);
+        let base = random_matrix(&mut rng, n, k, |u, v| space.approx(u, v), true, false);
+        // ε well above the base's own ε0 (≤ 2a ≤ 3), so the plant is the tightest triple.
+        let eps = 4.0;
+        let (u, v, w) = (rng.gen_range(0..n), rng.gen_range(0..n), rng.gen_range(0..k));
+        let Some(m) = plant(&base, u, v, w, eps, space.approx(u, v), ulps) else { return Ok(()) };
+        let norm = Normalized::new(&m);
+        let tree = Tree::new(&space, &m, &norm, None, PREC, BUDGET);
+        let q = Q::try_from(eps).unwrap();
+        let (de, _) = exhaustive(&space, &m, &q, None);
+        let (ds, _) = structured(&tree, &q);
+        prop_assert_eq!(de, ds);
+    }
+
+    #[test]
+    fn edges_match_exhaustive(seed in any::<u64>(), n in 2usize..40, k in 1usize..16, extra in 0usize..40,
+                              smooth in any::<bool>(), zeros in any::<bool>(), scoped in any::<bool>()) {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let mut edges = Vec::new();
+        for v in 1..n {
+            let u = rng.gen_range(0..v);
+            edges.push((u, v, Q::from_unsigneds(rng.gen_range(1u32..40), 8u32)));
+        }
+        for _ in 0..extra {
+            let (u, v) = (rng.gen_range(0..n), rng.gen_range(0..n));
+            edges.push((u, v, Q::from_unsigneds(rng.gen_range(1u32..80), 8u32)));
+        }
+        let space = Space::from_graph(n, &edges).unwrap();
+        let graph = Graph::new(n, edges, "metric").unwrap();
+        let m = random_matrix(&mut rng, n, k, |u, v| space.approx(u, v), smooth, zeros);
+        let norm = Normalized::new(&m);
+        let within = scoped.then(|| Q::from_unsigneds(rng.gen_range(1u32..60), 8u32));
+        let s = Edges::new(&graph, &m, &norm, within.as_ref(), PREC, BUDGET);
+        let (_, tight) = exhaustive(&space, &m, &Q::from(1u32), within.as_ref());
+        for eps in epsilons(&tight.expect("decidable")) {
+            agree(&space, &s, &m, &eps, within.as_ref());
+        }
+    }
+}
+
+#[test]
+fn edges_catch_a_violation_only_a_far_pair_would_show_if_edges_were_not_shortest() {
+    // A triangle whose long edge (0, 2) is not a shortest path (d(0, 2) = 2 < 3): the edge
+    // check at w = 3 is weaker than privacy at d = 2, and the path edges decide instead.
+    let edges = vec![
+        (0, 1, Q::from(1u32)),
+        (1, 2, Q::from(1u32)),
+        (0, 2, Q::from(3u32)),
+    ];
+    let space = Space::from_graph(3, &edges).unwrap();
+    let graph = Graph::new(3, edges, "metric").unwrap();
+    let e = std::f64::consts::E;
+    // Ratios e^1 per unit step: exactly at ε = 1 in floats' reach, so use ε = 1.01.
+    let m = Dense::new(3, 2, vec![1.0, e * e, e, e, e * e, 1.0], "matrix").unwrap();
+    let norm = Normalized::new(&m);
+    let s = Edges::new(&graph, &m, &norm, None, PREC, BUDGET);
+    agree(&space, &s, &m, &Q::try_from(1.01).unwrap(), None);
+    agree(&space, &s, &m, &Q::try_from(0.99).unwrap(), None);
+}
+
+#[test]
+fn one_ulp_violation_in_a_large_smooth_mechanism_is_found() {
+    // 400 planar points, the violation planted one ulp past the boundary at a far pair:
+    // the box tests must not settle it.
+    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    let space = random_space(&mut rng, MetricKind::Euclidean, 400, false);
+    let base = random_matrix(&mut rng, 400, 30, |u, v| space.approx(u, v), true, false);
+    let (u, v, w) = (3, 398, 5);
+    let eps = 4.0;
+    for ulps in [-1, 1, 2] {
+        let Some(m) = plant(&base, u, v, w, eps, space.approx(u, v), ulps) else {
+            continue;
+        };
+        let norm = Normalized::new(&m);
+        let tree = Tree::new(&space, &m, &norm, None, PREC, BUDGET);
+        let q = Q::try_from(eps).unwrap();
+        let (de, _) = exhaustive(&space, &m, &q, None);
+        let (ds, _) = structured(&tree, &q);
+        assert_eq!(de, ds, "ulps {ulps}");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
+
+    /// Ties everywhere: clusters of nearly equal points and columns e^{±ε·x}, so every box
+    /// pair's test is within float rounding of its bound at every level of the tree, and
+    /// float rounding of the entries alone decides which triples break ε.
+    #[test]
+    fn tree_matches_exhaustive_on_tight_clusters(seed in any::<u64>(), clusters in 2usize..6, per in 1usize..40,
+                                                 k in 1usize..6, spread_exp in 3i32..12) {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let spread = 10f64.powi(-spread_exp);
+        let mut xs = Vec::new();
+        for c in 0..clusters {
+            for i in 0..per {
+                xs.push(c as f64 + spread * i as f64 * rng.gen_range(0.5..1.0));
+            }
+        }
+        let pts: Vec<Vec<Q>> = xs.iter().map(|&x| vec![mdp_audit::exact::q_from_f64(x)]).collect();
+        let space = Space::from_points(MetricKind::Euclidean, pts, None).unwrap();
+        let eps = 0.75;
+        let signs: Vec<f64> = (0..k).map(|_| if rng.gen_bool(0.5) { 1.0 } else { -1.0 }).collect();
+        let n = xs.len();
+        // Rows sum to 1 up to rounding (a slack column), so normalization keeps the ties.
+        let t = 1.0 / (200.0 * k as f64);
+        let data: Vec<f64> = xs
+            .iter()
+            .flat_map(|&x| {
+                let row: Vec<f64> = signs.iter().map(|s| t * (eps * s * x).exp()).collect();
+                let slack = 1.0 - row.iter().sum::<f64>();
+                row.into_iter().chain([slack])
+            })
+            .collect();
+        let m = Dense::new(n, k + 1, data, "matrix").unwrap();
+        let norm = Normalized::new(&m);
+        let tree = Tree::new(&space, &m, &norm, None, PREC, BUDGET);
+        for e in [eps, eps * (1.0 - 1e-12), eps * (1.0 + 1e-12), eps * (1.0 + 1e-6)] {
+            let q = Q::try_from(e).unwrap();
+            let (de, _) = exhaustive(&space, &m, &q, None);
+            let (ds, _) = structured(&tree, &q);
+            prop_assert_eq!(de, ds, "ε = {}", e);
+        }
+    }
+}

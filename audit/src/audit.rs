@@ -167,6 +167,25 @@ pub struct Stats {
     pub seconds_delta: f64,
     pub seconds_loss: f64,
     pub seconds_total: f64,
+    /// The structured audit's work (a container's audit, `spec/soundness.md` §7).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub structured: Option<StructuredStats>,
+}
+
+/// What the structured audit decided how: triples proven at once by box pairs, triples
+/// decided pair by pair (leaf pairs or edges) and by exact arithmetic.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct StructuredStats {
+    /// `edges` (graph metric) or `boxes` (k-d tree of a coordinate metric).
+    pub method: &'static str,
+    pub pairs_checked: u64,
+    pub triples_settled_by_boxes: u64,
+    pub triples_checked_by_pairs: u64,
+    /// Fraction of the n·(n−1)·K triples settled by box pairs, without a leaf.
+    pub settled_fraction: f64,
+    pub box_tests: u64,
+    pub exact_pairs: u64,
+    pub exact_triples: u64,
 }
 
 fn enc_json(e: &EpsEnclosure) -> [Option<f64>; 2] {
@@ -662,17 +681,23 @@ pub fn audit_with(
 /// The pipeline's policy (`--require-epsilon`, the scope policy): `None` when the file
 /// claims all pairs and no ε is required (nothing beyond the other checks to decide).
 fn policy_check(file: &MechanismFile, opts: &Options) -> Option<Check> {
-    if opts.epsilon.is_none() && file.within.is_none() {
+    scope_policy_check(file.within.as_ref(), &file.epsilon, opts)
+}
+
+/// The `policy` check of a file claiming `epsilon` within scope `within`: the ε checked
+/// and the scope against the pipeline's [`ScopePolicy`] (`None` when neither applies).
+pub(crate) fn scope_policy_check(within: Option<&Q>, epsilon: &Q, opts: &Options) -> Option<Check> {
+    if opts.epsilon.is_none() && within.is_none() {
         return None;
     }
     let required = opts.epsilon.as_ref().map(|e| {
         format!(
             "privacy checked at the required ε = {} (the file claims ε = {})",
             f64_nearest_str(e),
-            f64_nearest_str(&file.epsilon)
+            f64_nearest_str(epsilon)
         )
     });
-    let (verdict, scope) = match (&file.within, &opts.scope) {
+    let (verdict, scope) = match (within, &opts.scope) {
         (None, _) => (Verdict::Pass, "scope: all ordered pairs".to_string()),
         (Some(eta), ScopePolicy::AllPairs) => (
             Verdict::Fail,
@@ -717,7 +742,7 @@ fn policy_check(file: &MechanismFile, opts: &Options) -> Option<Check> {
     })
 }
 
-fn f64_nearest_str(q: &Q) -> String {
+pub(crate) fn f64_nearest_str(q: &Q) -> String {
     plain(crate::exact::f64_nearest(q))
 }
 
@@ -1071,11 +1096,13 @@ pub fn human(report: &Report) -> String {
         "  tight pure ε            {}\n",
         iv(report.epsilon_tight)
     ));
-    s.push_str(&format!(
-        "  tight ε at δ = {:<8}  {}\n",
-        report.delta,
-        iv(report.epsilon_delta_tight)
-    ));
+    if !report.delta.is_nan() {
+        s.push_str(&format!(
+            "  tight ε at δ = {:<8}  {}\n",
+            report.delta,
+            iv(report.epsilon_delta_tight)
+        ));
+    }
     if let Some(l) = report.loss_max {
         s.push_str(&format!(
             "  loss L(M)               [{:.12e}, {:.12e}]{unit}\n",
@@ -1106,6 +1133,20 @@ pub fn human(report: &Report) -> String {
         s.push_str(&format!("  warning: {w}\n"));
     }
     let st = &report.stats;
+    if let Some(ss) = &st.structured {
+        s.push_str(&format!(
+            "  structured audit ({}): {} of {} triples settled by box pairs ({:.4} %), {} checked pair by pair ({} ordered pairs in scope), {} exact; {:.3} s\n",
+            ss.method,
+            ss.triples_settled_by_boxes,
+            st.triples,
+            100.0 * ss.settled_fraction,
+            ss.triples_checked_by_pairs,
+            ss.pairs_checked,
+            ss.exact_triples,
+            st.seconds_total
+        ));
+        return s;
+    }
     s.push_str(&format!(
         "  {} ordered pairs × {} outputs = {} triples; exact fallback decided {:.3e} of them; {:.3} s\n",
         st.pairs_in_scope, report.k, st.triples, st.exact_triple_fraction, st.seconds_total

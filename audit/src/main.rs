@@ -61,6 +61,10 @@ struct Args {
     #[arg(long, default_value_t = mdp_audit::privacy::DEFAULT_MAX_PREC,
           value_parser = clap::value_parser!(u64).range(64..=65536))]
     max_precision: u64,
+    /// Largest memory (bytes) the audit of a large-mechanism container may plan to use
+    /// (matrix, normalized copy and tree, estimated before the matrix is read).
+    #[arg(long, default_value_t = 8_000_000_000)]
+    max_memory: u64,
 }
 
 fn number(flag: &str, s: &str, positive: bool) -> Result<mdp_audit::exact::Q, String> {
@@ -116,9 +120,21 @@ fn run(args: &Args) -> Result<i32, String> {
         max_number_bits: args.max_number_bits,
     };
     let bytes = io::read_source(&args.file, &limits).map_err(|e| e.to_string())?;
-    let file = io::read_mechanism(&bytes, &limits).map_err(|e| e.to_string())?;
+    let doc = io::parse_json(&bytes).map_err(|e| e.to_string())?;
     let progress = mdp_audit::progress::Console::new(args.quiet, 2.0);
-    let report = audit::audit_with(&file, &opts, &progress).map_err(|e| e.to_string())?;
+    let report = if io::container::is_container(&doc) {
+        if args.file == "-" {
+            return Err("a container (matrix in a .npy file) is read from its header file, not standard input".into());
+        }
+        let path = std::path::Path::new(&args.file);
+        let c = io::container::read(path, &doc, &limits, args.max_memory, &progress)
+            .map_err(|e| e.to_string())?;
+        mdp_audit::structured::report::audit_container(&c, &opts, &progress)
+            .map_err(|e| e.to_string())?
+    } else {
+        let file = io::mechanism_from_value(&doc, &limits).map_err(|e| e.to_string())?;
+        audit::audit_with(&file, &opts, &progress).map_err(|e| e.to_string())?
+    };
     if !args.quiet {
         if args.json {
             println!("{}", audit::json(&report));

@@ -1,7 +1,9 @@
 //! The `mdp/1` mechanism file format: reading (with exact numbers and path-named errors)
 //! and writing. `spec/mechanism-format.md` is the authoritative contract.
 
+pub mod container;
 pub mod lp_dual;
+pub mod npy;
 
 use crate::exact::{bits, format_rational, parse_rational, Q};
 use crate::mechanism::{Matrix, Outputs};
@@ -149,7 +151,7 @@ pub fn read_mechanism(bytes: &[u8], limits: &Limits) -> Result<MechanismFile, In
     mechanism_from_value(&v, limits)
 }
 
-fn type_name(v: &Value) -> &'static str {
+pub(crate) fn type_name(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
@@ -174,7 +176,7 @@ pub fn number(v: &Value, path: &str) -> Result<Q, InputError> {
     }
 }
 
-fn positive(v: &Value, path: &str) -> Result<Q, InputError> {
+pub(crate) fn positive(v: &Value, path: &str) -> Result<Q, InputError> {
     let q = number(v, path)?;
     if q <= 0u32 {
         return Err(input_error(
@@ -185,17 +187,17 @@ fn positive(v: &Value, path: &str) -> Result<Q, InputError> {
     Ok(q)
 }
 
-fn array<'a>(v: &'a Value, path: &str) -> Result<&'a Vec<Value>, InputError> {
+pub(crate) fn array<'a>(v: &'a Value, path: &str) -> Result<&'a Vec<Value>, InputError> {
     v.as_array()
         .ok_or_else(|| input_error(path, format!("expected an array, found {}", type_name(v))))
 }
 
-fn object<'a>(v: &'a Value, path: &str) -> Result<&'a Map<String, Value>, InputError> {
+pub(crate) fn object<'a>(v: &'a Value, path: &str) -> Result<&'a Map<String, Value>, InputError> {
     v.as_object()
         .ok_or_else(|| input_error(path, format!("expected an object, found {}", type_name(v))))
 }
 
-fn index(v: &Value, path: &str, bound: usize) -> Result<usize, InputError> {
+pub(crate) fn index(v: &Value, path: &str, bound: usize) -> Result<usize, InputError> {
     let q = number(v, path)?;
     if q < 0u32 || !q.is_integer() {
         return Err(input_error(path, "expected a non-negative integer index"));
@@ -759,7 +761,11 @@ fn json_matrix(
     })
 }
 
-fn outputs_from_value(v: &Value, n: usize, limits: &Limits) -> Result<Outputs, InputError> {
+pub(crate) fn outputs_from_value(
+    v: &Value,
+    n: usize,
+    limits: &Limits,
+) -> Result<Outputs, InputError> {
     let o = object(v, "outputs")?;
     if o.len() != 1 {
         return Err(input_error(

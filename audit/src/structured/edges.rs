@@ -94,6 +94,17 @@ impl Graph {
     pub fn edges(&self) -> usize {
         self.edges.len()
     }
+
+    /// The smallest weight of an edge between a and b (either direction).
+    pub fn weight_between(&self, a: usize, b: usize) -> Option<Q> {
+        self.edges
+            .iter()
+            .filter(|(x, y, _)| {
+                (*x as usize, *y as usize) == (a, b) || (*x as usize, *y as usize) == (b, a)
+            })
+            .map(|(_, _, w)| w.clone())
+            .min()
+    }
 }
 
 /// The edge-only audit of one mechanism on a graph, in a scope (all pairs, or d ≤ η).

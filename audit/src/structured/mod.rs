@@ -19,6 +19,7 @@
 //! computed here.
 
 pub mod edges;
+pub mod report;
 pub mod tree;
 
 use crate::dense::{Dense, Normalized};

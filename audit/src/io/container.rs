@@ -1,0 +1,259 @@
+//! The large-mechanism container (`spec/mechanism-format.md`, revision 3): an `mdp/1`
+//! header whose `matrix` is `{"npy": "NAME.npy"}`, a float64 `.npy` file beside it (same
+//! folder). A float64 is an exact dyadic rational, so the container is as exact as the
+//! JSON form; it reads in seconds what JSON reads in minutes and keeps 8 bytes an entry.
+//!
+//! What the container holds: `epsilon`, `metric` (coordinate kinds, or `graph` read as its
+//! edges, no shortest-path table), `outputs`, `neighbors`, `meta` and the metric's
+//! `labels`. `loss` and `certificate` are refused in this revision (their checks need
+//! the exact n×K tables the container exists to avoid); `explicit` metrics too (an n×n
+//! table in the header is the JSON form's job).
+
+use super::{
+    array, index, input_error, number, object, outputs_from_value, positive, space_from_value,
+    type_name, InputError, Limits,
+};
+use crate::dense::Dense;
+use crate::exact::Q;
+use crate::mechanism::Outputs;
+use crate::metric::{MetricKind, Space};
+use crate::progress::Progress;
+use crate::structured::edges::Graph;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// The metric of a container: points (a [`Space`] without its n×n tables) or a graph's
+/// edges.
+#[derive(Clone, Debug)]
+pub enum Geometry {
+    Points(Space),
+    Graph(Graph),
+}
+
+impl Geometry {
+    pub fn n(&self) -> usize {
+        match self {
+            Geometry::Points(s) => s.n(),
+            Geometry::Graph(g) => g.n,
+        }
+    }
+    pub fn kind(&self) -> MetricKind {
+        match self {
+            Geometry::Points(s) => s.kind(),
+            Geometry::Graph(_) => MetricKind::Graph,
+        }
+    }
+}
+
+/// A parsed container.
+#[derive(Clone, Debug)]
+pub struct Container {
+    pub epsilon: Q,
+    pub geometry: Geometry,
+    pub matrix: Dense,
+    pub outputs: Outputs,
+    pub within: Option<Q>,
+    pub labels: Option<Vec<String>>,
+    pub meta: Option<Value>,
+    pub warnings: Vec<String>,
+    /// The `.npy` file read.
+    pub npy: PathBuf,
+}
+
+const FIELDS: [&str; 9] = [
+    "format",
+    "epsilon",
+    "metric",
+    "matrix",
+    "outputs",
+    "neighbors",
+    "delta",
+    "quantile",
+    "meta",
+];
+
+/// Whether a parsed `mdp/1` document is a container header (its `matrix` an object).
+pub fn is_container(v: &Value) -> bool {
+    v.get("matrix").is_some_and(Value::is_object)
+}
+
+/// Bytes an audit of an n × K container needs at most (matrix, normalized copy, tree).
+pub fn audit_bytes(n: usize, k: usize) -> u64 {
+    Dense::audit_bytes(n, k).saturating_add(crate::structured::tree::bytes(n, k))
+}
+
+/// Read a container from its parsed header `v` (read from `header`): the metric, the
+/// shape, the memory the audit will need (refused past `max_memory` bytes before the
+/// matrix is read), then the `.npy` file, reporting rows read to `progress`.
+pub fn read(
+    header: &Path,
+    v: &Value,
+    limits: &Limits,
+    max_memory: u64,
+    progress: &dyn Progress,
+) -> Result<Container, InputError> {
+    let o = object(v, "$")?;
+    let mut warnings = Vec::new();
+    if let Some(f) = o.get("format") {
+        if f.as_str() != Some("mdp/1") {
+            return Err(input_error("format", "expected \"mdp/1\""));
+        }
+    }
+    for key in ["loss", "certificate"] {
+        if o.contains_key(key) {
+            return Err(input_error(
+                key,
+                "not supported in a container (revision 3): write the JSON form for certificates and costs",
+            ));
+        }
+    }
+    for k in o.keys() {
+        if !FIELDS.contains(&k.as_str()) {
+            warnings.push(format!("{k}: unknown field ignored"));
+        }
+    }
+    for k in ["delta", "quantile"] {
+        if o.contains_key(k) {
+            warnings.push(format!(
+                "{k}: not used by the structured audit ((ε,δ) and L_q need all n² pairs or n×K costs)"
+            ));
+        }
+    }
+    let epsilon = positive(
+        o.get("epsilon")
+            .ok_or_else(|| input_error("epsilon", "missing"))?,
+        "epsilon",
+    )?;
+    let mv = o
+        .get("metric")
+        .ok_or_else(|| input_error("metric", "missing"))?;
+    let geometry = geometry(mv, limits)?;
+    let n = geometry.n();
+    let outputs = match o.get("outputs") {
+        None | Some(Value::Null) => Outputs::Inputs,
+        Some(ov) => outputs_from_value(ov, n, limits)?,
+    };
+    let k = outputs.len(n);
+    let within = match o.get("neighbors") {
+        None | Some(Value::Null) => None,
+        Some(nv) => {
+            let no = object(nv, "neighbors")?;
+            Some(positive(
+                no.get("within")
+                    .ok_or_else(|| input_error("neighbors.within", "missing"))?,
+                "neighbors.within",
+            )?)
+        }
+    };
+    let mo = object(o.get("matrix").expect("a container"), "matrix")?;
+    if let Some(extra) = mo.keys().find(|k| k.as_str() != "npy") {
+        return Err(input_error(
+            format!("matrix.{extra}"),
+            "unknown field (expected only \"npy\")",
+        ));
+    }
+    let name = mo
+        .get("npy")
+        .ok_or_else(|| input_error("matrix.npy", "missing"))?;
+    let name = name.as_str().ok_or_else(|| {
+        input_error(
+            "matrix.npy",
+            format!("expected a file name, found {}", type_name(name)),
+        )
+    })?;
+    if name.is_empty() || name.contains(['/', '\\']) || name == "." || name == ".." {
+        return Err(input_error(
+            "matrix.npy",
+            "must be a file name in the header's folder (no path)",
+        ));
+    }
+    let need = audit_bytes(n, k);
+    if need > max_memory {
+        return Err(input_error(
+            "matrix",
+            format!(
+                "auditing {n} × {k} entries needs about {:.1} GB, more than the limit of {:.1} GB (--max-memory)",
+                need as f64 / 1e9,
+                max_memory as f64 / 1e9
+            ),
+        ));
+    }
+    let npy = header.parent().unwrap_or(Path::new(".")).join(name);
+    progress.start(&format!("reading {}", npy.display()), Some(n as u64));
+    let last = std::cell::Cell::new(0u64);
+    let data = super::npy::read(&npy, n, k, "matrix.npy", &|rows| {
+        progress.advance(rows - last.replace(rows));
+    })?;
+    progress.finish(&format!("read {n} × {k} entries"));
+    let matrix = Dense::new(n, k, data, "matrix")?;
+    if let Geometry::Points(s) = &geometry {
+        warnings.extend(s.warnings.iter().cloned());
+    }
+    Ok(Container {
+        epsilon,
+        geometry,
+        matrix,
+        outputs,
+        within,
+        labels: super::metric_labels(mv, "metric", n)?,
+        meta: o.get("meta").cloned(),
+        warnings,
+        npy,
+    })
+}
+
+/// The header's metric: a coordinate space (no n² limit: the structured audit keeps no
+/// n×n table), or a graph's edges.
+fn geometry(mv: &Value, limits: &Limits) -> Result<Geometry, InputError> {
+    let mo = object(mv, "metric")?;
+    match mo.get("kind").and_then(Value::as_str) {
+        Some("graph") => {
+            if let Some(k) = mo
+                .keys()
+                .find(|k| !["kind", "nodes", "edges", "labels"].contains(&k.as_str()))
+            {
+                return Err(input_error(format!("metric.{k}"), "unknown field"));
+            }
+            let nodes = number(
+                mo.get("nodes")
+                    .ok_or_else(|| input_error("metric.nodes", "missing"))?,
+                "metric.nodes",
+            )?;
+            let n = crate::exact::floor_usize(&nodes)
+                .filter(|_| nodes.is_integer())
+                .ok_or_else(|| input_error("metric.nodes", "expected a positive integer"))?;
+            let ev = array(
+                mo.get("edges")
+                    .ok_or_else(|| input_error("metric.edges", "missing"))?,
+                "metric.edges",
+            )?;
+            let mut edges = Vec::with_capacity(ev.len());
+            for (i, e) in ev.iter().enumerate() {
+                let path = format!("metric.edges[{i}]");
+                let t = array(e, &path)?;
+                if t.len() != 3 {
+                    return Err(input_error(path, "expected [u, v, w]"));
+                }
+                edges.push((
+                    index(&t[0], &format!("{path}[0]"), n)?,
+                    index(&t[1], &format!("{path}[1]"), n)?,
+                    number(&t[2], &format!("{path}[2]"))?,
+                ));
+            }
+            Ok(Geometry::Graph(Graph::new(n, edges, "metric")?))
+        }
+        Some("explicit") => Err(input_error(
+            "metric.kind",
+            "an explicit table is not supported in a container (write the JSON form)",
+        )),
+        _ => {
+            let unbounded = Limits {
+                max_entries: u64::MAX,
+                ..*limits
+            };
+            Ok(Geometry::Points(space_from_value(
+                mv, "metric", &unbounded,
+            )?))
+        }
+    }
+}

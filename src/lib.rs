@@ -63,8 +63,8 @@
 //! ```
 
 pub use mdp_audit::{
-    audit, bounds, certificate, certified, error, exact, io, loss, mechanism, metric, pipe,
-    privacy, progress,
+    audit, bounds, certificate, certified, dense, error, exact, io, loss, mechanism, metric, pipe,
+    privacy, progress, structured,
 };
 
 pub mod atomic;
@@ -73,6 +73,7 @@ pub mod builtin;
 pub mod calibrate;
 pub mod experiment;
 pub mod import;
+pub mod large;
 pub mod lp;
 pub mod mechanisms;
 pub mod plot;

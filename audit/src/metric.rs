@@ -1200,6 +1200,41 @@ mod tests {
         assert_eq!(t.fi(2, 0), t.fi(0, 2));
     }
 
+    /// Past 60° of arc (half chord > 1/2) the float enclosure uses asin's reflection
+    /// identity instead of the rational fallback: it contains the exact enclosure at 200
+    /// bits for pairs up to antipodal, and stays narrow.
+    #[test]
+    fn haversine_far_pairs_are_enclosed_in_floats() {
+        let pts = vec![
+            vec![q(0, 1), q(0, 1)],
+            vec![q(0, 1), q(61, 1)],
+            vec![q(30, 1), q(120, 1)],
+            vec![q(-45, 1), q(179, 1)],
+            vec![q(0, 1), q(180, 1)],
+            vec![q(1, 1000), q(-17999, 100)],
+            vec![q(89, 1), q(3, 1)],
+        ];
+        let s = Space::from_points(MetricKind::Haversine, pts, None).unwrap();
+        for i in 0..7 {
+            for j in 0..7 {
+                let f = s.haversine_fi(i, j);
+                let (elo, ehi) = s.enclosure(i, j, 200).to_f64_bounds();
+                assert!(
+                    f.lo <= elo && ehi <= f.hi,
+                    "({i}, {j}): {f:?} vs [{elo}, {ehi}]"
+                );
+                assert!(f.hi - f.lo <= 1e-6 * f.hi.max(1.0), "({i}, {j}): {f:?}");
+            }
+        }
+        // The box-gap bound is below every distance it bounds.
+        for c in [0.0, 0.3, 1.0, 1.9, 2.0, 2.5] {
+            let lo = s.gap_distance_lo(&[c, 0.0, 0.0]);
+            let chord_d =
+                2.0 * s.radius().to_f64(crate::exact::Round::Up) * (c.min(2.0) / 2.0f64).asin();
+            assert!(lo <= chord_d * (1.0 + 1e-12), "gap {c}: {lo} vs {chord_d}");
+        }
+    }
+
     /// The plain-float Euclidean enclosure (`euclidean_fi`) contains the exact distance on
     /// points with decimal coordinates (not floats), at scales 1e-200…1e200, in 1…400
     /// dimensions, including near-duplicates that differ in the 17th digit; and it is no

@@ -41,6 +41,33 @@ pub fn load_space_with_labels(
     io::space_and_labels_from_json(&v, limits)
 }
 
+/// A space for a large-mechanism container (`spec/mechanism-format.md`, revision 3): a
+/// `graph` metric as its edges (no shortest-path table), any other space as
+/// [`load_space_with_labels`] reads it but without the n² entry limit (the structured audit
+/// keeps no n×n table).
+pub fn load_geometry(
+    spec: &str,
+    limits: &Limits,
+) -> Result<(mdp_audit::io::container::Geometry, Option<Vec<String>>), InputError> {
+    use mdp_audit::io::container::{self, Geometry};
+    let unbounded = Limits {
+        max_entries: u64::MAX,
+        ..*limits
+    };
+    let lower = spec.to_ascii_lowercase();
+    if !spec.starts_with("builtin:") && !lower.ends_with(".csv") && !lower.ends_with(".geojson") {
+        let v = io::parse_json(&io::read_source(spec, limits)?)?;
+        let mv = v.get("metric").unwrap_or(&v);
+        if mv.get("kind").and_then(Value::as_str) == Some("graph") {
+            let g = container::geometry(mv, limits)?;
+            let labels = io::metric_labels(mv, "metric", g.n())?;
+            return Ok((g, labels));
+        }
+    }
+    let (s, labels) = load_space_with_labels(spec, &unbounded)?;
+    Ok((Geometry::Points(s), labels))
+}
+
 fn is_feature_collection(v: &Value) -> bool {
     v.get("type").and_then(Value::as_str) == Some("FeatureCollection")
 }

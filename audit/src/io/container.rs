@@ -203,8 +203,8 @@ pub fn read(
 }
 
 /// The header's metric: a coordinate space (no n² limit: the structured audit keeps no
-/// n×n table), or a graph's edges.
-fn geometry(mv: &Value, limits: &Limits) -> Result<Geometry, InputError> {
+/// n×n table), or a graph's edges. Producers of containers read their spaces with it too.
+pub fn geometry(mv: &Value, limits: &Limits) -> Result<Geometry, InputError> {
     let mo = object(mv, "metric")?;
     match mo.get("kind").and_then(Value::as_str) {
         Some("graph") => {

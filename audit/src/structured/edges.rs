@@ -95,6 +95,13 @@ impl Graph {
         self.edges.len()
     }
 
+    /// The edges (a, b, w(a, b)), loops dropped.
+    pub fn edge_list(&self) -> impl Iterator<Item = (usize, usize, &Q)> + '_ {
+        self.edges
+            .iter()
+            .map(|(a, b, w)| (*a as usize, *b as usize, w))
+    }
+
     /// The smallest weight of an edge between a and b (either direction).
     pub fn weight_between(&self, a: usize, b: usize) -> Option<Q> {
         self.edges

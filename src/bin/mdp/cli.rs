@@ -293,6 +293,14 @@ pub(crate) enum Mechanism {
         /// Output file (`-` for standard output).
         #[arg(short, long, default_value = "-")]
         output: String,
+        /// Write a large-mechanism container: the header to --output, the float64 matrix
+        /// beside it as .npy, proven by the structured audit (spec/mechanism-format.md,
+        /// revision 3). Chosen automatically past --max-entries n² entries.
+        #[arg(long, conflicts_with = "weights")]
+        container: bool,
+        /// No progress on standard error.
+        #[arg(long)]
+        quiet: bool,
     },
     /// OPTMech: the least worst-case loss among ε·d-private mechanisms (Imola et al. §2),
     /// certified by an exactly checked LP dual.

@@ -1,0 +1,287 @@
+//! Mechanisms at city scale (issue 35): built in float64, proven by the structured audit
+//! (`spec/soundness.md` §7) and written as a large-mechanism container (an `mdp/1` header
+//! beside a `.npy` matrix, `spec/mechanism-format.md` revision 3).
+//!
+//! The exponential mechanism (Imola et al. §3.1) is built row by row from float distances
+//! (coordinate metrics: [`Space::approx`]; graphs: a float Dijkstra per row, so no n×n
+//! table of exact shortest paths is formed). The floats are not trusted: the container is
+//! written only after the kernel's structured audit proves it ε·d private for the true
+//! metric, at the ε and scope it claims.
+
+use crate::atomic::AtomicFile;
+use crate::dense::Dense;
+use crate::exact::Q;
+use crate::io::container::{Container, Geometry};
+use crate::io::{self, npy};
+use crate::mechanism::Outputs;
+use crate::progress::Progress;
+use crate::structured::report::audit_container;
+use crate::{AuditOptions, Report, Verdict};
+use rayon::prelude::*;
+use serde_json::{json, Value};
+use std::collections::BinaryHeap;
+use std::path::{Path, PathBuf};
+
+/// What can stop a large build.
+#[derive(Debug, thiserror::Error)]
+pub enum LargeError {
+    /// A parameter or an input is out of its domain (`field: message`).
+    #[error("{field}: {message}")]
+    Invalid { field: String, message: String },
+    /// The built matrix did not pass its own audit (the report says why).
+    #[error("the built mechanism did not pass its audit ({verdict:?}): {detail}")]
+    NotCertified { verdict: Verdict, detail: String },
+    /// Writing the files failed.
+    #[error("{path}: cannot write: {message}")]
+    Write { path: String, message: String },
+}
+
+fn invalid(field: &str, message: impl Into<String>) -> LargeError {
+    LargeError::Invalid {
+        field: field.into(),
+        message: message.into(),
+    }
+}
+
+/// A certified large mechanism, ready to write.
+pub struct LargeMechanism {
+    pub container: Container,
+    pub report: Report,
+    header: Value,
+}
+
+/// Bytes a build of n × n needs at most: the matrix, the audit's copies and its tree.
+pub fn build_bytes(n: usize) -> u64 {
+    io::container::audit_bytes(n, n)
+}
+
+/// Float distances from input `u` to every input.
+fn distance_row(geometry: &Geometry, adjacency: &[Vec<(u32, f64)>], u: usize) -> Vec<f64> {
+    match geometry {
+        Geometry::Points(s) => (0..s.n()).map(|w| s.approx(u, w)).collect(),
+        Geometry::Graph(g) => dijkstra(adjacency, g.n, u),
+    }
+}
+
+#[derive(PartialEq)]
+struct Item(f64, u32);
+impl Eq for Item {}
+impl PartialOrd for Item {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Item {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        o.0.total_cmp(&self.0).then(o.1.cmp(&self.1))
+    }
+}
+
+/// Shortest-path lengths from `src` in floats (the graph is connected: checked on read).
+fn dijkstra(adj: &[Vec<(u32, f64)>], n: usize, src: usize) -> Vec<f64> {
+    let mut dist = vec![f64::INFINITY; n];
+    let mut heap = BinaryHeap::new();
+    dist[src] = 0.0;
+    heap.push(Item(0.0, src as u32));
+    while let Some(Item(d, x)) = heap.pop() {
+        if d > dist[x as usize] {
+            continue;
+        }
+        for &(y, w) in &adj[x as usize] {
+            let nd = d + w;
+            if nd < dist[y as usize] {
+                dist[y as usize] = nd;
+                heap.push(Item(nd, y));
+            }
+        }
+    }
+    dist
+}
+
+fn adjacency(geometry: &Geometry) -> Vec<Vec<(u32, f64)>> {
+    match geometry {
+        Geometry::Points(_) => Vec::new(),
+        Geometry::Graph(g) => {
+            let mut adj = vec![Vec::new(); g.n];
+            for (a, b, w) in g.edge_list() {
+                let w = crate::exact::f64_nearest(w);
+                adj[a].push((b as u32, w));
+                adj[b].push((a as u32, w));
+            }
+            adj
+        }
+    }
+}
+
+/// The exponential mechanism e^{−ε·d(u,w)/2}/Z_u over the inputs (K = n), in float64
+/// (log-sum-exp per row). Proposition 1 leaves every ratio below e^{ε·d} by the k = u
+/// term of Z_u, which covers the float error where `exponential::certifiable` says so for
+/// JSON files; here the audit that follows decides.
+pub fn exponential(
+    geometry: &Geometry,
+    eps: &Q,
+    progress: &dyn Progress,
+) -> Result<Dense, LargeError> {
+    let n = geometry.n();
+    let e = crate::exact::f64_nearest(eps);
+    let adj = adjacency(geometry);
+    progress.start("exponential mechanism: rows", Some(n as u64));
+    let rows: Vec<Vec<f64>> = (0..n)
+        .into_par_iter()
+        .map(|u| {
+            let d = distance_row(geometry, &adj, u);
+            let logits: Vec<f64> = d.iter().map(|x| -0.5 * e * x).collect();
+            let mx = logits.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+            let ln_z = logits.iter().map(|l| (l - mx).exp()).sum::<f64>().ln() + mx;
+            progress.advance(1);
+            logits.iter().map(|l| (l - ln_z).exp()).collect()
+        })
+        .collect();
+    progress.finish(&format!("exponential mechanism: {n} rows"));
+    let mut data = Vec::with_capacity(n * n);
+    for r in rows {
+        data.extend(r);
+    }
+    Dense::new(n, n, data, "matrix").map_err(|e| invalid("epsilon", e.to_string()))
+}
+
+/// The metric as the header writes it (with labels).
+fn metric_value(geometry: &Geometry, labels: Option<&[String]>) -> Value {
+    let mut v = match geometry {
+        Geometry::Points(s) => io::space_to_value(s),
+        Geometry::Graph(g) => json!({
+            "kind": "graph",
+            "nodes": g.n,
+            "edges": g.edge_list().map(|(a, b, w)| json!([a, b, io::number_value(w)])).collect::<Vec<_>>(),
+        }),
+    };
+    if let Some(l) = labels {
+        v["labels"] = json!(l);
+    }
+    v
+}
+
+/// The `.npy` file beside `header`: its name with `.json` replaced by `.npy` (or `.npy`
+/// appended).
+pub fn npy_path(header: &Path) -> PathBuf {
+    match header.extension() {
+        Some(e) if e == "json" => header.with_extension("npy"),
+        _ => {
+            let mut s = header.as_os_str().to_owned();
+            s.push(".npy");
+            PathBuf::from(s)
+        }
+    }
+}
+
+/// Certify `matrix` as an ε·d private mechanism on `geometry` (outputs: the inputs) by the
+/// structured audit at ε, for the header at `header`.
+pub fn certify(
+    geometry: Geometry,
+    labels: Option<Vec<String>>,
+    matrix: Dense,
+    eps: &Q,
+    header: &Path,
+    meta: Value,
+    progress: &dyn Progress,
+) -> Result<LargeMechanism, LargeError> {
+    let npy = npy_path(header);
+    let name = npy
+        .file_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .ok_or_else(|| invalid("output", "not a file path"))?;
+    let doc = json!({
+        "format": "mdp/1",
+        "epsilon": io::number_value(eps),
+        "metric": metric_value(&geometry, labels.as_deref()),
+        "matrix": {"npy": name},
+        "meta": meta,
+    });
+    let container = Container {
+        epsilon: eps.clone(),
+        geometry,
+        matrix,
+        outputs: Outputs::Inputs,
+        within: None,
+        labels,
+        meta: doc.get("meta").cloned(),
+        warnings: Vec::new(),
+        npy,
+    };
+    let opts = AuditOptions {
+        epsilon: Some(eps.clone()),
+        ..AuditOptions::default()
+    };
+    let report = audit_container(&container, &opts, progress)
+        .map_err(|e| invalid("matrix", e.to_string()))?;
+    if report.verdict != Verdict::Pass {
+        let detail = report
+            .checks
+            .iter()
+            .find(|c| c.verdict != Verdict::Pass)
+            .map_or(String::new(), |c| format!("{}: {}", c.name, c.detail));
+        return Err(LargeError::NotCertified {
+            verdict: report.verdict,
+            detail,
+        });
+    }
+    Ok(LargeMechanism {
+        container,
+        report,
+        header: doc,
+    })
+}
+
+impl LargeMechanism {
+    /// Write the `.npy` matrix, then the header (each whole or not at all): a header never
+    /// names a matrix that is not complete.
+    pub fn write(&self, header: &Path) -> Result<(), LargeError> {
+        let err = |p: &Path, e: std::io::Error| LargeError::Write {
+            path: p.display().to_string(),
+            message: e.to_string(),
+        };
+        let npy = &self.container.npy;
+        let mut f = AtomicFile::create(npy).map_err(|e| err(npy, e))?;
+        let m = &self.container.matrix;
+        npy::write(&mut f, m.rows, m.cols, m.data()).map_err(|e| err(npy, e))?;
+        f.commit().map_err(|e| err(npy, e))?;
+        let mut h = AtomicFile::create(header).map_err(|e| err(header, e))?;
+        use std::io::Write;
+        h.write_all(
+            serde_json::to_string_pretty(&self.header)
+                .expect("json")
+                .as_bytes(),
+        )
+        .and_then(|_| h.write_all(b"\n"))
+        .map_err(|e| err(header, e))?;
+        h.commit().map_err(|e| err(header, e))
+    }
+}
+
+/// Check ε and the memory a build of `geometry` needs against `max_memory` bytes.
+pub fn check(geometry: &Geometry, eps: &Q, max_memory: u64) -> Result<(), LargeError> {
+    if *eps <= 0u32 {
+        return Err(invalid("epsilon", "must be > 0"));
+    }
+    let need = build_bytes(geometry.n());
+    if need > max_memory {
+        return Err(invalid(
+            "max-memory",
+            format!(
+                "a container of {n} × {n} needs about {:.1} GB to build and certify, more than {:.1} GB",
+                need as f64 / 1e9,
+                max_memory as f64 / 1e9,
+                n = geometry.n()
+            ),
+        ));
+    }
+    if let Geometry::Points(s) = geometry {
+        if !crate::structured::tree::supports(s.kind()) {
+            return Err(invalid(
+                "space",
+                "an explicit table has no structured audit: build the JSON form",
+            ));
+        }
+    }
+    Ok(())
+}

@@ -28,12 +28,21 @@ pub enum LargeError {
     /// A parameter or an input is out of its domain (`field: message`).
     #[error("{field}: {message}")]
     Invalid { field: String, message: String },
-    /// The built matrix did not pass its own audit (the report says why).
-    #[error("the built mechanism did not pass its audit ({verdict:?}): {detail}")]
-    NotCertified { verdict: Verdict, detail: String },
+    /// The matrix did not pass its own audit (the report says why).
+    #[error("the mechanism did not pass its audit: {}", failing_check(.0))]
+    NotCertified(Box<Report>),
     /// Writing the files failed.
     #[error("{path}: cannot write: {message}")]
     Write { path: String, message: String },
+}
+
+/// The first check of `report` that did not pass, as `name: detail`.
+fn failing_check(report: &Report) -> String {
+    report
+        .checks
+        .iter()
+        .find(|c| c.verdict != Verdict::Pass)
+        .map_or(String::new(), |c| format!("{}: {}", c.name, c.detail))
 }
 
 fn invalid(field: &str, message: impl Into<String>) -> LargeError {
@@ -215,15 +224,7 @@ pub fn certify(
     let report = audit_container(&container, &opts, progress)
         .map_err(|e| invalid("matrix", e.to_string()))?;
     if report.verdict != Verdict::Pass {
-        let detail = report
-            .checks
-            .iter()
-            .find(|c| c.verdict != Verdict::Pass)
-            .map_or(String::new(), |c| format!("{}: {}", c.name, c.detail));
-        return Err(LargeError::NotCertified {
-            verdict: report.verdict,
-            detail,
-        });
+        return Err(LargeError::NotCertified(Box::new(report)));
     }
     Ok(LargeMechanism {
         container,

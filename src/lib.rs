@@ -64,7 +64,7 @@
 
 pub use mdp_audit::{
     audit, bounds, certificate, certified, dense, error, exact, io, loss, mechanism, metric, pipe,
-    privacy, progress, structured,
+    privacy, progress, source, structured,
 };
 
 pub mod atomic;

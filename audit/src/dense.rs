@@ -32,7 +32,19 @@ fn err(path: String, message: impl Into<String>) -> InputError {
 impl Dense {
     /// Check and wrap a row-major matrix: entries finite and ≥ 0, every row with a positive
     /// entry (its exact sum is then positive). `path` names the matrix in errors.
-    pub fn new(
+    pub fn new(rows: usize, cols: usize, data: Vec<f64>, path: &str) -> Result<Dense, InputError> {
+        let d = Self::block(rows, cols, data, path)?;
+        for (u, row) in d.data.chunks_exact(cols).enumerate() {
+            if row.iter().all(|&x| x == 0.0) {
+                return Err(err(format!("{path}[{u}]"), "row sum must be > 0"));
+            }
+        }
+        Ok(d)
+    }
+
+    /// A block of columns of a matrix: as [`Dense::new`] but rows may be all 0 here (the
+    /// whole rows' sums are given to [`Normalized::with_sums`]).
+    pub fn block(
         rows: usize,
         cols: usize,
         mut data: Vec<f64>,
@@ -56,11 +68,6 @@ impl Dense {
             }
             if *x == 0.0 {
                 *x = 0.0; // −0.0 would make 1/h̃ = −∞ and hide an infinite ratio
-            }
-        }
-        for (u, row) in data.chunks_exact(cols).enumerate() {
-            if row.iter().all(|&x| x == 0.0) {
-                return Err(err(format!("{path}[{u}]"), "row sum must be > 0"));
             }
         }
         Ok(Dense { rows, cols, data })
@@ -143,12 +150,23 @@ pub struct Normalized {
 
 impl Normalized {
     pub fn new(m: &Dense) -> Normalized {
-        let (n, k) = (m.rows, m.cols);
-        let rows: Vec<(Q, Vec<f64>, bool)> = (0..n)
+        let sums = (0..m.rows)
             .into_par_iter()
-            .map(|u| {
+            .map(|u| exact_sum(m.row(u)))
+            .collect();
+        Self::with_sums(m, sums)
+    }
+
+    /// The float copy of a block of columns, normalized by the whole rows' exact sums
+    /// (each > 0).
+    pub fn with_sums(m: &Dense, sums: Vec<Q>) -> Normalized {
+        assert_eq!(sums.len(), m.rows);
+        let (n, k) = (m.rows, m.cols);
+        let rows: Vec<(Q, Vec<f64>, bool)> = sums
+            .into_par_iter()
+            .enumerate()
+            .map(|(u, sum)| {
                 let row = m.row(u);
-                let sum = exact_sum(row);
                 let s = f64_nearest(&sum);
                 let mut safe = s.is_finite() && s >= f64::MIN_POSITIVE;
                 let h: Vec<f64> = row

@@ -45,6 +45,7 @@ pub mod metric;
 pub mod pipe;
 pub mod privacy;
 pub mod progress;
+pub mod source;
 pub mod structured;
 
 pub use audit::{audit, Options as AuditOptions, Report, Verdict};

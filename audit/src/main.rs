@@ -4,7 +4,7 @@
 use clap::Parser;
 use mdp_audit::audit::{self, Options, EXIT_INPUT};
 use mdp_audit::exact::parse_rational;
-use mdp_audit::io::{self, Limits};
+use mdp_audit::io::Limits;
 
 #[derive(Parser)]
 #[command(
@@ -119,22 +119,10 @@ fn run(args: &Args) -> Result<i32, String> {
         max_bits: args.max_bits,
         max_number_bits: args.max_number_bits,
     };
-    let bytes = io::read_source(&args.file, &limits).map_err(|e| e.to_string())?;
-    let doc = io::parse_json(&bytes).map_err(|e| e.to_string())?;
     let progress = mdp_audit::progress::Console::new(args.quiet, 2.0);
-    let report = if io::container::is_container(&doc) {
-        if args.file == "-" {
-            return Err("a container (matrix in a .npy file) is read from its header file, not standard input".into());
-        }
-        let path = std::path::Path::new(&args.file);
-        let c = io::container::read(path, &doc, &limits, args.max_memory, &progress)
+    let report =
+        mdp_audit::source::audit_path(&args.file, &limits, args.max_memory, &opts, &progress)
             .map_err(|e| e.to_string())?;
-        mdp_audit::structured::report::audit_container(&c, &opts, &progress)
-            .map_err(|e| e.to_string())?
-    } else {
-        let file = io::mechanism_from_value(&doc, &limits).map_err(|e| e.to_string())?;
-        audit::audit_with(&file, &opts, &progress).map_err(|e| e.to_string())?
-    };
     if !args.quiet {
         if args.json {
             println!("{}", audit::json(&report));

@@ -8,6 +8,7 @@
 
 use pyo3::prelude::*;
 
+mod blocks;
 mod errors;
 mod mechanism;
 mod progress;
@@ -34,5 +35,11 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(user::release_linear, m)?)?;
     m.add_function(wrap_pyfunction!(user::release_item_wise, m)?)?;
     m.add_function(wrap_pyfunction!(user::release_freq, m)?)?;
+    m.add_function(wrap_pyfunction!(blocks::container_shape, m)?)?;
+    m.add_function(wrap_pyfunction!(blocks::block_sums, m)?)?;
+    m.add_function(wrap_pyfunction!(blocks::add_sums, m)?)?;
+    m.add_function(wrap_pyfunction!(blocks::audit_block, m)?)?;
+    m.add_function(wrap_pyfunction!(blocks::combine_blocks, m)?)?;
+    m.add_function(wrap_pyfunction!(blocks::write_container, m)?)?;
     Ok(())
 }

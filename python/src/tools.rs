@@ -84,10 +84,9 @@ pub fn audit_file(
 ) -> Result<String> {
     let opts = policy(epsilon, within, allow_scoped, delta)?;
     run(py, progress, |p| {
-        let limits = Limits::default();
-        let bytes = io::read_source(path, &limits)?;
-        let file = io::read_mechanism(&bytes, &limits)?;
-        Ok(audit::json(&audit::audit_with(&file, &opts, p)?))
+        // A JSON file or a large-mechanism container (header + .npy).
+        let report = mdp::source::audit_path(path, &Limits::default(), 8_000_000_000, &opts, p)?;
+        Ok(audit::json(&report))
     })
 }
 

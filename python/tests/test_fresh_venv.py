@@ -1,6 +1,6 @@
 """`pip install` of the built wheel into a fresh virtual environment, then the README's
 Python example, exactly as a user would run them. Needs the wheel's path in
-METRICDP_WHEEL (set by .ci/run) and network access to PyPI for numpy."""
+METRICDP_WHEEL (set by .ci/run) and network access to PyPI for numpy and dask."""
 
 import os
 import subprocess
@@ -19,7 +19,8 @@ def test_wheel_installs_and_runs_the_readme_example(repo, tmp_path):
     env_dir = tmp_path / "venv"
     venv.EnvBuilder(with_pip=True).create(env_dir)
     py = env_dir / "bin" / "python"
-    subprocess.run([py, "-m", "pip", "install", "--quiet", WHEEL], check=True, timeout=600)
+    # The README's example also runs the distributed audit: the wheel with its extra.
+    subprocess.run([py, "-m", "pip", "install", "--quiet", f"{WHEEL}[distributed]"], check=True, timeout=600)
     example = tmp_path / "example.py"
     example.write_text(readme_example(repo))
     run = subprocess.run([py, example], cwd=tmp_path, capture_output=True, text=True, timeout=300)

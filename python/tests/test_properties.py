@@ -11,7 +11,10 @@ from hypothesis import strategies as st
 
 import metricdp as md
 
-SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# filter_too_much: a planted target above 1 cannot be reached by raising one entry (assume), and
+# small spaces at large ε reach it often; the examples that run are what the test needs.
+SETTINGS = settings(max_examples=60, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 
 
 @st.composite

@@ -20,3 +20,4 @@ def test_readme_example_runs(repo, tmp_path, capsys, monkeypatch):
     assert "'u'" in out[1] and "'w'" in out[1]
     assert len(eval(out[2])) == 3
     assert (tmp_path / "optmech.json").exists()
+    assert out[3] == "pass" and (tmp_path / "city.npy").exists()

@@ -92,6 +92,75 @@ pub fn read(
     max_memory: u64,
     progress: &dyn Progress,
 ) -> Result<Container, InputError> {
+    let mut c = parse(header, v, limits)?;
+    let (n, k) = (c.geometry.n(), c.outputs.len(c.geometry.n()));
+    let need = audit_bytes(n, k);
+    if need > max_memory {
+        return Err(over_memory(n, k, need, max_memory));
+    }
+    progress.start(&format!("reading {}", c.npy.display()), Some(n as u64));
+    let last = std::cell::Cell::new(0u64);
+    let data = super::npy::read(&c.npy, n, k, "matrix.npy", &|rows| {
+        progress.advance(rows - last.replace(rows));
+    })?;
+    progress.finish(&format!("read {n} × {k} entries"));
+    c.matrix = Dense::new(n, k, data, "matrix")?;
+    Ok(c)
+}
+
+/// Read the columns `c0..c1` of a container (one block of a distributed audit,
+/// [`crate::structured::blocks`]): the same header checks, the block's memory against
+/// `max_memory`, then only those columns of the `.npy` file. Rows may be 0 on a block
+/// (their whole sums are checked by whoever combines the blocks); `outputs` becomes the
+/// block's columns.
+pub fn read_columns(
+    header: &Path,
+    v: &Value,
+    limits: &Limits,
+    max_memory: u64,
+    c0: usize,
+    c1: usize,
+) -> Result<Container, InputError> {
+    let mut c = parse(header, v, limits)?;
+    let (n, k) = (c.geometry.n(), c.outputs.len(c.geometry.n()));
+    if c0 >= c1 || c1 > k {
+        return Err(input_error("columns", format!("{c0}..{c1} is not a block of 0..{k}")));
+    }
+    let need = audit_bytes(n, c1 - c0);
+    if need > max_memory {
+        return Err(over_memory(n, c1 - c0, need, max_memory));
+    }
+    let data = super::npy::read_columns(&c.npy, n, k, c0, c1, "matrix.npy")?;
+    c.matrix = Dense::block(n, c1 - c0, data, "matrix")?;
+    c.outputs = match &c.outputs {
+        Outputs::Inputs => Outputs::OfInputs((c0..c1).collect()),
+        Outputs::OfInputs(i) => Outputs::OfInputs(i[c0..c1].to_vec()),
+        Outputs::Points(p) => Outputs::Points(p[c0..c1].to_vec()),
+        Outputs::Labels(l) => Outputs::Labels(l[c0..c1].to_vec()),
+    };
+    Ok(c)
+}
+
+/// The shape (n, K) and claimed ε of a container's header, without reading its matrix.
+pub fn shape(header: &Path, v: &Value, limits: &Limits) -> Result<(usize, usize, Q), InputError> {
+    let c = parse(header, v, limits)?;
+    let n = c.geometry.n();
+    Ok((n, c.outputs.len(n), c.epsilon))
+}
+
+fn over_memory(n: usize, k: usize, need: u64, max_memory: u64) -> InputError {
+    input_error(
+        "matrix",
+        format!(
+            "auditing {n} × {k} entries needs about {:.1} GB, more than the limit of {:.1} GB (--max-memory)",
+            need as f64 / 1e9,
+            max_memory as f64 / 1e9
+        ),
+    )
+}
+
+/// The header's checks and fields; the matrix is left empty (1 × 1).
+fn parse(header: &Path, v: &Value, limits: &Limits) -> Result<Container, InputError> {
     let o = object(v, "$")?;
     let mut warnings = Vec::new();
     if let Some(f) = o.get("format") {
@@ -119,86 +188,51 @@ pub fn read(
             ));
         }
     }
-    let epsilon = positive(
-        o.get("epsilon")
-            .ok_or_else(|| input_error("epsilon", "missing"))?,
-        "epsilon",
-    )?;
-    let mv = o
-        .get("metric")
-        .ok_or_else(|| input_error("metric", "missing"))?;
+    let epsilon = positive(o.get("epsilon").ok_or_else(|| input_error("epsilon", "missing"))?, "epsilon")?;
+    let mv = o.get("metric").ok_or_else(|| input_error("metric", "missing"))?;
     let geometry = geometry(mv, limits)?;
     let n = geometry.n();
     let outputs = match o.get("outputs") {
         None | Some(Value::Null) => Outputs::Inputs,
         Some(ov) => outputs_from_value(ov, n, limits)?,
     };
-    let k = outputs.len(n);
     let within = match o.get("neighbors") {
         None | Some(Value::Null) => None,
         Some(nv) => {
             let no = object(nv, "neighbors")?;
             Some(positive(
-                no.get("within")
-                    .ok_or_else(|| input_error("neighbors.within", "missing"))?,
+                no.get("within").ok_or_else(|| input_error("neighbors.within", "missing"))?,
                 "neighbors.within",
             )?)
         }
     };
-    let mo = object(o.get("matrix").expect("a container"), "matrix")?;
+    let mo = object(o.get("matrix").ok_or_else(|| input_error("matrix", "missing"))?, "matrix")?;
     if let Some(extra) = mo.keys().find(|k| k.as_str() != "npy") {
-        return Err(input_error(
-            format!("matrix.{extra}"),
-            "unknown field (expected only \"npy\")",
-        ));
+        return Err(input_error(format!("matrix.{extra}"), "unknown field (expected only \"npy\")"));
     }
-    let name = mo
-        .get("npy")
-        .ok_or_else(|| input_error("matrix.npy", "missing"))?;
-    let name = name.as_str().ok_or_else(|| {
-        input_error(
-            "matrix.npy",
-            format!("expected a file name, found {}", type_name(name)),
-        )
-    })?;
+    let name = mo.get("npy").ok_or_else(|| input_error("matrix.npy", "missing"))?;
+    let name = name
+        .as_str()
+        .ok_or_else(|| input_error("matrix.npy", format!("expected a file name, found {}", type_name(name))))?;
     if name.is_empty() || name.contains(['/', '\\']) || name == "." || name == ".." {
         return Err(input_error(
             "matrix.npy",
             "must be a file name in the header's folder (no path)",
         ));
     }
-    let need = audit_bytes(n, k);
-    if need > max_memory {
-        return Err(input_error(
-            "matrix",
-            format!(
-                "auditing {n} × {k} entries needs about {:.1} GB, more than the limit of {:.1} GB (--max-memory)",
-                need as f64 / 1e9,
-                max_memory as f64 / 1e9
-            ),
-        ));
-    }
-    let npy = header.parent().unwrap_or(Path::new(".")).join(name);
-    progress.start(&format!("reading {}", npy.display()), Some(n as u64));
-    let last = std::cell::Cell::new(0u64);
-    let data = super::npy::read(&npy, n, k, "matrix.npy", &|rows| {
-        progress.advance(rows - last.replace(rows));
-    })?;
-    progress.finish(&format!("read {n} × {k} entries"));
-    let matrix = Dense::new(n, k, data, "matrix")?;
     if let Geometry::Points(s) = &geometry {
         warnings.extend(s.warnings.iter().cloned());
     }
     Ok(Container {
         epsilon,
+        labels: super::metric_labels(mv, "metric", n)?,
         geometry,
-        matrix,
+        matrix: Dense::new(1, 1, vec![1.0], "matrix")?,
         outputs,
         within,
-        labels: super::metric_labels(mv, "metric", n)?,
         meta: o.get("meta").cloned(),
         warnings,
-        npy,
+        npy: header.parent().unwrap_or(Path::new(".")).join(name),
     })
 }
 

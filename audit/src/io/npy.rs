@@ -166,6 +166,66 @@ pub fn read(
     advance: &dyn Fn(u64),
 ) -> Result<Vec<f64>, InputError> {
     let shown = file.display();
+    let mut f = open_checked(file, rows, cols, path)?.file;
+    let mut data = Vec::with_capacity(rows * cols);
+    let mut buf = vec![0u8; (cols * 8).max(8) * 256];
+    while data.len() < rows * cols {
+        let need = ((rows * cols - data.len()) * 8).min(buf.len());
+        f.read_exact(&mut buf[..need])
+            .map_err(|e| bad(path, format!("cannot read {shown}: {e}")))?;
+        data.extend(
+            buf[..need]
+                .chunks_exact(8)
+                .map(|b| f64::from_le_bytes(b.try_into().expect("8 bytes"))),
+        );
+        advance((data.len() / cols.max(1)) as u64);
+    }
+    Ok(data)
+}
+
+/// Read columns `c0..c1` of the rows × cols float64 matrix of the `.npy` file at `file`
+/// (a block of a distributed audit): the same checks as [`read`], then one read of
+/// (c1 − c0)·8 bytes per row.
+pub fn read_columns(
+    file: &std::path::Path,
+    rows: usize,
+    cols: usize,
+    c0: usize,
+    c1: usize,
+    path: &str,
+) -> Result<Vec<f64>, InputError> {
+    let shown = file.display();
+    let mut f = open_checked(file, rows, cols, path)?;
+    let width = c1 - c0;
+    let mut data = Vec::with_capacity(rows * width);
+    let mut buf = vec![0u8; width * 8];
+    let io = |e: std::io::Error| bad(path, format!("cannot read {shown}: {e}"));
+    for u in 0..rows {
+        let at = f.data_offset + ((u * cols + c0) * 8) as u64;
+        f.file.seek(std::io::SeekFrom::Start(at)).map_err(io)?;
+        f.file.read_exact(&mut buf).map_err(io)?;
+        data.extend(
+            buf.chunks_exact(8)
+                .map(|b| f64::from_le_bytes(b.try_into().expect("8 bytes"))),
+        );
+    }
+    Ok(data)
+}
+
+struct Opened {
+    file: std::io::BufReader<std::fs::File>,
+    data_offset: u64,
+}
+
+/// Open a `.npy` file, check its header against (rows, cols) and its length, and leave
+/// it at the start of the data.
+fn open_checked(
+    file: &std::path::Path,
+    rows: usize,
+    cols: usize,
+    path: &str,
+) -> Result<Opened, InputError> {
+    let shown = file.display();
     let mut f =
         std::fs::File::open(file).map_err(|e| bad(path, format!("cannot open {shown}: {e}")))?;
     let total = f.metadata().map(|m| m.len()).unwrap_or(0);
@@ -197,20 +257,10 @@ pub fn read(
     }
     f.seek(std::io::SeekFrom::Start(h.data_offset as u64))
         .map_err(|e| bad(path, format!("cannot read {shown}: {e}")))?;
-    let mut data = Vec::with_capacity(rows * cols);
-    let mut buf = vec![0u8; (cols * 8).max(8) * 256];
-    while data.len() < rows * cols {
-        let need = ((rows * cols - data.len()) * 8).min(buf.len());
-        f.read_exact(&mut buf[..need])
-            .map_err(|e| bad(path, format!("cannot read {shown}: {e}")))?;
-        data.extend(
-            buf[..need]
-                .chunks_exact(8)
-                .map(|b| f64::from_le_bytes(b.try_into().expect("8 bytes"))),
-        );
-        advance((data.len() / cols.max(1)) as u64);
-    }
-    Ok(data)
+    Ok(Opened {
+        file: std::io::BufReader::with_capacity(1 << 20, f),
+        data_offset: h.data_offset as u64,
+    })
 }
 
 /// Write a rows × cols float64 matrix as a version 1.0 `.npy` file.

@@ -18,6 +18,7 @@
 //! (ε, δ) tight ε does not chain or prune (a sum over outputs per pair) and is not
 //! computed here.
 
+pub mod blocks;
 pub mod edges;
 pub mod report;
 pub mod tree;

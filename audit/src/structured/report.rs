@@ -183,7 +183,7 @@ pub fn audit_container(
             ),
             witness: None,
         },
-        Ok(Some(p)) => witness_check(c, &norm, &eps, p, &c.geometry),
+        Ok(Some(p)) => witness_check(c, &norm, &eps, p, &c.geometry, 0),
         Err(p) => inconclusive("pure_privacy", p),
     });
     if let Some(ch) = scope_policy_check(c.within.as_ref(), &c.epsilon, opts) {
@@ -268,7 +268,15 @@ fn enc(e: &EpsEnclosure) -> [Option<f64>; 2] {
 
 /// The failing check for a pair proven to break ε: its arg max output and both sides
 /// enclosed. For a graph the pair is an edge and the bound is e^{ε·w(u,v)} ≥ e^{ε·d(u,v)}.
-fn witness_check(c: &Container, norm: &Normalized, eps: &Q, p: super::Pair, g: &Geometry) -> Check {
+/// `w_offset`: the index of the container's first column in the whole matrix (a block's).
+pub(crate) fn witness_check(
+    c: &Container,
+    norm: &Normalized,
+    eps: &Q,
+    p: super::Pair,
+    g: &Geometry,
+    w_offset: usize,
+) -> Check {
     let (u, v) = (p.u, p.v);
     let (_, w) = norm.exact_ratio(&c.matrix, u, v, 0..norm.k);
     let w = w.unwrap_or(0);
@@ -284,7 +292,7 @@ fn witness_check(c: &Container, norm: &Normalized, eps: &Q, p: super::Pair, g: &
     let rhs = functions::exp_checked(&dist.scale(eps), 128).map(|x| x.scale(&hv));
     let rhs = rhs.map_or((f64::MAX, f64::INFINITY), |r| r.to_f64_bounds());
     let lhs = (f64_down(&hu), f64_up(&hu));
-    let mut j = json!({"u": u, "v": v, "w": w, "lhs": [lhs.0, lhs.1], "rhs": [rhs.0, rhs.1]});
+    let mut j = json!({"u": u, "v": v, "w": w + w_offset, "lhs": [lhs.0, lhs.1], "rhs": [rhs.0, rhs.1]});
     for (key, l) in [
         ("u_label", label(c, u)),
         ("v_label", label(c, v)),
@@ -301,7 +309,7 @@ fn witness_check(c: &Container, norm: &Normalized, eps: &Q, p: super::Pair, g: &
             "violated at (u, v, w) = ({}, {}, {}): H[u][w] ∈ [{:.17e}, {:.17e}] > e^(ε·{what})·H[v][w] ∈ [{:.17e}, {:.17e}]",
             named(u, label(c, u)),
             named(v, label(c, v)),
-            named(w, output_label(c, w)),
+            named(w + w_offset, output_label(c, w)),
             lhs.0, lhs.1, rhs.0, rhs.1
         ),
         witness: Some(j),

@@ -356,6 +356,19 @@ def tem(space: Any, epsilon: Number, *, beta: Optional[float] = None, gamma: Opt
                   gamma=None if gamma is None else _q(gamma, "gamma"))
 
 
+def save_container(matrix: Any, space: Any, epsilon: Number, path: Union[str, "os.PathLike[str]"], *,
+                   progress: Progress = None) -> str:
+    """Write a square float64 ``matrix`` on ``space`` as a large-mechanism container: the
+    ``mdp/1`` header at ``path`` and the matrix beside it as ``.npy`` (``spec/mechanism-format.md``,
+    revision 3), after the structured exact audit proves it ε·d private (else
+    :class:`NotPrivate` with the report, and nothing is written). Returns the ``.npy`` path.
+    Audit it again with :func:`audit` (``audit(path)``) or across a cluster with
+    :func:`metricdp.distributed.audit`."""
+    m, sp = _f64(matrix, "matrix"), _as_space(space)
+    with _progress(progress) as cb:
+        return _core.write_container(m, sp, _q(epsilon, "epsilon"), os.fspath(path), progress=cb)
+
+
 def load(path: Union[str, "os.PathLike[str]"], *, epsilon: Optional[Number] = None,
          within: Optional[Number] = None, allow_scoped: bool = False,
          progress: Progress = None) -> Mechanism:
@@ -525,7 +538,7 @@ from .user import Emd, Release, emd, release_freq, release_item_wise, release_li
 __all__ = [
     "Space", "space", "distances", "load_space", "from_dataframe",
     "Mechanism", "exponential", "optimal", "pmo", "benders", "spanner", "constopt", "tem", "load",
-    "audit", "is_private", "smallest_epsilon", "import_matrix", "repair", "privatize",
+    "audit", "is_private", "smallest_epsilon", "import_matrix", "repair", "privatize", "save_container",
     "Report", "Emd", "emd", "shuffle_account", "shuffle_inverse",
     "Release", "release_linear", "release_item_wise", "release_freq",
     "MdpError", "InputError", "NotPrivate", "Inconclusive", "SolverError",

@@ -28,14 +28,21 @@ class InputError(MdpError, ValueError):
         self.message = message
         super().__init__(f"{field}: {message}" if field not in ("", "$") else message)
 
+    def __reduce__(self) -> Any:  # raised on a Dask worker, re-raised on the driver
+        return (type(self), (self.field, self.message))
+
 
 class _AuditError(MdpError):
     def __init__(self, report_json: Optional[str], text: str) -> None:
         from .report import Report
 
         self.report: Optional[Any] = Report(report_json) if report_json else None
+        self._json = report_json
         self.text = text
         super().__init__(text)
+
+    def __reduce__(self) -> Any:
+        return (type(self), (self._json, self.text))
 
 
 class NotPrivate(_AuditError):

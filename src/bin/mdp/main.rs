@@ -291,8 +291,17 @@ fn build_container(base: &SpaceEps, output: &str, quiet: bool) -> Result<i32, St
         &json!({}),
     );
     let header = std::path::Path::new(output);
-    let m = mdp::large::certify(geometry, labels, matrix, &eps, header, meta, &progress)
-        .map_err(|e| e.to_string())?;
+    let m = match mdp::large::certify(geometry, labels, matrix, &eps, header, meta, &progress) {
+        Ok(m) => m,
+        Err(mdp::large::LargeError::NotCertified(report)) => {
+            eprint!(
+                "mdp: the mechanism did not pass its own audit; nothing written\n{}",
+                audit::human(&report)
+            );
+            return Ok(audit::EXIT_FAIL);
+        }
+        Err(e) => return Err(e.to_string()),
+    };
     m.write(header).map_err(|e| e.to_string())?;
     let tight = m.report.epsilon_tight;
     eprintln!(

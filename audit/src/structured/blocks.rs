@@ -1,0 +1,258 @@
+//! The audit of a container split by blocks of columns, for a cluster (issue 35, part 4;
+//! the Python package's `metricdp.distributed` runs the blocks on Dask workers).
+//!
+//! Privacy is a statement per column: M is ε·d private iff every block of columns is (on
+//! the whole rows' normalization H = M / S), and the tight ε is the maximum of the
+//! blocks' tight ε (each is a maximum over pairs of a maximum over its columns). So:
+//! 1. every block returns the exact partial sums of its columns ([`partial_sums`]);
+//! 2. the driver adds them exactly ([`add_sums`]) and checks them (> 0, near 1);
+//! 3. every block is audited with the whole sums ([`audit_block`]);
+//! 4. the driver combines ([`combine`]): a pass iff every block passes, the tight ε the
+//!    maximum of the enclosures, the witness of the first failing block.
+//!
+//! What travels is text: sums and ε as exact rationals (`p/q`), a block's result as JSON.
+
+use super::edges::Edges;
+use super::report::{witness_check, DEFAULT_MAX_EXACT_TRIPLES};
+use super::tree::{self, Tree};
+use super::{tight_eps, Structure, TightError, Work};
+use crate::audit::{Check, Verdict};
+use crate::dense::{exact_sum, Normalized};
+use crate::error::InputError;
+use crate::exact::{f64_up, format_rational, parse_rational, Q};
+use crate::io::container::{self, Geometry};
+use crate::io::{input_error, Limits};
+use serde_json::{json, Value};
+use std::path::Path;
+
+fn header_value(header: &Path, limits: &Limits) -> Result<Value, InputError> {
+    let bytes = crate::io::read_source(&header.to_string_lossy(), limits)?;
+    let v = crate::io::parse_json(&bytes)?;
+    if !container::is_container(&v) {
+        return Err(input_error("matrix", "not a container (its matrix is not {\"npy\": …})"));
+    }
+    Ok(v)
+}
+
+/// The shape and claim of a container, for the driver: (n, K, ε as `p/q`).
+pub fn shape(header: &Path, limits: &Limits) -> Result<(usize, usize, String), InputError> {
+    let v = header_value(header, limits)?;
+    let (n, k, eps) = container::shape(header, &v, limits)?;
+    Ok((n, k, format_rational(&eps)))
+}
+
+/// The exact sums of columns `c0..c1` of every row, as `p/q` text.
+pub fn partial_sums(header: &Path, c0: usize, c1: usize, limits: &Limits, max_memory: u64) -> Result<Vec<String>, InputError> {
+    let v = header_value(header, limits)?;
+    let c = container::read_columns(header, &v, limits, max_memory, c0, c1)?;
+    Ok((0..c.matrix.rows).map(|u| format_rational(&exact_sum(c.matrix.row(u)))).collect())
+}
+
+fn parse_q(s: &str, field: &str) -> Result<Q, InputError> {
+    parse_rational(s).map_err(|e| input_error(field, e.to_string()))
+}
+
+/// The whole rows' sums from the blocks' partial sums (exact); every row's must be > 0.
+pub fn add_sums(parts: &[Vec<String>]) -> Result<Vec<String>, InputError> {
+    let n = parts.first().map_or(0, Vec::len);
+    if parts.iter().any(|p| p.len() != n) {
+        return Err(input_error("sums", "blocks disagree on the number of rows"));
+    }
+    let mut out = Vec::with_capacity(n);
+    for u in 0..n {
+        let mut s = Q::from(0u32);
+        for p in parts {
+            s += parse_q(&p[u], &format!("sums[{u}]"))?;
+        }
+        if s <= 0u32 {
+            return Err(input_error(format!("matrix[{u}]"), "row sum must be > 0"));
+        }
+        out.push(format_rational(&s));
+    }
+    Ok(out)
+}
+
+/// Audit columns `c0..c1` at ε (`None`: the header's claim) given the whole rows' exact
+/// sums: the block's verdict, tight-ε enclosure and witness, as JSON text.
+pub fn audit_block(
+    header: &Path,
+    c0: usize,
+    c1: usize,
+    sums: &[String],
+    epsilon: Option<&str>,
+    max_prec: u64,
+    limits: &Limits,
+    max_memory: u64,
+) -> Result<String, InputError> {
+    let t = std::time::Instant::now();
+    let v = header_value(header, limits)?;
+    let c = container::read_columns(header, &v, limits, max_memory, c0, c1)?;
+    if sums.len() != c.matrix.rows {
+        return Err(input_error("sums", format!("{} sums for {} rows", sums.len(), c.matrix.rows)));
+    }
+    let sums: Vec<Q> = sums
+        .iter()
+        .enumerate()
+        .map(|(u, s)| parse_q(s, &format!("sums[{u}]")))
+        .collect::<Result<_, _>>()?;
+    if let Some(u) = sums.iter().position(|s| *s <= 0u32) {
+        return Err(input_error(format!("sums[{u}]"), "must be > 0"));
+    }
+    let eps = match epsilon {
+        Some(e) => parse_q(e, "epsilon")?,
+        None => c.epsilon.clone(),
+    };
+    let norm = Normalized::with_sums(&c.matrix, sums);
+    let budget = DEFAULT_MAX_EXACT_TRIPLES;
+    let structure: Box<dyn Structure + '_> = match &c.geometry {
+        Geometry::Graph(g) => Box::new(Edges::new(g, &c.matrix, &norm, c.within.as_ref(), max_prec, budget)),
+        Geometry::Points(space) => {
+            if !tree::supports(space.kind()) {
+                return Err(input_error("metric.kind", "no structured audit for this kind"));
+            }
+            Box::new(Tree::new(space, &c.matrix, &norm, c.within.as_ref(), max_prec, budget))
+        }
+    };
+    let over = |o: super::OverBudget| {
+        input_error("matrix", format!("the exact fallback needs more than {budget} exact triples (spent {})", o.exact_triples))
+    };
+    let (tight, mut work, undecided) = match tight_eps(structure.as_ref()) {
+        Ok((e, w)) => (Some(e), w, None),
+        Err(TightError::OverBudget(o)) => return Err(over(o)),
+        Err(TightError::Undecided(p)) => (None, Work::default(), Some(p)),
+    };
+    let decided = tight.as_ref().and_then(|e| {
+        if e.hi.as_ref().is_some_and(|hi| *hi <= eps) {
+            Some(None)
+        } else if e.lo > eps || e.is_infinite() {
+            e.pair.map(|(u, v)| Some(super::Pair { u, v, id: 0 }))
+        } else {
+            None
+        }
+    });
+    let failing = match decided {
+        Some(f) => Ok(f),
+        None => {
+            let out = structure.check(&eps, false).map_err(over)?;
+            work.add(&out.work);
+            match (out.fails.first(), out.undecided.or(undecided)) {
+                (Some(&p), _) => Ok(Some(p)),
+                (None, Some(p)) => Err(p),
+                (None, None) => Ok(None),
+            }
+        }
+    };
+    let (verdict, check) = match failing {
+        Ok(None) => (Verdict::Pass, None),
+        Ok(Some(p)) => (Verdict::Fail, Some(witness_check(&c, &norm, &eps, p, &c.geometry, c0))),
+        Err(p) => (
+            Verdict::Inconclusive,
+            Some(Check {
+                name: "pure_privacy".into(),
+                verdict: Verdict::Inconclusive,
+                detail: format!("pair ({}, {}) undecidable within {max_prec} bits", p.u, p.v),
+                witness: None,
+            }),
+        ),
+    };
+    Ok(json!({
+        "columns": [c0, c1],
+        "verdict": verdict,
+        "tight": tight.as_ref().map(|e| json!([format_rational(&e.lo), e.hi.as_ref().map(format_rational)])),
+        "tight_pair": tight.as_ref().and_then(|e| e.pair).map(|(u, v)| [u, v]),
+        "check": check,
+        "work": {"settled_triples": work.settled_triples, "pair_triples": work.pair_triples,
+                 "exact_triples": work.exact_triples},
+        "seconds": t.elapsed().as_secs_f64(),
+    })
+    .to_string())
+}
+
+/// Combine the blocks' results (JSON texts from [`audit_block`]) with the whole sums into
+/// one report: verdict, tight ε, the row-sum check, the first failing block's witness.
+pub fn combine(results: &[String], sums: &[String], n: usize, k: usize, epsilon: &str, row_sum_tolerance: &Q) -> Result<Value, InputError> {
+    let mut blocks: Vec<Value> = results
+        .iter()
+        .map(|r| serde_json::from_str(r).map_err(|e| input_error("results", e.to_string())))
+        .collect::<Result<_, _>>()?;
+    blocks.sort_by_key(|b| b["columns"][0].as_u64().unwrap_or(0));
+    let mut covered = 0u64;
+    for b in &blocks {
+        let (c0, c1) = (b["columns"][0].as_u64().unwrap_or(u64::MAX), b["columns"][1].as_u64().unwrap_or(0));
+        if c0 != covered || c1 <= c0 {
+            return Err(input_error("results", format!("the blocks do not tile the columns 0..{k} (gap or overlap at {covered})")));
+        }
+        covered = c1;
+    }
+    if covered != k as u64 {
+        return Err(input_error("results", format!("the blocks cover columns 0..{covered}, not 0..{k}")));
+    }
+    let one = Q::from(1u32);
+    let mut dev = Q::from(0u32);
+    for (u, s) in sums.iter().enumerate() {
+        let s = parse_q(s, &format!("sums[{u}]"))?;
+        let d = if s > one { &s - &one } else { &one - &s };
+        if d > dev {
+            dev = d;
+        }
+    }
+    let verdict_of = |b: &Value| b["verdict"].as_str().unwrap_or("inconclusive").to_string();
+    let failing = blocks.iter().find(|b| verdict_of(b) == "fail");
+    let inconclusive = blocks.iter().find(|b| verdict_of(b) == "inconclusive");
+    let rows_ok = dev <= *row_sum_tolerance;
+    let verdict = if failing.is_some() || !rows_ok {
+        "fail"
+    } else if inconclusive.is_some() {
+        "inconclusive"
+    } else {
+        "pass"
+    };
+    // The tight ε: the maximum of the blocks' enclosures (None = +∞; missing = unknown).
+    let mut lo = Q::from(0u32);
+    let mut hi: Option<Option<Q>> = Some(Some(Q::from(0u32)));
+    let mut pair = Value::Null;
+    for b in &blocks {
+        match b["tight"].as_array() {
+            Some(t) => {
+                let l = parse_q(t[0].as_str().unwrap_or("0"), "tight")?;
+                if pair.is_null() || l > lo {
+                    lo = l;
+                    pair = b["tight_pair"].clone();
+                }
+                let h = t[1].as_str().map(|s| parse_q(s, "tight")).transpose()?;
+                hi = match (hi, h) {
+                    (Some(Some(a)), Some(b)) => Some(Some(if b > a { b } else { a })),
+                    (Some(_), None) => Some(None),
+                    (x, _) => x,
+                };
+            }
+            None => hi = None,
+        }
+    }
+    let eps = parse_q(epsilon, "epsilon")?;
+    let hi_f = match &hi {
+        Some(Some(h)) => {
+            let h = if verdict == "pass" && *h > eps { eps.clone() } else { h.clone() };
+            Some(f64_up(&h))
+        }
+        _ => None,
+    };
+    let work = |key: &str| blocks.iter().map(|b| b["work"][key].as_u64().unwrap_or(0)).sum::<u64>();
+    let triples = (n as u64) * (n as u64).saturating_sub(1) * k as u64;
+    Ok(json!({
+        "verdict": verdict,
+        "n": n,
+        "K": k,
+        "epsilon": crate::exact::f64_nearest(&eps),
+        "epsilon_tight": match hi { Some(_) => json!([crate::exact::f64_down(&lo), hi_f]), None => json!([null, null]) },
+        "tight_pair": pair,
+        "max_row_sum_deviation": f64_up(&dev),
+        "row_sums": if rows_ok { "pass" } else { "fail" },
+        "witness": failing.map(|b| b["check"].clone()),
+        "inconclusive": inconclusive.map(|b| b["check"].clone()),
+        "blocks": blocks.len(),
+        "settled_fraction": if triples == 0 { 0.0 } else { work("settled_triples") as f64 / triples as f64 },
+        "exact_triples": work("exact_triples"),
+        "seconds_blocks": blocks.iter().map(|b| b["seconds"].as_f64().unwrap_or(0.0)).collect::<Vec<_>>(),
+    }))
+}

@@ -1,0 +1,131 @@
+//! Large-mechanism containers from Python: the audit split by blocks of columns
+//! (`mdp::structured::blocks`), which `metricdp.distributed` runs as Dask tasks. Each call
+//! converts and dispatches; sums, ε and results travel as exact text.
+
+use crate::errors::{Error, Result};
+use mdp::exact::Q;
+use mdp::io::Limits;
+use mdp::structured::blocks;
+use pyo3::prelude::*;
+use std::path::Path;
+
+/// Memory a block audit may plan (bytes): the block's matrix, copies and tree.
+const BLOCK_MEMORY: u64 = 16_000_000_000;
+
+/// (n, K, ε as "p/q") of a container header.
+#[pyfunction]
+pub fn container_shape(py: Python<'_>, header: &str) -> Result<(usize, usize, String)> {
+    py.detach(|| Ok(blocks::shape(Path::new(header), &Limits::default())?))
+}
+
+/// The exact sums of columns c0..c1 of every row, as "p/q" strings.
+#[pyfunction]
+pub fn block_sums(py: Python<'_>, header: &str, c0: usize, c1: usize) -> Result<Vec<String>> {
+    py.detach(|| {
+        Ok(blocks::partial_sums(
+            Path::new(header),
+            c0,
+            c1,
+            &Limits::default(),
+            BLOCK_MEMORY,
+        )?)
+    })
+}
+
+/// The whole rows' sums from the blocks' partial sums (each row's must be > 0).
+#[pyfunction]
+pub fn add_sums(parts: Vec<Vec<String>>) -> Result<Vec<String>> {
+    Ok(blocks::add_sums(&parts)?)
+}
+
+/// Audit columns c0..c1 with the whole rows' sums at ε (None: the header's claim): the
+/// block's result as JSON text.
+#[pyfunction]
+#[pyo3(signature = (header, c0, c1, sums, epsilon=None))]
+pub fn audit_block(
+    py: Python<'_>,
+    header: &str,
+    c0: usize,
+    c1: usize,
+    sums: Vec<String>,
+    epsilon: Option<String>,
+) -> Result<String> {
+    py.detach(|| {
+        Ok(blocks::audit_block(
+            Path::new(header),
+            c0,
+            c1,
+            &sums,
+            epsilon.as_deref(),
+            mdp::privacy::DEFAULT_MAX_PREC,
+            &Limits::default(),
+            BLOCK_MEMORY,
+        )?)
+    })
+}
+
+/// The blocks' results combined into one report (JSON text).
+#[pyfunction]
+pub fn combine_blocks(
+    results: Vec<String>,
+    sums: Vec<String>,
+    n: usize,
+    k: usize,
+    epsilon: &str,
+) -> Result<String> {
+    let tol = Q::from_unsigneds(1u32, 1_000_000_000u32);
+    blocks::combine(&results, &sums, n, k, epsilon, &tol)
+        .map(|v| v.to_string())
+        .map_err(Error::from)
+}
+
+impl From<mdp::large::LargeError> for Error {
+    fn from(e: mdp::large::LargeError) -> Self {
+        match e {
+            mdp::large::LargeError::Invalid { field, message } => Error::Input { field, message },
+            mdp::large::LargeError::NotCertified(report) => Error::Audit(report),
+            e @ mdp::large::LargeError::Write { .. } => Error::input("path", e.to_string()),
+        }
+    }
+}
+
+/// Write a float64 matrix on `space` as a large-mechanism container at `path` (the header;
+/// the `.npy` beside it) after the structured audit proves it ε·d private (else
+/// NotPrivate with the report). The outputs are the inputs (a square matrix).
+#[pyfunction]
+#[pyo3(signature = (matrix, space, epsilon, path, *, progress=None))]
+pub fn write_container(
+    py: Python<'_>,
+    matrix: numpy::PyReadonlyArray2<'_, f64>,
+    space: &crate::space::Space,
+    epsilon: &str,
+    path: &str,
+    progress: Option<Py<PyAny>>,
+) -> Result<String> {
+    let eps = mdp::produce::epsilon(epsilon)?;
+    let view = matrix.as_array();
+    let (rows, cols) = view.dim();
+    if rows != space.inner.n() || cols != rows {
+        return Err(Error::input(
+            "matrix",
+            format!("is {rows} × {cols}; a container of this space is {n} × {n}", n = space.inner.n()),
+        ));
+    }
+    let data: Vec<f64> = view.iter().copied().collect();
+    let geometry = mdp::io::container::Geometry::Points(space.inner.clone());
+    mdp::large::check(&geometry, &eps, u64::MAX)?;
+    let dense = mdp::dense::Dense::new(rows, cols, data, "matrix")?;
+    let labels = space.labels.clone();
+    let name = space.name.clone();
+    crate::progress::run(py, progress, |p| {
+        let meta = mdp::produce::producer_meta(
+            serde_json::json!({"mechanism": "imported", "space": name,
+                               "import": {"matrix": "numpy array (Python)"}}),
+            &serde_json::Value::Null,
+        );
+        let header = Path::new(path);
+        let m = mdp::large::certify(geometry, labels, dense, &eps, header, meta, p)?;
+        m.write(header)?;
+        Ok(m.container.npy.display().to_string())
+    })
+}

@@ -1,0 +1,103 @@
+"""Large-mechanism containers from Python: written after the structured audit, audited
+again from their path, and audited block by block on a local two-worker Dask cluster
+(loopback only, bounded in time, closed by its context manager)."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+import pytest
+
+import metricdp as md
+import metricdp.distributed as mdd
+
+distributed = pytest.importorskip("distributed")
+
+
+def exponential(points: np.ndarray, eps: float) -> np.ndarray:
+    d = np.sqrt(((points[:, None, :] - points[None, :, :]) ** 2).sum(-1))
+    m = np.exp(-0.5 * eps * d)
+    return m / m.sum(axis=1, keepdims=True)
+
+
+@pytest.fixture(scope="module")
+def city(tmp_path_factory):
+    rng = np.random.default_rng(35)
+    pts = np.round(rng.uniform(0, 10, (300, 2)), 3)
+    space = md.space(pts, labels=[f"cell{i}" for i in range(300)])
+    path = tmp_path_factory.mktemp("city") / "city.json"
+    npy = md.save_container(exponential(pts, 1.0), space, 1, path)
+    return path, npy, space
+
+
+def test_written_container_audits_again(city):
+    path, npy, _ = city
+    assert os.path.exists(npy) and npy.endswith("city.npy")
+    header = json.loads(path.read_text())
+    assert header["matrix"] == {"npy": "city.npy"}
+    r = md.audit(path)
+    assert r.passed and r.epsilon_tight[1] <= 1.0
+    assert r.to_dict()["stats"]["structured"]["method"] == "boxes"
+    # At a smaller ε the same file fails, with a witness.
+    r = md.audit(path, epsilon=0.5)
+    assert r.verdict == "fail" and r.witness is not None
+
+
+def test_not_private_is_not_written(tmp_path):
+    pts = np.array([[0.0], [1.0], [2.0]])
+    m = np.array([[0.98, 0.01, 0.01], [0.01, 0.98, 0.01], [0.01, 0.01, 0.98]])
+    with pytest.raises(md.NotPrivate):
+        md.save_container(m, md.space(pts), 1, tmp_path / "bad.json")
+    assert not (tmp_path / "bad.json").exists() and not (tmp_path / "bad.npy").exists()
+
+
+def test_blocks_here_agree_with_the_whole_audit(city):
+    path, _, _ = city
+    whole = md.audit(path)
+    for blocks in (1, 3, 7):
+        r = mdd.audit(path, blocks=blocks)
+        assert r["verdict"] == "pass" and r["blocks"] == blocks
+        lo, hi = r["epsilon_tight"]
+        assert lo <= whole.epsilon_tight[1] and whole.epsilon_tight[0] <= hi
+
+
+def test_two_worker_cluster(city):
+    path, _, _ = city
+    from dask.distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                      dashboard_address=None, worker_dashboard_address=None) as cluster, \
+            Client(cluster, timeout=60) as client:
+        r = mdd.audit(path, client=client, timeout=120)
+        assert r["verdict"] == "pass" and r["blocks"] == 4
+        whole = md.audit(path)
+        assert abs(r["epsilon_tight"][1] - whole.epsilon_tight[1]) <= 1e-9
+        bad = mdd.audit(path, client=client, epsilon="1/2", timeout=120)
+        assert bad["verdict"] == "fail"
+        w = bad["witness"]["witness"]
+        assert w["lhs"][0] > w["rhs"][1]  # a proven violation, global indices
+        assert 0 <= w["w"] < 300 and w["w_label"] == f"cell{w['w']}"
+        # An error on a worker comes back as the library's typed error.
+        missing = path.with_name("gone.json")
+        missing.write_text(path.read_text().replace("city.npy", "gone.npy"))
+        with pytest.raises(md.InputError) as e:
+            mdd.audit(missing, client=client, timeout=120)
+        assert e.value.field == "matrix.npy"
+
+
+def test_hostile_arguments(city):
+    path, _, _ = city
+    with pytest.raises(md.InputError):
+        mdd.audit(path, blocks=0)
+    with pytest.raises(md.InputError):
+        md._core.audit_block(str(path), 5, 3, ["1"] * 300)
+    with pytest.raises(md.InputError):
+        md._core.audit_block(str(path), 0, 10, ["1"] * 299)
+    with pytest.raises(md.InputError):
+        md._core.audit_block(str(path), 0, 10, ["0"] * 300)
+    with pytest.raises(md.InputError):
+        md._core.combine_blocks([], [], 300, 300, "1")
+    with pytest.raises(md.InputError):
+        md.save_container(np.ones((3, 2)), md.space(np.zeros((3, 1))), 1, path.with_name("x.json"))

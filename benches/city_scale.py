@@ -132,7 +132,7 @@ m = np.load(sys.argv[1]); pts = np.loadtxt(sys.argv[2], delimiter=",", skiprows=
 t = time.perf_counter()
 r = metricdp.audit(m, metricdp.space(pts), sys.argv[3])
 print(json.dumps({"seconds": time.perf_counter() - t, "verdict": r.verdict, "tight": r.epsilon_tight,
-                  "pure": r.json["stats"]["seconds_pure"], "tight_s": r.json["stats"]["seconds_tight"]}))
+                  "pure": r.to_dict()["stats"]["seconds_pure"], "tight_s": r.to_dict()["stats"]["seconds_tight"]}))
 """
 
 QIF = """
@@ -196,7 +196,7 @@ def main() -> None:
                             "exhaustive_pure_tight_s": x["pure"] + x["tight_s"], "exhaustive_verdict": x["verdict"],
                             "exhaustive_tight_hi": x["tight"][1] if x["tight"] else None})
             else:
-                row["exhaustive_s"] = "error: " + (e["stderr"].strip().splitlines() or ["?"])[-1][:120]
+                row["exhaustive_s"] = "error: " + [l for l in e["stderr"].splitlines() if "Error" in l or "error" in l][:1][0][:160] if "rror" in e["stderr"] else "error"
         if n <= a.qif_max and npy.exists():
             q = timed([sys.executable, "-c", QIF, str(npy), str(csv_path), a.epsilon], a.timeout)
             if q["timeout"]:
@@ -205,7 +205,7 @@ def main() -> None:
                 x = json.loads(q["stdout"].strip().splitlines()[-1])
                 row.update({"qif_s": x["seconds"], "qif_private": x["private"], "qif_peak_gb": q["peak_gb"]})
             else:
-                row["qif_s"] = "error: " + (q["stderr"].strip().splitlines() or ["?"])[-1][:120]
+                row["qif_s"] = "error: " + [l for l in q["stderr"].splitlines() if "Error" in l or "error" in l][:1][0][:160] if "rror" in q["stderr"] else "error"
         rows.append(row)
         print(json.dumps(row), flush=True)
         for f in work.glob(f"planar{n}.*"):

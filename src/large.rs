@@ -122,16 +122,44 @@ fn adjacency(geometry: &Geometry) -> Vec<Vec<(u32, f64)>> {
     }
 }
 
-/// The exponential mechanism e^{−ε·d(u,w)/2}/Z_u over the inputs (K = n), in float64
-/// (log-sum-exp per row). Proposition 1 leaves every ratio below e^{ε·d} by the k = u
-/// term of Z_u, which covers the float error where `exponential::certifiable` says so for
-/// JSON files; here the audit that follows decides.
+/// The weighted exponential mechanism EXPMECH_Y, Y_w e^{−ε·d(u,w)/2}/Z_u over the inputs
+/// (K = n; `weights` = None is Y = 1), in float64 (log-sum-exp per row). Proposition 1
+/// leaves every ratio below e^{ε·d} by the k = u term of Z_u, which covers the float error
+/// where `exponential::certifiable` says so for JSON files; here the audit that follows
+/// decides.
 pub fn exponential(
     geometry: &Geometry,
     eps: &Q,
+    weights: Option<&[Q]>,
     progress: &dyn Progress,
 ) -> Result<Dense, LargeError> {
     let n = geometry.n();
+    let ln_y: Vec<f64> = match weights {
+        None => vec![0.0; n],
+        Some(w) => {
+            if w.len() != n {
+                return Err(invalid(
+                    "weights",
+                    format!("has {} weights, the space has {n} points", w.len()),
+                ));
+            }
+            if let Some(i) = w.iter().position(|y| *y <= 0u32) {
+                return Err(invalid(
+                    &format!("weights[{i}]"),
+                    "must be > 0 (Proposition 1 needs Y > 0)",
+                ));
+            }
+            w.iter()
+                .map(|y| crate::exact::f64_nearest(y).ln())
+                .collect()
+        }
+    };
+    if let Some(i) = ln_y.iter().position(|l| !l.is_finite()) {
+        return Err(invalid(
+            &format!("weights[{i}]"),
+            "outside the range of a double",
+        ));
+    }
     let e = crate::exact::f64_nearest(eps);
     let adj = adjacency(geometry);
     progress.start("exponential mechanism: rows", Some(n as u64));
@@ -139,7 +167,7 @@ pub fn exponential(
         .into_par_iter()
         .map(|u| {
             let d = distance_row(geometry, &adj, u);
-            let logits: Vec<f64> = d.iter().map(|x| -0.5 * e * x).collect();
+            let logits: Vec<f64> = d.iter().zip(&ln_y).map(|(x, l)| l - 0.5 * e * x).collect();
             let mx = logits.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
             let ln_z = logits.iter().map(|l| (l - mx).exp()).sum::<f64>().ln() + mx;
             progress.advance(1);
@@ -285,4 +313,95 @@ pub fn check(geometry: &Geometry, eps: &Q, max_memory: u64) -> Result<(), LargeE
         }
     }
     Ok(())
+}
+
+/// A container that passed the structured audit under the pipeline's policy (its ε and
+/// scope, never the file's own claims when the policy states them): the only way a
+/// container reaches a sampler ([`load_gated`]). Rows are sampled exactly from the float64
+/// entries the audit proved (`privatize::ExactRow::from_dyadic`), each row prepared on
+/// first use and kept.
+pub struct GatedContainer {
+    pub container: Container,
+    pub report: Report,
+    rows: std::sync::Mutex<
+        std::collections::HashMap<usize, std::sync::Arc<crate::privatize::ExactRow>>,
+    >,
+    index: std::collections::HashMap<String, usize>,
+}
+
+/// Read the container at `header`, audit it under `policy` (structured audit), and keep it
+/// only if it passes: [`crate::privatize::GateError::NotPrivate`] with the report
+/// otherwise.
+pub fn load_gated(
+    header: &Path,
+    policy: &AuditOptions,
+    max_memory: u64,
+    progress: &dyn Progress,
+) -> Result<GatedContainer, crate::privatize::GateError> {
+    use crate::privatize::GateError;
+    let limits = io::Limits::default();
+    let bytes = io::read_source(&header.to_string_lossy(), &limits).map_err(GateError::Read)?;
+    let doc = io::parse_json(&bytes).map_err(GateError::Invalid)?;
+    if !io::container::is_container(&doc) {
+        return Err(GateError::Invalid(io::input_error(
+            "matrix",
+            "not a container (its matrix is not {\"npy\": …})",
+        )));
+    }
+    let container = io::container::read(header, &doc, &limits, max_memory, progress)
+        .map_err(GateError::Invalid)?;
+    let report = audit_container(&container, policy, progress).map_err(GateError::Invalid)?;
+    if report.verdict != Verdict::Pass {
+        return Err(GateError::NotPrivate(Box::new(report)));
+    }
+    let index = container
+        .labels
+        .iter()
+        .flatten()
+        .enumerate()
+        .map(|(i, l)| (l.clone(), i))
+        .collect();
+    Ok(GatedContainer {
+        container,
+        report,
+        rows: Default::default(),
+        index,
+    })
+}
+
+impl GatedContainer {
+    /// The input named `label` (the metric's labels).
+    pub fn input(&self, label: &str) -> Option<usize> {
+        self.index.get(label).copied()
+    }
+
+    /// The label of output column `w`: the input's label when the outputs are the inputs,
+    /// else its index.
+    pub fn output_label(&self, w: usize) -> String {
+        let input = match &self.container.outputs {
+            Outputs::Inputs => Some(w),
+            Outputs::OfInputs(i) => i.get(w).copied(),
+            _ => None,
+        };
+        match (&self.container.outputs, input, &self.container.labels) {
+            (Outputs::Labels(l), _, _) => l[w].clone(),
+            (_, Some(u), Some(l)) => l[u].clone(),
+            _ => w.to_string(),
+        }
+    }
+
+    /// Draw an output for input `u` (0-based, < n) from the row the audit proved.
+    pub fn sample<R: rand::RngCore + ?Sized>(&self, u: usize, rng: &mut R) -> usize {
+        let row = {
+            let mut rows = self.rows.lock().unwrap_or_else(|e| e.into_inner());
+            rows.entry(u)
+                .or_insert_with(|| {
+                    std::sync::Arc::new(crate::privatize::ExactRow::from_dyadic(
+                        self.container.matrix.row(u),
+                    ))
+                })
+                .clone()
+        };
+        row.sample(rng)
+    }
 }

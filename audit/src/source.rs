@@ -25,7 +25,13 @@ pub fn audit_path(
                 "a container (matrix in a .npy file) is read from its header file, not standard input",
             ));
         }
-        let c = container::read(std::path::Path::new(path), &doc, limits, max_memory, progress)?;
+        let c = container::read(
+            std::path::Path::new(path),
+            &doc,
+            limits,
+            max_memory,
+            progress,
+        )?;
         return crate::structured::report::audit_container(&c, opts, progress);
     }
     let file = io::mechanism_from_value(&doc, limits)?;

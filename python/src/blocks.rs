@@ -129,3 +129,103 @@ pub fn write_container(
         Ok(m.container.npy.display().to_string())
     })
 }
+
+/// Gated containers of this process, kept across calls (a Dask worker audits a container
+/// once, then samples every partition it is given): keyed by the header's canonical path,
+/// both files' sizes and modification times, and the policy.
+type GateKey = (std::path::PathBuf, Vec<(u64, std::time::SystemTime)>, String);
+static GATED: std::sync::Mutex<Vec<(GateKey, std::sync::Arc<mdp::large::GatedContainer>)>> =
+    std::sync::Mutex::new(Vec::new());
+
+fn stamp(p: &Path) -> Result<(u64, std::time::SystemTime)> {
+    let m = std::fs::metadata(p).map_err(|e| Error::input("path", format!("{}: {e}", p.display())))?;
+    Ok((m.len(), m.modified().unwrap_or(std::time::UNIX_EPOCH)))
+}
+
+fn gated(
+    header: &Path,
+    opts: &mdp::audit::Options,
+    policy_key: String,
+    progress: &dyn mdp::progress::Progress,
+) -> Result<std::sync::Arc<mdp::large::GatedContainer>> {
+    let canon = header
+        .canonicalize()
+        .map_err(|e| Error::input("path", format!("{}: {e}", header.display())))?;
+    let npy = mdp::large::npy_path(&canon);
+    let mut stamps = vec![stamp(&canon)?];
+    if let Ok(s) = stamp(&npy) {
+        stamps.push(s);
+    }
+    let key = (canon.clone(), stamps, policy_key);
+    if let Some((_, g)) = GATED.lock().unwrap_or_else(|e| e.into_inner()).iter().find(|(k, _)| *k == key) {
+        return Ok(g.clone());
+    }
+    let g = mdp::large::load_gated(&canon, opts, BLOCK_MEMORY, progress).map_err(|e| match e {
+        mdp::privatize::GateError::Read(e) | mdp::privatize::GateError::Invalid(e) => Error::from(e),
+        mdp::privatize::GateError::NotPrivate(r) => Error::Audit(r),
+    })?;
+    let g = std::sync::Arc::new(g);
+    let mut cache = GATED.lock().unwrap_or_else(|e| e.into_inner());
+    cache.retain(|(k, _)| k.0 != canon); // one version of a file at a time
+    cache.push((key, g.clone()));
+    Ok(g)
+}
+
+/// Privatize records (input labels, or 0-based indices with `by_index`) with the
+/// container at `header`, gated by the structured audit under the pipeline's policy
+/// (`epsilon` required); the outputs' labels (or indices). OS randomness unless `seed`.
+#[pyfunction]
+#[pyo3(signature = (header, records, *, epsilon, within=None, allow_scoped=false, seed=None, by_index=false, progress=None))]
+#[allow(clippy::too_many_arguments)]
+pub fn privatize_container(
+    py: Python<'_>,
+    header: &str,
+    records: Vec<Bound<'_, PyAny>>,
+    epsilon: &str,
+    within: Option<&str>,
+    allow_scoped: bool,
+    seed: Option<u64>,
+    by_index: bool,
+    progress: Option<Py<PyAny>>,
+) -> Result<Vec<String>> {
+    let opts = crate::mechanism::policy(Some(epsilon), within, allow_scoped, None)?;
+    let policy_key = format!("{epsilon}|{within:?}|{allow_scoped}");
+    // The records as input indices, read while the GIL is held.
+    let mut keys: Vec<std::result::Result<usize, String>> = Vec::with_capacity(records.len());
+    for (i, r) in records.iter().enumerate() {
+        if by_index {
+            let u: usize = r
+                .extract()
+                .map_err(|_| Error::input(format!("records[{i}]"), "expected a non-negative integer index"))?;
+            keys.push(Ok(u));
+        } else {
+            let l: String = r
+                .str()
+                .and_then(|s| s.extract())
+                .map_err(|_| Error::input(format!("records[{i}]"), "expected an input label"))?;
+            keys.push(Err(l));
+        }
+    }
+    let path = Path::new(header).to_path_buf();
+    crate::progress::run(py, progress, move |p| {
+        let g = gated(&path, &opts, policy_key, p)?;
+        let n = g.container.matrix.rows;
+        let mut rng = mdp::privatize::rng(seed);
+        keys.iter()
+            .enumerate()
+            .map(|(i, k)| {
+                let u = match k {
+                    Ok(u) if *u < n => *u,
+                    Ok(u) => {
+                        return Err(Error::input(format!("records[{i}]"), format!("index {u} out of range 0..{n}")))
+                    }
+                    Err(l) => g.input(l).ok_or_else(|| {
+                        Error::input(format!("records[{i}]"), format!("{l:?} is not an input label of the container"))
+                    })?,
+                };
+                let w = g.sample(u, &mut rng);
+                Ok(if by_index { w.to_string() } else { g.output_label(w) })
+            })
+            .collect()
+    })
+}

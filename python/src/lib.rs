@@ -41,5 +41,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(blocks::audit_block, m)?)?;
     m.add_function(wrap_pyfunction!(blocks::combine_blocks, m)?)?;
     m.add_function(wrap_pyfunction!(blocks::write_container, m)?)?;
+    m.add_function(wrap_pyfunction!(blocks::privatize_container, m)?)?;
     Ok(())
 }

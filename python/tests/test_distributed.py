@@ -101,3 +101,48 @@ def test_hostile_arguments(city):
         md._core.combine_blocks([], [], 300, 300, "1")
     with pytest.raises(md.InputError):
         md.save_container(np.ones((3, 2)), md.space(np.zeros((3, 1))), 1, path.with_name("x.json"))
+
+
+def test_privatize_a_frame_here_and_on_the_cluster(city):
+    import pandas as pd
+
+    path, _, _ = city
+    df = pd.DataFrame({"id": [f"r{i}" for i in range(600)], "cell": [f"cell{i % 300}" for i in range(600)]})
+    out = mdd.privatize(path, df, "cell", epsilon=1, seed=3)
+    assert list(out.columns) == ["id", "cell", "cell_private"] and list(out["id"]) == list(df["id"])
+    assert set(out["cell_private"]) <= {f"cell{i}" for i in range(300)}
+    # Reproducible with a seed, and the release is not the identity.
+    again = mdd.privatize(path, df, "cell", epsilon=1, seed=3)
+    assert list(again["cell_private"]) == list(out["cell_private"])
+    assert (out["cell"] != out["cell_private"]).mean() > 0.5
+    # The gate uses the pipeline's ε, not the file's claim: at 1/2 it refuses.
+    with pytest.raises(md.NotPrivate):
+        mdd.privatize(path, df, "cell", epsilon="1/2")
+    with pytest.raises(md.InputError):
+        mdd.privatize(path, df.assign(cell="nowhere"), "cell", epsilon=1)
+    with pytest.raises(md.InputError):
+        mdd.privatize(path, df, "missing", epsilon=1)
+
+    import dask.dataframe as dd
+    from dask.distributed import Client, LocalCluster
+
+    ddf = dd.from_pandas(df, npartitions=4)
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                      dashboard_address=None, worker_dashboard_address=None) as cluster, \
+            Client(cluster, timeout=60) as client:
+        res = mdd.privatize(path, ddf, "cell", epsilon=1, seed=5).compute(timeout=120)
+    assert len(res) == 600 and list(res["id"]) == list(df["id"])
+    assert set(res["cell_private"]) <= {f"cell{i}" for i in range(300)}
+
+
+def test_exact_sampling_follows_the_row(tmp_path):
+    """Frequencies of one input's releases against its row (χ² at a 1e-4 level)."""
+    pts = np.array([[0.0], [1.0], [2.0], [5.0]])
+    m = exponential(pts, 1.0)
+    path = tmp_path / "line.json"
+    md.save_container(m, md.space(pts), 1, path)
+    draws = md._core.privatize_container(str(path), [1] * 40000, epsilon="1", seed=11, by_index=True)
+    counts = np.bincount([int(x) for x in draws], minlength=4)
+    expected = m[1] * 40000
+    chi2 = float(((counts - expected) ** 2 / expected).sum())
+    assert chi2 < 21.1, (counts, expected)  # χ²(3) upper 1e-4 quantile

@@ -50,9 +50,25 @@ pub fn rng(seed: Option<u64>) -> ChaCha20Rng {
 /// One row of a mechanism as exact cumulative sums C_0 = 0 ≤ C_1 ≤ … ≤ C_K = 1, with
 /// integer brackets ⌊C_k·2⁶⁴⌋ and ⌈C_k·2⁶⁴⌉ that decide most draws without rationals.
 pub struct ExactRow {
-    cdf: Vec<Q>,
+    cdf: Cdf,
     down: Vec<u128>,
     up: Vec<u128>,
+}
+
+/// The exact cumulative sums: rationals, or integers over one common denominator (a row
+/// of doubles, [`ExactRow::from_dyadic`]: C_k = I_k / T).
+enum Cdf {
+    Rational(Vec<Q>),
+    Scaled { num: Vec<N>, den: N },
+}
+
+impl Cdf {
+    fn len(&self) -> usize {
+        match self {
+            Cdf::Rational(c) => c.len(),
+            Cdf::Scaled { num, .. } => num.len(),
+        }
+    }
 }
 
 /// ⌊c·2⁶⁴⌋ or ⌈c·2⁶⁴⌉ for c ∈ [0, 1], as an integer in [0, 2⁶⁴].
@@ -79,7 +95,54 @@ impl ExactRow {
         }
         let down = cdf.iter().map(|c| scaled_64(c, false)).collect();
         let up = cdf.iter().map(|c| scaled_64(c, true)).collect();
-        ExactRow { cdf, down, up }
+        ExactRow {
+            cdf: Cdf::Rational(cdf),
+            down,
+            up,
+        }
+    }
+
+    /// From a row of non-negative doubles with a positive sum (a container's row, each
+    /// entry the dyadic rational it holds): every entry is an integer multiple of 2^-1074,
+    /// so the cumulative sums are integers I_k over T = I_K, and C_k = I_k / T exactly.
+    pub fn from_dyadic(row: &[f64]) -> ExactRow {
+        let mut num = Vec::with_capacity(row.len() + 1);
+        let mut acc = N::from(0u32);
+        num.push(acc.clone());
+        for &x in row {
+            debug_assert!(x >= 0.0 && x.is_finite());
+            if x > 0.0 {
+                let b = x.to_bits();
+                let e = ((b >> 52) & 0x7ff) as u64;
+                let m = b & ((1u64 << 52) - 1);
+                let (m, e) = if e == 0 {
+                    (m, 1)
+                } else {
+                    (m | (1u64 << 52), e)
+                };
+                acc += N::from(m) << (e - 1);
+            }
+            num.push(acc.clone());
+        }
+        let den = acc;
+        let bracket = |i: &N, up: bool| -> u128 {
+            let s = i.clone() << 64u64;
+            let q = &s / &den;
+            let exact = &q * &den == s;
+            let z = if up && !exact { q + N::from(1u32) } else { q };
+            if z >= N::power_of_2(64) {
+                1u128 << 64
+            } else {
+                u64::try_from(&z).expect("below 2^64") as u128
+            }
+        };
+        let down = num.iter().map(|i| bracket(i, false)).collect();
+        let up = num.iter().map(|i| bracket(i, true)).collect();
+        ExactRow {
+            cdf: Cdf::Scaled { num, den },
+            down,
+            up,
+        }
     }
 
     /// The index k with C_k ≤ U < C_{k+1} for a uniform U ∈ [0, 1) drawn lazily (module
@@ -106,17 +169,32 @@ impl ExactRow {
         let last = self.cdf.len() - 2;
         let mut a = N::from(0u32);
         let mut scale = Q::from(1u32); // 2^-m
+        let mut m = 0u64;
         let mut block = Some(first);
         loop {
             a <<= 64u64;
             a += N::from(block.take().unwrap_or_else(|| rng.next_u64()));
             scale >>= 64u64;
-            let lo = Q::from(a.clone()) * &scale;
-            let hi = &lo + &scale;
-            // The largest k ≤ last with C_k ≤ lo (C_0 = 0 ≤ lo): then lo < C_{k+1}.
-            let k = self.cdf[..=last].partition_point(|c| *c <= lo) - 1;
-            if hi <= self.cdf[k + 1] {
-                return k;
+            m += 64;
+            match &self.cdf {
+                Cdf::Rational(cdf) => {
+                    let lo = Q::from(a.clone()) * &scale;
+                    let hi = &lo + &scale;
+                    // The largest k ≤ last with C_k ≤ lo (C_0 = 0 ≤ lo): then lo < C_{k+1}.
+                    let k = cdf[..=last].partition_point(|c| *c <= lo) - 1;
+                    if hi <= cdf[k + 1] {
+                        return k;
+                    }
+                }
+                Cdf::Scaled { num, den } => {
+                    // lo = a/2^m, hi = (a+1)/2^m against C_k = I_k/T, in integers:
+                    // C_k ≤ lo ⇔ I_k·2^m ≤ a·T.
+                    let (lo, hi) = (&a * den, (&a + N::from(1u32)) * den);
+                    let k = num[..=last].partition_point(|i| (i.clone() << m) <= lo) - 1;
+                    if hi <= (num[k + 1].clone() << m) {
+                        return k;
+                    }
+                }
             }
         }
     }
@@ -280,6 +358,45 @@ mod tests {
             .filter(|&k| k == 1)
             .count();
         assert!((1700..2300).contains(&ones), "{ones}");
+    }
+
+    #[test]
+    fn dyadic_rows_draw_exactly_what_their_rationals_draw() {
+        // The same rows as doubles (from_dyadic: integers over one denominator) and as
+        // exact rationals (new): identical draws on the same random stream, including
+        // subnormals, zeros, a dyadic boundary and entries 2^600 apart.
+        let rows: Vec<Vec<f64>> = vec![
+            vec![0.5, 0.5],
+            vec![1.0, 0.0, 3.0, 1e-300, 5e-324, 0.0],
+            vec![1e-200, 1e-180, 1.0, 1e180, 7.0],
+            vec![0.1, 0.2, 0.3, 0.4],
+            vec![0.0, 2f64.powi(-70), 1.0 - 2f64.powi(-70), 0.0],
+        ];
+        for row in rows {
+            let q: Vec<Q> = row.iter().map(|&x| crate::exact::q_from_f64(x)).collect();
+            let (a, b) = (ExactRow::from_dyadic(&row), ExactRow::new(&q));
+            assert_eq!(a.down, b.down);
+            assert_eq!(a.up, b.up);
+            let (mut r1, mut r2) = (rng(Some(9)), rng(Some(9)));
+            for _ in 0..20_000 {
+                assert_eq!(a.sample(&mut r1), b.sample(&mut r2), "{row:?}");
+            }
+            // The exact fallback itself agrees, block after block.
+            for first in [
+                0u64,
+                1 << 63,
+                u64::MAX,
+                0x1999_9999_9999_9999,
+                0x4CCC_CCCC_CCCC_CCCC,
+            ] {
+                let (mut r1, mut r2) = (rng(Some(4)), rng(Some(4)));
+                assert_eq!(
+                    a.exact_from(first, &mut r1),
+                    b.exact_from(first, &mut r2),
+                    "{row:?}"
+                );
+            }
+        }
     }
 
     #[test]

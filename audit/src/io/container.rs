@@ -124,7 +124,10 @@ pub fn read_columns(
     let mut c = parse(header, v, limits)?;
     let (n, k) = (c.geometry.n(), c.outputs.len(c.geometry.n()));
     if c0 >= c1 || c1 > k {
-        return Err(input_error("columns", format!("{c0}..{c1} is not a block of 0..{k}")));
+        return Err(input_error(
+            "columns",
+            format!("{c0}..{c1} is not a block of 0..{k}"),
+        ));
     }
     let need = audit_bytes(n, c1 - c0);
     if need > max_memory {
@@ -188,8 +191,14 @@ fn parse(header: &Path, v: &Value, limits: &Limits) -> Result<Container, InputEr
             ));
         }
     }
-    let epsilon = positive(o.get("epsilon").ok_or_else(|| input_error("epsilon", "missing"))?, "epsilon")?;
-    let mv = o.get("metric").ok_or_else(|| input_error("metric", "missing"))?;
+    let epsilon = positive(
+        o.get("epsilon")
+            .ok_or_else(|| input_error("epsilon", "missing"))?,
+        "epsilon",
+    )?;
+    let mv = o
+        .get("metric")
+        .ok_or_else(|| input_error("metric", "missing"))?;
     let geometry = geometry(mv, limits)?;
     let n = geometry.n();
     let outputs = match o.get("outputs") {
@@ -201,19 +210,32 @@ fn parse(header: &Path, v: &Value, limits: &Limits) -> Result<Container, InputEr
         Some(nv) => {
             let no = object(nv, "neighbors")?;
             Some(positive(
-                no.get("within").ok_or_else(|| input_error("neighbors.within", "missing"))?,
+                no.get("within")
+                    .ok_or_else(|| input_error("neighbors.within", "missing"))?,
                 "neighbors.within",
             )?)
         }
     };
-    let mo = object(o.get("matrix").ok_or_else(|| input_error("matrix", "missing"))?, "matrix")?;
+    let mo = object(
+        o.get("matrix")
+            .ok_or_else(|| input_error("matrix", "missing"))?,
+        "matrix",
+    )?;
     if let Some(extra) = mo.keys().find(|k| k.as_str() != "npy") {
-        return Err(input_error(format!("matrix.{extra}"), "unknown field (expected only \"npy\")"));
+        return Err(input_error(
+            format!("matrix.{extra}"),
+            "unknown field (expected only \"npy\")",
+        ));
     }
-    let name = mo.get("npy").ok_or_else(|| input_error("matrix.npy", "missing"))?;
-    let name = name
-        .as_str()
-        .ok_or_else(|| input_error("matrix.npy", format!("expected a file name, found {}", type_name(name))))?;
+    let name = mo
+        .get("npy")
+        .ok_or_else(|| input_error("matrix.npy", "missing"))?;
+    let name = name.as_str().ok_or_else(|| {
+        input_error(
+            "matrix.npy",
+            format!("expected a file name, found {}", type_name(name)),
+        )
+    })?;
     if name.is_empty() || name.contains(['/', '\\']) || name == "." || name == ".." {
         return Err(input_error(
             "matrix.npy",

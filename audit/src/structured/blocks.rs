@@ -29,7 +29,10 @@ fn header_value(header: &Path, limits: &Limits) -> Result<Value, InputError> {
     let bytes = crate::io::read_source(&header.to_string_lossy(), limits)?;
     let v = crate::io::parse_json(&bytes)?;
     if !container::is_container(&v) {
-        return Err(input_error("matrix", "not a container (its matrix is not {\"npy\": …})"));
+        return Err(input_error(
+            "matrix",
+            "not a container (its matrix is not {\"npy\": …})",
+        ));
     }
     Ok(v)
 }
@@ -42,10 +45,18 @@ pub fn shape(header: &Path, limits: &Limits) -> Result<(usize, usize, String), I
 }
 
 /// The exact sums of columns `c0..c1` of every row, as `p/q` text.
-pub fn partial_sums(header: &Path, c0: usize, c1: usize, limits: &Limits, max_memory: u64) -> Result<Vec<String>, InputError> {
+pub fn partial_sums(
+    header: &Path,
+    c0: usize,
+    c1: usize,
+    limits: &Limits,
+    max_memory: u64,
+) -> Result<Vec<String>, InputError> {
     let v = header_value(header, limits)?;
     let c = container::read_columns(header, &v, limits, max_memory, c0, c1)?;
-    Ok((0..c.matrix.rows).map(|u| format_rational(&exact_sum(c.matrix.row(u)))).collect())
+    Ok((0..c.matrix.rows)
+        .map(|u| format_rational(&exact_sum(c.matrix.row(u))))
+        .collect())
 }
 
 fn parse_q(s: &str, field: &str) -> Result<Q, InputError> {
@@ -88,7 +99,10 @@ pub fn audit_block(
     let v = header_value(header, limits)?;
     let c = container::read_columns(header, &v, limits, max_memory, c0, c1)?;
     if sums.len() != c.matrix.rows {
-        return Err(input_error("sums", format!("{} sums for {} rows", sums.len(), c.matrix.rows)));
+        return Err(input_error(
+            "sums",
+            format!("{} sums for {} rows", sums.len(), c.matrix.rows),
+        ));
     }
     let sums: Vec<Q> = sums
         .iter()
@@ -105,16 +119,39 @@ pub fn audit_block(
     let norm = Normalized::with_sums(&c.matrix, sums);
     let budget = DEFAULT_MAX_EXACT_TRIPLES;
     let structure: Box<dyn Structure + '_> = match &c.geometry {
-        Geometry::Graph(g) => Box::new(Edges::new(g, &c.matrix, &norm, c.within.as_ref(), max_prec, budget)),
+        Geometry::Graph(g) => Box::new(Edges::new(
+            g,
+            &c.matrix,
+            &norm,
+            c.within.as_ref(),
+            max_prec,
+            budget,
+        )),
         Geometry::Points(space) => {
             if !tree::supports(space.kind()) {
-                return Err(input_error("metric.kind", "no structured audit for this kind"));
+                return Err(input_error(
+                    "metric.kind",
+                    "no structured audit for this kind",
+                ));
             }
-            Box::new(Tree::new(space, &c.matrix, &norm, c.within.as_ref(), max_prec, budget))
+            Box::new(Tree::new(
+                space,
+                &c.matrix,
+                &norm,
+                c.within.as_ref(),
+                max_prec,
+                budget,
+            ))
         }
     };
     let over = |o: super::OverBudget| {
-        input_error("matrix", format!("the exact fallback needs more than {budget} exact triples (spent {})", o.exact_triples))
+        input_error(
+            "matrix",
+            format!(
+                "the exact fallback needs more than {budget} exact triples (spent {})",
+                o.exact_triples
+            ),
+        )
     };
     let (tight, mut work, undecided) = match tight_eps(structure.as_ref()) {
         Ok((e, w)) => (Some(e), w, None),
@@ -144,7 +181,10 @@ pub fn audit_block(
     };
     let (verdict, check) = match failing {
         Ok(None) => (Verdict::Pass, None),
-        Ok(Some(p)) => (Verdict::Fail, Some(witness_check(&c, &norm, &eps, p, &c.geometry, c0))),
+        Ok(Some(p)) => (
+            Verdict::Fail,
+            Some(witness_check(&c, &norm, &eps, p, &c.geometry, c0)),
+        ),
         Err(p) => (
             Verdict::Inconclusive,
             Some(Check {
@@ -170,7 +210,14 @@ pub fn audit_block(
 
 /// Combine the blocks' results (JSON texts from [`audit_block`]) with the whole sums into
 /// one report: verdict, tight ε, the row-sum check, the first failing block's witness.
-pub fn combine(results: &[String], sums: &[String], n: usize, k: usize, epsilon: &str, row_sum_tolerance: &Q) -> Result<Value, InputError> {
+pub fn combine(
+    results: &[String],
+    sums: &[String],
+    n: usize,
+    k: usize,
+    epsilon: &str,
+    row_sum_tolerance: &Q,
+) -> Result<Value, InputError> {
     let mut blocks: Vec<Value> = results
         .iter()
         .map(|r| serde_json::from_str(r).map_err(|e| input_error("results", e.to_string())))
@@ -178,14 +225,23 @@ pub fn combine(results: &[String], sums: &[String], n: usize, k: usize, epsilon:
     blocks.sort_by_key(|b| b["columns"][0].as_u64().unwrap_or(0));
     let mut covered = 0u64;
     for b in &blocks {
-        let (c0, c1) = (b["columns"][0].as_u64().unwrap_or(u64::MAX), b["columns"][1].as_u64().unwrap_or(0));
+        let (c0, c1) = (
+            b["columns"][0].as_u64().unwrap_or(u64::MAX),
+            b["columns"][1].as_u64().unwrap_or(0),
+        );
         if c0 != covered || c1 <= c0 {
-            return Err(input_error("results", format!("the blocks do not tile the columns 0..{k} (gap or overlap at {covered})")));
+            return Err(input_error(
+                "results",
+                format!("the blocks do not tile the columns 0..{k} (gap or overlap at {covered})"),
+            ));
         }
         covered = c1;
     }
     if covered != k as u64 {
-        return Err(input_error("results", format!("the blocks cover columns 0..{covered}, not 0..{k}")));
+        return Err(input_error(
+            "results",
+            format!("the blocks cover columns 0..{covered}, not 0..{k}"),
+        ));
     }
     let one = Q::from(1u32);
     let mut dev = Q::from(0u32);
@@ -232,12 +288,21 @@ pub fn combine(results: &[String], sums: &[String], n: usize, k: usize, epsilon:
     let eps = parse_q(epsilon, "epsilon")?;
     let hi_f = match &hi {
         Some(Some(h)) => {
-            let h = if verdict == "pass" && *h > eps { eps.clone() } else { h.clone() };
+            let h = if verdict == "pass" && *h > eps {
+                eps.clone()
+            } else {
+                h.clone()
+            };
             Some(f64_up(&h))
         }
         _ => None,
     };
-    let work = |key: &str| blocks.iter().map(|b| b["work"][key].as_u64().unwrap_or(0)).sum::<u64>();
+    let work = |key: &str| {
+        blocks
+            .iter()
+            .map(|b| b["work"][key].as_u64().unwrap_or(0))
+            .sum::<u64>()
+    };
     let triples = (n as u64) * (n as u64).saturating_sub(1) * k as u64;
     Ok(json!({
         "verdict": verdict,

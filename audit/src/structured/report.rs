@@ -292,7 +292,8 @@ pub(crate) fn witness_check(
     let rhs = functions::exp_checked(&dist.scale(eps), 128).map(|x| x.scale(&hv));
     let rhs = rhs.map_or((f64::MAX, f64::INFINITY), |r| r.to_f64_bounds());
     let lhs = (f64_down(&hu), f64_up(&hu));
-    let mut j = json!({"u": u, "v": v, "w": w + w_offset, "lhs": [lhs.0, lhs.1], "rhs": [rhs.0, rhs.1]});
+    let mut j =
+        json!({"u": u, "v": v, "w": w + w_offset, "lhs": [lhs.0, lhs.1], "rhs": [rhs.0, rhs.1]});
     for (key, l) in [
         ("u_label", label(c, u)),
         ("v_label", label(c, v)),

@@ -1,4 +1,4 @@
-"""Large-mechanism containers audited across a Dask cluster (issue 35, part 4).
+"""Large-mechanism containers audited and applied across a Dask cluster (issue 35, part 4).
 
 A container is an ``mdp/1`` header beside a float64 ``.npy`` matrix (``mdp build
 exponential --container``; ``spec/mechanism-format.md``, revision 3). Privacy is a
@@ -101,4 +101,53 @@ def audit(header: "os.PathLike[str] | str", *, client: Any = None, blocks: Optio
     return report
 
 
-__all__ = ["audit"]
+def _privatize_part(part: Any, header: str, column: str, out: str, epsilon: str, within: Optional[str],
+                    allow_scoped: bool, by_index: bool, seed: Optional[int], partition_info: Any = None) -> Any:
+    """One pandas partition: its ``column`` privatized into ``out`` (a Dask task)."""
+    if seed is not None and partition_info is not None:
+        seed = seed + int(partition_info.get("number", 0))
+    values = part[column].tolist()
+    result = _core.privatize_container(header, values, epsilon=epsilon, within=within, allow_scoped=allow_scoped,
+                                       seed=seed, by_index=by_index)
+    part = part.copy()
+    part[out] = [int(x) for x in result] if by_index else result
+    return part
+
+
+def privatize(header: "os.PathLike[str] | str", frame: Any, column: str, *, epsilon: Any, out: Optional[str] = None,
+              within: Any = None, allow_scoped: bool = False, by_index: bool = False,
+              seed: Optional[int] = None) -> Any:
+    """Apply the container at ``header`` to the records of ``frame[column]`` (input labels,
+    or 0-based indices with ``by_index``), adding the released outputs as column ``out``
+    (default ``{column}_private``); every other column is kept, so each record keeps its
+    id.
+
+    ``frame``: a pandas DataFrame (privatized here) or a Dask DataFrame (each partition on
+    a worker, lazily: call ``.compute()`` or write it out; ``pip install
+    metricdp[dataframe]``). On each process the container is
+    read and **proven by the structured audit under the pipeline's policy** (``epsilon``
+    required, ``within``/``allow_scoped`` as for :func:`metricdp.audit`) before its first
+    record, then kept: a worker proves once what it samples, and a changed file is proven
+    again. Sampling is exact (from the float64 entries the audit proved) and draws from the
+    operating system's randomness unless ``seed`` is given (tests only; partition p of a
+    Dask frame uses ``seed + p``).
+    """
+    from . import _q
+
+    path = os.path.abspath(os.fspath(header))
+    eps = _q(epsilon, "epsilon")
+    eta = None if within is None else _q(within, "within")
+    out = out or f"{column}_private"
+    if column not in frame.columns:
+        raise InputError("column", f"{column!r} is not a column of the frame")
+    if out in frame.columns:
+        raise InputError("out", f"{out!r} is already a column of the frame")
+    args = (path, column, out, eps, eta, allow_scoped, by_index, seed)
+    if hasattr(frame, "map_partitions"):  # a Dask DataFrame
+        meta = frame._meta.copy()
+        meta[out] = meta[column].iloc[:0].astype("int64" if by_index else "object")
+        return frame.map_partitions(_privatize_part, *args, meta=meta)
+    return _privatize_part(frame, *args)
+
+
+__all__ = ["audit", "privatize"]

@@ -296,7 +296,7 @@ pub(crate) enum Mechanism {
         /// Write a large-mechanism container: the header to --output, the float64 matrix
         /// beside it as .npy, proven by the structured audit (spec/mechanism-format.md,
         /// revision 3). Chosen automatically past --max-entries n² entries.
-        #[arg(long, conflicts_with = "weights")]
+        #[arg(long)]
         container: bool,
         /// No progress on standard error.
         #[arg(long)]

@@ -274,20 +274,27 @@ fn past_json_size(base: &SpaceEps) -> Result<bool, String> {
 
 /// `mdp build exponential --container`: build in float64, prove with the structured
 /// audit, write the header to `output` and the matrix beside it.
-fn build_container(base: &SpaceEps, output: &str, quiet: bool) -> Result<i32, String> {
+fn build_container(
+    base: &SpaceEps,
+    weights: Option<&[Q]>,
+    output: &str,
+    quiet: bool,
+) -> Result<i32, String> {
     if output == "-" {
         return Err("--output: a container is two files: give the header's file name".into());
     }
     let eps = epsilon(&base.epsilon)?;
     let (geometry, labels) =
         mdp::import::load_geometry(&base.space, &base.limits()).map_err(fail)?;
-    mdp::large::check(&geometry, &eps, base.max_memory).map_err(|e| e.to_string())?;
+    mdp::large::check(&geometry, &eps, base.max_memory).map_err(|e| format!("--{e}"))?;
     let progress = Console::new(quiet, 0.0);
     let t = std::time::Instant::now();
-    let matrix = mdp::large::exponential(&geometry, &eps, &progress).map_err(|e| e.to_string())?;
+    let matrix = mdp::large::exponential(&geometry, &eps, weights, &progress)
+        .map_err(|e| format!("--{e}"))?;
     let built = t.elapsed().as_secs_f64();
     let meta = produce::producer_meta(
-        json!({"mechanism": "exponential", "space": base.space}),
+        json!({"mechanism": if weights.is_some() { "weighted_exponential" } else { "exponential" },
+               "space": base.space}),
         &json!({}),
     );
     let header = std::path::Path::new(output);
@@ -391,10 +398,10 @@ fn run(cli: Cli) -> Result<i32, String> {
                 container,
                 quiet,
             } => {
-                if container || (w.is_none() && past_json_size(&base)?) {
-                    return build_container(&base, &output, quiet);
-                }
                 let weights = w.as_deref().map(weights).transpose()?;
+                if container || past_json_size(&base)? {
+                    return build_container(&base, weights.as_deref(), &output, quiet);
+                }
                 build(&base, Family::Exponential { weights }, &output, quiet)
             }
             Mechanism::Optimal {

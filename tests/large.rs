@@ -1,0 +1,214 @@
+//! `mdp build exponential --container` (issue 35): the container is proven before it is
+//! written, re-proven by `mdp-audit`, weighted and graph spaces included; refusals.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn mdp(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mdp"))
+        .args(args)
+        .output()
+        .expect("run mdp")
+}
+
+fn audit(args: &[&str]) -> Output {
+    let bin = Path::new(env!("CARGO_BIN_EXE_mdp")).with_file_name("mdp-audit");
+    Command::new(bin)
+        .args(args)
+        .output()
+        .expect("run mdp-audit")
+}
+
+fn dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("mdp-large-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn report(out: &Output) -> serde_json::Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{e}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+#[test]
+fn planar_weighted_and_graph_containers_pass_their_audit() {
+    let d = dir("build");
+    let csv = d.join("pts.csv");
+    let mut text = String::from("id,x,y\n");
+    for i in 0..300 {
+        text.push_str(&format!(
+            "p{i},{},{}\n",
+            (i * 37 % 101) as f64 / 10.0,
+            (i * 53 % 97) as f64 / 10.0
+        ));
+    }
+    std::fs::write(&csv, text).unwrap();
+    let h = d.join("e.json");
+    let out = mdp(&[
+        "build",
+        "exponential",
+        "--space",
+        csv.to_str().unwrap(),
+        "--epsilon",
+        "1",
+        "-o",
+        h.to_str().unwrap(),
+        "--container",
+        "--quiet",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(d.join("e.npy").exists());
+    let r = report(&audit(&["--json", h.to_str().unwrap()]));
+    assert_eq!(r["verdict"], "pass");
+    assert!(r["epsilon_tight"][1].as_f64().unwrap() <= 1.0);
+    assert_eq!(r["meta"]["mechanism"], "exponential");
+    // A stricter gate than the claim fails (the file's claim is not trusted).
+    assert_eq!(
+        audit(&["--require-epsilon", "0.5", "--quiet", h.to_str().unwrap()])
+            .status
+            .code(),
+        Some(1)
+    );
+    // Weighted (Proposition 1).
+    let w = d.join("w.json");
+    let weights: Vec<String> = (0..300).map(|i| format!("{}", 1 + i % 5)).collect();
+    std::fs::write(&w, format!("[{}]", weights.join(","))).unwrap();
+    let hw = d.join("ew.json");
+    let out = mdp(&[
+        "build",
+        "exponential",
+        "--space",
+        csv.to_str().unwrap(),
+        "--epsilon",
+        "1",
+        "--weights",
+        w.to_str().unwrap(),
+        "-o",
+        hw.to_str().unwrap(),
+        "--container",
+        "--quiet",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = report(&audit(&["--json", hw.to_str().unwrap()]));
+    assert_eq!(
+        (r["verdict"].as_str(), r["meta"]["mechanism"].as_str()),
+        (Some("pass"), Some("weighted_exponential"))
+    );
+    // A graph: a 30-node cycle with chords, read as edges.
+    let mut edges = Vec::new();
+    for i in 0..30 {
+        edges.push(format!("[{i}, {}, {}]", (i + 1) % 30, 1 + i % 3));
+        if i % 7 == 0 {
+            edges.push(format!("[{i}, {}, 2.5]", (i + 11) % 30));
+        }
+    }
+    let g = d.join("g.json");
+    std::fs::write(
+        &g,
+        format!(
+            "{{\"kind\": \"graph\", \"nodes\": 30, \"edges\": [{}]}}",
+            edges.join(",")
+        ),
+    )
+    .unwrap();
+    let hg = d.join("eg.json");
+    let out = mdp(&[
+        "build",
+        "exponential",
+        "--space",
+        g.to_str().unwrap(),
+        "--epsilon",
+        "0.7",
+        "-o",
+        hg.to_str().unwrap(),
+        "--container",
+        "--quiet",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = report(&audit(&["--json", hg.to_str().unwrap()]));
+    assert_eq!(r["verdict"], "pass");
+    assert_eq!(r["stats"]["structured"]["method"], "edges");
+    // The same mechanism as a JSON file (exact distances, short decimals; the exhaustive
+    // audit over the shortest-path table): it passes too, and its tight ε is the
+    // container's up to those roundings.
+    let hj = d.join("ej.json");
+    let out = mdp(&[
+        "build",
+        "exponential",
+        "--space",
+        g.to_str().unwrap(),
+        "--epsilon",
+        "0.7",
+        "-o",
+        hj.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rj = report(&audit(&["--json", hj.to_str().unwrap()]));
+    assert_eq!(rj["verdict"], "pass");
+    let (a, b) = (&r["epsilon_tight"], &rj["epsilon_tight"]);
+    assert!(
+        (a[1].as_f64().unwrap() - b[1].as_f64().unwrap()).abs() < 1e-4,
+        "{a} vs {b}"
+    );
+}
+
+#[test]
+fn container_refusals_are_one_line() {
+    let d = dir("refuse");
+    let csv = d.join("pts.csv");
+    std::fs::write(&csv, "x,y\n0,0\n1,0\n0,1\n").unwrap();
+    for (args, want) in [
+        (vec!["-o", "-", "--container"], "--output"),
+        (
+            vec![
+                "-o",
+                d.join("a.json").to_str().unwrap(),
+                "--container",
+                "--max-memory",
+                "100",
+            ],
+            "--max-memory",
+        ),
+    ] {
+        let mut all = vec![
+            "build",
+            "exponential",
+            "--space",
+            csv.to_str().unwrap(),
+            "--epsilon",
+            "1",
+        ];
+        all.extend(args.iter().copied());
+        let out = mdp(&all);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(want), "{err}");
+    }
+    assert!(!d.join("a.json").exists() && !d.join("a.npy").exists());
+}

@@ -156,7 +156,23 @@ def main() -> None:
     ap.add_argument("--timeout", type=float, default=600)
     ap.add_argument("--max-memory", default="20G")
     ap.add_argument("--out-prefix", default=str(HERE / "reports" / "city_scale"))
+    ap.add_argument("--replot", action="store_true", help="redraw the chart from the committed CSV")
     a = ap.parse_args()
+    if a.replot:
+        rows = []
+        with open(Path(a.out_prefix).with_suffix(".csv")) as f:
+            for r in csv.DictReader(f):
+                row = {}
+                for k, v in r.items():
+                    if v == "":
+                        continue
+                    try:
+                        row[k] = int(v) if k in ("n", "edges", "pairs_checked", "exact_triples", "build_code", "audit_code") else float(v)
+                    except ValueError:
+                        row[k] = v
+                rows.append(row)
+        write_report(a, rows, tables=False)
+        return
     work = Path(tempfile.mkdtemp(prefix="city_scale-"))
     rows = []
 
@@ -234,8 +250,14 @@ def fmt(x, digits=2) -> str:
     return str(x)
 
 
-def write_report(a, rows: list[dict]) -> None:
+def write_report(a, rows: list[dict], tables: bool = True) -> None:
     prefix = Path(a.out_prefix)
+    if tables:
+        write_tables(a, rows, prefix)
+    chart(rows, prefix)
+
+
+def write_tables(a, rows: list[dict], prefix: Path) -> None:
     keys = sorted({k for r in rows for k in r})
     with open(prefix.with_suffix(".csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=keys)
@@ -277,6 +299,9 @@ def write_report(a, rows: list[dict]) -> None:
         "parenthesis is its own pure check plus tight ε.",
     ]
     prefix.with_suffix(".md").write_text("\n".join(lines) + "\n")
+
+
+def chart(rows: list[dict], prefix: Path) -> None:
     try:
         import matplotlib
 
@@ -295,7 +320,20 @@ def write_report(a, rows: list[dict]) -> None:
     ]:
         pts = [(r["n"], r[key]) for r in rows if r["kind"] == kind and isinstance(r.get(key), float)]
         if pts:
-            ax.plot(*zip(*pts), style, label=label)
+            line = ax.plot(*zip(*pts), style, label=label)[0]
+            # Runs stopped at the timeout: an open marker at the bound, labelled.
+            for r in rows:
+                v = r.get(key)
+                if r["kind"] == kind and isinstance(v, str) and v.startswith(">"):
+                    bound = float(v[1:])
+                    ax.plot([r["n"]], [bound], marker=style[0], mfc="none", color=line.get_color())
+                    ax.annotate(f"> {bound:.0f} s", (r["n"], bound), textcoords="offset points",
+                                xytext=(6, -3), fontsize=7, color=line.get_color())
+            for r in rows:
+                v = r.get(key)
+                if r["kind"] == kind and isinstance(v, str) and v.startswith("error"):
+                    ax.annotate(f"n = {r['n']}: refused (16M-entry limit)", pts[-1], textcoords="offset points",
+                                xytext=(8, -3), fontsize=7, color=line.get_color())
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("n (inputs = outputs)")

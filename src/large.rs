@@ -126,13 +126,19 @@ fn adjacency(geometry: &Geometry) -> Vec<Vec<(u32, f64)>> {
 /// (K = n; `weights` = None is Y = 1), in float64 (log-sum-exp per row). Proposition 1
 /// leaves every ratio below e^{ε·d} by the k = u term of Z_u, which covers the float error
 /// where `exponential::certifiable` says so for JSON files; here the audit that follows
-/// decides.
+/// decides. With `gamma`, TEM (Carvalho et al., Lemma 4.2): the same on the truncated
+/// metric d̃ = min(d, γ), which is ε·d private because d̃ is 1-Lipschitz in d (Lemma 4.1).
 pub fn exponential(
     geometry: &Geometry,
     eps: &Q,
     weights: Option<&[Q]>,
+    gamma: Option<&Q>,
     progress: &dyn Progress,
 ) -> Result<Dense, LargeError> {
+    if gamma.is_some_and(|g| *g < 0u32) {
+        return Err(invalid("gamma", "must be ≥ 0"));
+    }
+    let cap = gamma.map_or(f64::INFINITY, crate::exact::f64_nearest);
     let n = geometry.n();
     let ln_y: Vec<f64> = match weights {
         None => vec![0.0; n],
@@ -167,7 +173,11 @@ pub fn exponential(
         .into_par_iter()
         .map(|u| {
             let d = distance_row(geometry, &adj, u);
-            let logits: Vec<f64> = d.iter().zip(&ln_y).map(|(x, l)| l - 0.5 * e * x).collect();
+            let logits: Vec<f64> = d
+                .iter()
+                .zip(&ln_y)
+                .map(|(x, l)| l - 0.5 * e * x.min(cap))
+                .collect();
             let mx = logits.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
             let ln_z = logits.iter().map(|l| (l - mx).exp()).sum::<f64>().ln() + mx;
             progress.advance(1);

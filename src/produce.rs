@@ -545,12 +545,17 @@ pub fn check_beta(beta: f64) -> Result<(), ProduceError> {
 
 /// TEM's γ for the settings.
 pub fn tem_gamma(space: &Space, eps: &Q, t: &Truncation) -> Result<Q, ProduceError> {
+    tem_gamma_for(space.n(), eps, t)
+}
+
+/// [`tem_gamma`] for n inputs.
+pub fn tem_gamma_for(n: usize, eps: &Q, t: &Truncation) -> Result<Q, ProduceError> {
     match t {
         Truncation::Gamma(g) if *g < 0u32 => Err(invalid("gamma", "must be ≥ 0")),
         Truncation::Gamma(g) => Ok(g.clone()),
         Truncation::Beta(beta) => {
             check_beta(*beta)?;
-            tem::gamma_for_beta(eps, space.n(), *beta)
+            tem::gamma_for_beta(eps, n, *beta)
                 .ok_or_else(|| invalid("beta", "γ = (2/ε)·ln((1−β)(n−1)/β) is not finite"))
         }
     }

@@ -109,6 +109,38 @@ fn planar_weighted_and_graph_containers_pass_their_audit() {
         (r["verdict"].as_str(), r["meta"]["mechanism"].as_str()),
         (Some("pass"), Some("weighted_exponential"))
     );
+    // TEM (the exponential mechanism on min(d, γ)).
+    let ht = d.join("tem.json");
+    let out = mdp(&[
+        "build",
+        "tem",
+        "--space",
+        csv.to_str().unwrap(),
+        "--epsilon",
+        "1",
+        "--gamma",
+        "2",
+        "-o",
+        ht.to_str().unwrap(),
+        "--container",
+        "--quiet",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = report(&audit(&["--json", ht.to_str().unwrap()]));
+    assert_eq!(
+        (r["verdict"].as_str(), r["meta"]["mechanism"].as_str()),
+        (Some("pass"), Some("tem"))
+    );
+    assert!(
+        r["epsilon_tight"][1].as_f64().unwrap() < 0.9,
+        "truncation lowers the tight ε: {}",
+        r["epsilon_tight"]
+    );
     // A graph: a 30-node cycle with chords, read as edges.
     let mut edges = Vec::new();
     for i in 0..30 {

@@ -419,6 +419,13 @@ pub(crate) enum Mechanism {
         /// Output file (`-` for standard output).
         #[arg(short, long, default_value = "-")]
         output: String,
+        /// Write a large-mechanism container (as `build exponential --container`; chosen
+        /// automatically past --max-entries n² entries).
+        #[arg(long)]
+        container: bool,
+        /// No progress on standard error.
+        #[arg(long)]
+        quiet: bool,
     },
     /// SpannerMech: OPTMech's rows on a greedy (2k−1)-spanner only, at ε/(2k−1)
     /// (Imola et al. Appendix A, Theorem 4).

@@ -274,9 +274,15 @@ fn past_json_size(base: &SpaceEps) -> Result<bool, String> {
 
 /// `mdp build exponential --container`: build in float64, prove with the structured
 /// audit, write the header to `output` and the matrix beside it.
+/// The families `build_container` writes.
+enum Large<'a> {
+    Exponential(Option<&'a [Q]>),
+    Tem(&'a produce::Truncation),
+}
+
 fn build_container(
     base: &SpaceEps,
-    weights: Option<&[Q]>,
+    family: Large,
     output: &str,
     quiet: bool,
 ) -> Result<i32, String> {
@@ -289,13 +295,31 @@ fn build_container(
     mdp::large::check(&geometry, &eps, base.max_memory).map_err(|e| format!("--{e}"))?;
     let progress = Console::new(quiet, 0.0);
     let t = std::time::Instant::now();
-    let matrix = mdp::large::exponential(&geometry, &eps, weights, &progress)
+    let (weights, gamma, name) = match family {
+        Large::Exponential(w) => (
+            w,
+            None,
+            if w.is_some() {
+                "weighted_exponential"
+            } else {
+                "exponential"
+            },
+        ),
+        Large::Tem(t) => (
+            None,
+            Some(produce::tem_gamma_for(geometry.n(), &eps, t).map_err(|e| format!("--{e}"))?),
+            "tem",
+        ),
+    };
+    let matrix = mdp::large::exponential(&geometry, &eps, weights, gamma.as_ref(), &progress)
         .map_err(|e| format!("--{e}"))?;
     let built = t.elapsed().as_secs_f64();
     let meta = produce::producer_meta(
-        json!({"mechanism": if weights.is_some() { "weighted_exponential" } else { "exponential" },
-               "space": base.space}),
-        &json!({}),
+        json!({"mechanism": name, "space": base.space}),
+        &gamma.as_ref().map_or(
+            json!({}),
+            |g| json!({"tem": {"gamma": mdp::io::number_value(g)}}),
+        ),
     );
     let header = std::path::Path::new(output);
     let m = match mdp::large::certify(geometry, labels, matrix, &eps, header, meta, &progress) {
@@ -400,7 +424,12 @@ fn run(cli: Cli) -> Result<i32, String> {
             } => {
                 let weights = w.as_deref().map(weights).transpose()?;
                 if container || past_json_size(&base)? {
-                    return build_container(&base, weights.as_deref(), &output, quiet);
+                    return build_container(
+                        &base,
+                        Large::Exponential(weights.as_deref()),
+                        &output,
+                        quiet,
+                    );
                 }
                 build(&base, Family::Exponential { weights }, &output, quiet)
             }
@@ -499,6 +528,8 @@ fn run(cli: Cli) -> Result<i32, String> {
                 beta,
                 gamma,
                 output,
+                container,
+                quiet,
             } => {
                 let truncation = match gamma {
                     Some(g) => produce::Truncation::Gamma(
@@ -506,7 +537,10 @@ fn run(cli: Cli) -> Result<i32, String> {
                     ),
                     None => produce::Truncation::Beta(beta),
                 };
-                build(&base, Family::Tem { truncation }, &output, false)
+                if container || past_json_size(&base)? {
+                    return build_container(&base, Large::Tem(&truncation), &output, quiet);
+                }
+                build(&base, Family::Tem { truncation }, &output, quiet)
             }
         },
         Cmd::Bound {

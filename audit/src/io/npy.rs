@@ -195,21 +195,34 @@ pub fn read_columns(
     path: &str,
 ) -> Result<Vec<f64>, InputError> {
     let shown = file.display();
-    let mut f = open_checked(file, rows, cols, path)?;
+    let f = open_checked(file, rows, cols, path)?;
+    let (offset, file) = (f.data_offset, f.file.into_inner());
     let width = c1 - c0;
     let mut data = Vec::with_capacity(rows * width);
     let mut buf = vec![0u8; width * 8];
     let io = |e: std::io::Error| bad(path, format!("cannot read {shown}: {e}"));
     for u in 0..rows {
-        let at = f.data_offset + ((u * cols + c0) * 8) as u64;
-        f.file.seek(std::io::SeekFrom::Start(at)).map_err(io)?;
-        f.file.read_exact(&mut buf).map_err(io)?;
+        // One positioned read per row: no seek, no read-ahead buffer to refill (a
+        // buffered reader refilled 1 MiB per row here: 30 s for 10⁵ rows).
+        let at = offset + ((u * cols + c0) * 8) as u64;
+        read_at(&file, &mut buf, at).map_err(io)?;
         data.extend(
             buf.chunks_exact(8)
                 .map(|b| f64::from_le_bytes(b.try_into().expect("8 bytes"))),
         );
     }
     Ok(data)
+}
+
+#[cfg(unix)]
+fn read_at(file: &std::fs::File, buf: &mut [u8], at: u64) -> std::io::Result<()> {
+    std::os::unix::fs::FileExt::read_exact_at(file, buf, at)
+}
+
+#[cfg(not(unix))]
+fn read_at(mut file: &std::fs::File, buf: &mut [u8], at: u64) -> std::io::Result<()> {
+    file.seek(std::io::SeekFrom::Start(at))?;
+    file.read_exact(buf)
 }
 
 struct Opened {

@@ -143,18 +143,12 @@ pub fn exponential(
     let ln_y: Vec<f64> = match weights {
         None => vec![0.0; n],
         Some(w) => {
-            if w.len() != n {
-                return Err(invalid(
-                    "weights",
-                    format!("has {} weights, the space has {n} points", w.len()),
-                ));
-            }
-            if let Some(i) = w.iter().position(|y| *y <= 0u32) {
-                return Err(invalid(
-                    &format!("weights[{i}]"),
-                    "must be > 0 (Proposition 1 needs Y > 0)",
-                ));
-            }
+            crate::produce::check_weights(w, n).map_err(|e| match e {
+                crate::produce::ProduceError::Invalid { field, message } => {
+                    LargeError::Invalid { field, message }
+                }
+                e => invalid("weights", e.to_string()),
+            })?;
             w.iter()
                 .map(|y| crate::exact::f64_nearest(y).ln())
                 .collect()

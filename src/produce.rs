@@ -743,18 +743,7 @@ pub fn build(
     let a = match family {
         Family::Exponential { weights } => {
             if let Some(w) = weights {
-                if w.len() != n {
-                    return Err(invalid(
-                        "weights",
-                        format!("has {} weights, the space has {n} points", w.len()),
-                    ));
-                }
-                if let Some(i) = w.iter().position(|y| *y <= 0u32) {
-                    return Err(invalid(
-                        &format!("weights[{i}]"),
-                        "must be > 0 (Proposition 1 needs Y > 0)",
-                    ));
-                }
+                check_weights(w, n)?;
             }
             // The file: each entry's digits plus its exponent and separators (≈ 8 bytes).
             let file = || {
@@ -942,6 +931,23 @@ pub fn build(
         }
     };
     Ok(a)
+}
+
+/// The weights Y of EXPMECH_Y: one per point, each > 0 (Proposition 1).
+pub fn check_weights(w: &[Q], n: usize) -> Result<(), ProduceError> {
+    if w.len() != n {
+        return Err(invalid(
+            "weights",
+            format!("has {} weights, the space has {n} points", w.len()),
+        ));
+    }
+    if let Some(i) = w.iter().position(|y| *y <= 0u32) {
+        return Err(invalid(
+            &format!("weights[{i}]"),
+            "must be > 0 (Proposition 1 needs Y > 0)",
+        ));
+    }
+    Ok(())
 }
 
 /// The `meta` object of every file `mdp` writes (`spec/mechanism-format.md`): the producer

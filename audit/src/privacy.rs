@@ -629,23 +629,9 @@ pub fn tight_pure_eps(p: &Prepared, ratios: &[f64]) -> Result<EpsEnclosure, (usi
             est.push((e, u, v));
         }
     }
-    est.sort_by(|a, b| b.0.total_cmp(&a.0));
     let mut enc = EpsEnclosure::zero();
-    // Candidates: every pair without a finite estimate (up to 64) and the best finite
-    // estimates (within 1e-6 of the largest, at most 16). The verification below catches
-    // anything the estimates missed, so this choice affects speed only.
-    let top = est
-        .iter()
-        .find(|x| x.0.is_finite())
-        .map(|x| x.0)
-        .unwrap_or(0.0);
-    let infinite = est.iter().take_while(|x| x.0.is_infinite()).take(64);
-    let finite = est
-        .iter()
-        .filter(|x| x.0.is_finite())
-        .take_while(|x| x.0 >= top * (1.0 - 1e-6))
-        .take(16);
-    for &(_, u, v) in infinite.chain(finite) {
+    let est = est.into_iter().map(|(e, u, v)| (e, (u, v))).collect();
+    for (u, v) in best_candidates(est) {
         if absorb_pair(p, u, v, &mut enc)? {
             return Ok(enc);
         }
@@ -669,6 +655,26 @@ pub fn tight_pure_eps(p: &Prepared, ratios: &[f64]) -> Result<EpsEnclosure, (usi
             }
         }
     }
+}
+
+/// The candidates of a tight-ε search from float estimates (largest first, ties in the
+/// order of `T`): every pair without a finite estimate (up to 64) and the best finite
+/// estimates (within 1e-6 of the largest, at most 16). The verification that follows
+/// catches anything the estimates missed, so this choice affects speed only.
+pub(crate) fn best_candidates<T: Copy + Ord>(mut est: Vec<(f64, T)>) -> Vec<T> {
+    est.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    let top = est
+        .iter()
+        .find(|x| x.0.is_finite())
+        .map(|x| x.0)
+        .unwrap_or(0.0);
+    let infinite = est.iter().take_while(|x| x.0.is_infinite()).take(64);
+    let finite = est
+        .iter()
+        .filter(|x| x.0.is_finite())
+        .take_while(|x| x.0 >= top * (1.0 - 1e-6))
+        .take(16);
+    infinite.chain(finite).map(|x| x.1).collect()
 }
 
 /// Fold the exact ε of pair (u, v) into `enc`; returns true if it is infinite.

@@ -205,17 +205,7 @@ fn parse(header: &Path, v: &Value, limits: &Limits) -> Result<Container, InputEr
         None | Some(Value::Null) => Outputs::Inputs,
         Some(ov) => outputs_from_value(ov, n, limits)?,
     };
-    let within = match o.get("neighbors") {
-        None | Some(Value::Null) => None,
-        Some(nv) => {
-            let no = object(nv, "neighbors")?;
-            Some(positive(
-                no.get("within")
-                    .ok_or_else(|| input_error("neighbors.within", "missing"))?,
-                "neighbors.within",
-            )?)
-        }
-    };
+    let within = super::within_of(o)?;
     let mo = object(
         o.get("matrix")
             .ok_or_else(|| input_error("matrix", "missing"))?,

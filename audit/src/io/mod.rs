@@ -641,17 +641,7 @@ fn mechanism_from_parts(
             return Err(input_error(format!("matrix[{r}]"), "row sum is 0"));
         }
     }
-    let within = match o.get("neighbors") {
-        None | Some(Value::Null) => None,
-        Some(nv) => {
-            let no = object(nv, "neighbors")?;
-            Some(positive(
-                no.get("within")
-                    .ok_or_else(|| input_error("neighbors.within", "missing"))?,
-                "neighbors.within",
-            )?)
-        }
-    };
+    let within = within_of(o)?;
     let delta = match o.get("delta") {
         None => Q::from_unsigneds(1u32, 1000u32),
         Some(d) => {
@@ -739,6 +729,21 @@ fn mechanism_from_parts(
         return Err(over_bits("$", limits));
     }
     Ok(file)
+}
+
+/// `neighbors.within` (η > 0) of a document, if it has one.
+pub(crate) fn within_of(o: &Map<String, Value>) -> Result<Option<Q>, InputError> {
+    match o.get("neighbors") {
+        None | Some(Value::Null) => Ok(None),
+        Some(nv) => {
+            let no = object(nv, "neighbors")?;
+            Ok(Some(positive(
+                no.get("within")
+                    .ok_or_else(|| input_error("neighbors.within", "missing"))?,
+                "neighbors.within",
+            )?))
+        }
+    }
 }
 
 /// The document's `matrix` as JSON numbers, n rows of k entries ≥ 0.

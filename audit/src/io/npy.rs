@@ -311,21 +311,42 @@ mod tests {
         assert_eq!((bytes.len() - 48) % 64, 0);
         let h = parse_header(&bytes, "m").unwrap();
         assert_eq!((h.rows, h.cols, h.data_offset), (2, 3, bytes.len() - 48));
-        let fortran = b"\x93NUMPY\x01\x00\x46\x00{'descr': '<f8', 'fortran_order': True, 'shape': (2, 3), }          \n";
-        assert!(parse_header(fortran, "m")
-            .unwrap_err()
-            .message
-            .contains("C order"));
-        let f4 = b"\x93NUMPY\x01\x00\x46\x00{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }        \n";
-        assert!(parse_header(f4, "m")
-            .unwrap_err()
-            .message
-            .contains("float64"));
-        let one_d = b"\x93NUMPY\x01\x00\x46\x00{'descr': '<f8', 'fortran_order': False, 'shape': (6,), }          \n";
-        assert!(parse_header(one_d, "m")
-            .unwrap_err()
-            .message
-            .contains("1-dimensional"));
+        let with = |dict: &str| {
+            let mut b = b"\x93NUMPY\x01\x00".to_vec();
+            b.extend((dict.len() as u16).to_le_bytes());
+            b.extend(dict.as_bytes());
+            b
+        };
+        let err = |dict: &str| parse_header(&with(dict), "m").unwrap_err().message;
+        assert!(
+            err("{'descr': '<f8', 'fortran_order': True, 'shape': (2, 3), }\n").contains("C order")
+        );
+        assert!(
+            err("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }\n")
+                .contains("float64")
+        );
+        assert!(
+            err("{'descr': '<f8', 'fortran_order': False, 'shape': (6,), }\n")
+                .contains("1-dimensional")
+        );
+        assert!(
+            err("{'descr': '<f8', 'descr': '<f8', 'fortran_order': False, 'shape': (6,), }")
+                .contains("repeated")
+        );
+        assert!(
+            err("{'descr': '<f8', 'fortran_order': False, 'shape': (2, x), }")
+                .contains("non-integer")
+        );
+        assert!(
+            err("{'descr': '<f8', 'fortran_order': False, 'shape': (2, 3), 'x': 1}")
+                .contains("unexpected key")
+        );
+        let ok = parse_header(
+            &with("{'descr': '<f8', 'fortran_order': False, 'shape': (2, 3), }\n"),
+            "m",
+        )
+        .unwrap();
+        assert_eq!((ok.rows, ok.cols), (2, 3));
         assert!(parse_header(b"PK\x03\x04", "m").is_err());
     }
 }

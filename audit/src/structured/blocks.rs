@@ -12,15 +12,13 @@
 //!
 //! What travels is text: sums and ε as exact rationals (`p/q`), a block's result as JSON.
 
-use super::edges::Edges;
 use super::report::{witness_check, DEFAULT_MAX_EXACT_TRIPLES};
-use super::tree::{self, Tree};
-use super::{tight_eps, Structure, TightError, Work};
+use super::{tight_eps, TightError, Work};
 use crate::audit::{Check, Verdict};
 use crate::dense::{exact_sum, Normalized};
 use crate::error::InputError;
 use crate::exact::{f64_up, format_rational, parse_rational, Q};
-use crate::io::container::{self, Geometry};
+use crate::io::container;
 use crate::io::{input_error, Limits};
 use serde_json::{json, Value};
 use std::path::Path;
@@ -118,32 +116,7 @@ pub fn audit_block(
     };
     let norm = Normalized::with_sums(&c.matrix, sums);
     let budget = DEFAULT_MAX_EXACT_TRIPLES;
-    let structure: Box<dyn Structure + '_> = match &c.geometry {
-        Geometry::Graph(g) => Box::new(Edges::new(
-            g,
-            &c.matrix,
-            &norm,
-            c.within.as_ref(),
-            max_prec,
-            budget,
-        )),
-        Geometry::Points(space) => {
-            if !tree::supports(space.kind()) {
-                return Err(input_error(
-                    "metric.kind",
-                    "no structured audit for this kind",
-                ));
-            }
-            Box::new(Tree::new(
-                space,
-                &c.matrix,
-                &norm,
-                c.within.as_ref(),
-                max_prec,
-                budget,
-            ))
-        }
-    };
+    let (structure, _, _) = super::of_container(&c, &norm, max_prec, budget)?;
     let over = |o: super::OverBudget| {
         input_error(
             "matrix",
@@ -158,26 +131,13 @@ pub fn audit_block(
         Err(TightError::OverBudget(o)) => return Err(over(o)),
         Err(TightError::Undecided(p)) => (None, Work::default(), Some(p)),
     };
-    let decided = tight.as_ref().and_then(|e| {
-        if e.hi.as_ref().is_some_and(|hi| *hi <= eps) {
-            Some(None)
-        } else if e.lo > eps || e.is_infinite() {
-            e.pair.map(|(u, v)| Some(super::Pair { u, v, id: 0 }))
-        } else {
-            None
-        }
-    });
-    let failing = match decided {
-        Some(f) => Ok(f),
-        None => {
-            let out = structure.check(&eps, false).map_err(over)?;
-            work.add(&out.work);
-            match (out.fails.first(), out.undecided.or(undecided)) {
-                (Some(&p), _) => Ok(Some(p)),
-                (None, Some(p)) => Err(p),
-                (None, None) => Ok(None),
-            }
-        }
+    // An undecided pair of the tight-ε search leaves the verdict inconclusive unless a
+    // failure is proven.
+    let failing = match super::verdict_at(structure.as_ref(), tight.as_ref(), &eps, &mut work)
+        .map_err(over)?
+    {
+        Ok(None) => undecided.map_or(Ok(None), Err),
+        f => f,
     };
     let (verdict, check) = match failing {
         Ok(None) => (Verdict::Pass, None),

@@ -12,9 +12,7 @@
 //! ln R_ab / w(a, b). The check costs |E|·K triples instead of n²·K, and needs no table of
 //! shortest paths.
 
-use super::{
-    best_candidates, eps_from_ratio, estimate, Cols, Outcome, OverBudget, Pair, Run, Structure,
-};
+use super::{eps_from_ratio, estimate, Cols, Outcome, OverBudget, Pair, Run, Structure};
 use crate::dense::{Dense, Normalized};
 use crate::error::InputError;
 use crate::exact::float::FI;
@@ -199,7 +197,7 @@ impl Structure for Edges<'_> {
                 )
             })
             .collect();
-        Ok(best_candidates(est))
+        Ok(crate::privacy::best_candidates(est))
     }
 
     fn pair_eps(&self, p: Pair) -> Result<Option<Interval>, ()> {

@@ -369,21 +369,73 @@ pub fn tight_eps(s: &dyn Structure) -> Result<(EpsEnclosure, Work), TightError> 
     }
 }
 
-/// Keep the candidates of a float search: every pair with an infinite estimate (up to
-/// 64) and the best finite ones (within 1e-6 of the largest, at most 16), as the
-/// exhaustive audit chooses them.
-pub(crate) fn best_candidates(mut est: Vec<(f64, Pair)>) -> Vec<Pair> {
-    est.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-    let top = est
-        .iter()
-        .find(|x| x.0.is_finite())
-        .map(|x| x.0)
-        .unwrap_or(0.0);
-    let infinite = est.iter().take_while(|x| x.0.is_infinite()).take(64);
-    let finite = est
-        .iter()
-        .filter(|x| x.0.is_finite())
-        .take_while(|x| x.0 >= top * (1.0 - 1e-6))
-        .take(16);
-    infinite.chain(finite).map(|x| x.1).collect()
+/// The structure of a container's metric (edges of a graph, boxes of points), its
+/// method's name and the number of ordered pairs in its scope's reach.
+pub fn of_container<'a>(
+    c: &'a crate::io::container::Container,
+    norm: &'a Normalized,
+    max_prec: u64,
+    max_exact_triples: u64,
+) -> Result<(Box<dyn Structure + 'a>, &'static str, u64), crate::error::InputError> {
+    use crate::io::container::Geometry;
+    let n = c.matrix.rows as u64;
+    Ok(match &c.geometry {
+        Geometry::Graph(g) => {
+            let e = edges::Edges::new(
+                g,
+                &c.matrix,
+                norm,
+                c.within.as_ref(),
+                max_prec,
+                max_exact_triples,
+            );
+            let p = e.pairs() as u64;
+            (Box::new(e), "edges", p)
+        }
+        Geometry::Points(space) => {
+            if !tree::supports(space.kind()) {
+                return Err(crate::io::input_error(
+                    "metric.kind",
+                    "no structured audit for this kind",
+                ));
+            }
+            let t = tree::Tree::new(
+                space,
+                &c.matrix,
+                norm,
+                c.within.as_ref(),
+                max_prec,
+                max_exact_triples,
+            );
+            (Box::new(t), "boxes", n * n.saturating_sub(1))
+        }
+    })
+}
+
+/// The pure verdict at ε: from the tight-ε enclosure when ε lies outside it (hi ≤ ε: pass;
+/// lo > ε or ε* = ∞: its pair fails), else by one check at ε. `Ok(None)` pass,
+/// `Ok(Some(pair))` a pair proven to break ε, `Err(pair)` undecidable.
+pub fn verdict_at(
+    s: &dyn Structure,
+    tight: Option<&EpsEnclosure>,
+    eps: &Q,
+    work: &mut Work,
+) -> Result<Result<Option<Pair>, Pair>, OverBudget> {
+    if let Some(e) = tight {
+        if e.hi.as_ref().is_some_and(|hi| hi <= eps) {
+            return Ok(Ok(None));
+        }
+        if e.lo > *eps || e.is_infinite() {
+            if let Some((u, v)) = e.pair {
+                return Ok(Ok(Some(Pair { u, v, id: 0 })));
+            }
+        }
+    }
+    let out = s.check(eps, false)?;
+    work.add(&out.work);
+    Ok(match (out.fails.first(), out.undecided) {
+        (Some(&p), _) => Ok(Some(p)),
+        (None, Some(p)) => Err(p),
+        (None, None) => Ok(None),
+    })
 }

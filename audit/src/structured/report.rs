@@ -3,9 +3,7 @@
 //! pure verdict and tight ε as the exhaustive audit; (ε, δ) and the losses, which need all
 //! n² pairs or n×K costs, are not computed (said in the report's warnings).
 
-use super::edges::Edges;
-use super::tree::{self, Tree};
-use super::{tight_eps, Structure, TightError, Work};
+use super::{tight_eps, TightError, Work};
 use crate::audit::{
     f64_nearest_str, scope_policy_check, Check, Options, Report, Stats, StructuredStats, Verdict,
 };
@@ -80,38 +78,7 @@ pub fn audit_container(
     let budget = DEFAULT_MAX_EXACT_TRIPLES;
     let t = Instant::now();
     progress.start("audit: structure", None);
-    let (structure, method, pairs): (Box<dyn Structure + '_>, &'static str, u64) = match &c.geometry
-    {
-        Geometry::Graph(g) => {
-            let e = Edges::new(
-                g,
-                &c.matrix,
-                &norm,
-                c.within.as_ref(),
-                opts.max_prec,
-                budget,
-            );
-            let p = e.pairs() as u64;
-            (Box::new(e), "edges", p)
-        }
-        Geometry::Points(space) => {
-            if !tree::supports(space.kind()) {
-                return Err(crate::io::input_error(
-                    "metric.kind",
-                    "no structured audit for this kind",
-                ));
-            }
-            let t = Tree::new(
-                space,
-                &c.matrix,
-                &norm,
-                c.within.as_ref(),
-                opts.max_prec,
-                budget,
-            );
-            (Box::new(t), "boxes", (n as u64) * (n as u64 - 1))
-        }
-    };
+    let (structure, method, pairs) = super::of_container(c, &norm, opts.max_prec, budget)?;
     progress.finish(&format!(
         "audit: {method} ready ({:.1} s)",
         t.elapsed().as_secs_f64()
@@ -145,27 +112,8 @@ pub fn audit_container(
     stats.seconds_tight = t.elapsed().as_secs_f64();
     progress.finish(&format!("audit: tight ε ({:.1} s)", stats.seconds_tight));
     let t = Instant::now();
-    let decided = tight.as_ref().and_then(|e| {
-        if e.hi.as_ref().is_some_and(|hi| *hi <= eps) {
-            Some(None)
-        } else if e.lo > eps || e.is_infinite() {
-            e.pair.map(|(u, v)| Some(super::Pair { u, v, id: 0 }))
-        } else {
-            None
-        }
-    });
-    let failing = match decided {
-        Some(f) => Ok(f),
-        None => {
-            let out = structure.check(&eps, false).map_err(over)?;
-            work.add(&out.work);
-            match (out.fails.first(), out.undecided) {
-                (Some(&p), _) => Ok(Some(p)),
-                (None, Some(p)) => Err(p),
-                (None, None) => Ok(None),
-            }
-        }
-    };
+    let failing =
+        super::verdict_at(structure.as_ref(), tight.as_ref(), &eps, &mut work).map_err(over)?;
     stats.seconds_pure = t.elapsed().as_secs_f64();
     let scope_txt = match &c.within {
         Some(eta) => format!("ordered pairs with d ≤ η = {}", f64_up(eta)),

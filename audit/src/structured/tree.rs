@@ -13,9 +13,7 @@
 //! its open columns by the exhaustive audit's filter and exact fallback. No n×n table is
 //! formed: distances are enclosed when a leaf pair needs them.
 
-use super::{
-    best_candidates, eps_from_ratio, estimate, Cols, Outcome, OverBudget, Pair, Run, Structure,
-};
+use super::{eps_from_ratio, estimate, Cols, Outcome, OverBudget, Pair, Run, Structure};
 use crate::dense::{Dense, Normalized};
 use crate::exact::float::{div_down, FI};
 use crate::exact::{f64_down, f64_up, Interval, Q};
@@ -423,7 +421,7 @@ impl Structure for Tree<'_> {
         };
         let cols: Vec<u32> = (0..self.norm.k as u32).collect();
         self.search(&s, 0, 0, &cols);
-        Ok(best_candidates(
+        Ok(crate::privacy::best_candidates(
             s.found.into_inner().unwrap_or_else(|e| e.into_inner()),
         ))
     }

@@ -115,8 +115,8 @@ def dask_runs(header: Path) -> dict:
     out = {"engine": "dask", "installed_mb": size_of(["dask", "distributed"])}
     for workers in (1, 2):
         t = time.perf_counter()
-        with LocalCluster(n_workers=workers, threads_per_worker=1, host="127.0.0.1", dashboard_address=None,
-                          processes=True) as cl, Client(cl) as c:
+        with LocalCluster(n_workers=workers, threads_per_worker=1, host="127.0.0.1",
+                          dashboard_address="127.0.0.1:0", worker_dashboard_address="127.0.0.1:0", processes=True) as cl, Client(cl) as c:
             c.submit(noop, 1).result()
             if workers == 2:
                 out["startup_s"] = time.perf_counter() - t

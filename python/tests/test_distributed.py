@@ -68,7 +68,7 @@ def test_two_worker_cluster(city):
     from dask.distributed import Client, LocalCluster
 
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                      dashboard_address=None, worker_dashboard_address=None) as cluster, \
+                      dashboard_address="127.0.0.1:0", worker_dashboard_address="127.0.0.1:0") as cluster, \
             Client(cluster, timeout=60) as client:
         r = mdd.audit(path, client=client, timeout=120)
         assert r["verdict"] == "pass" and r["blocks"] == 4
@@ -128,7 +128,7 @@ def test_privatize_a_frame_here_and_on_the_cluster(city):
 
     ddf = dd.from_pandas(df, npartitions=4)
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                      dashboard_address=None, worker_dashboard_address=None) as cluster, \
+                      dashboard_address="127.0.0.1:0", worker_dashboard_address="127.0.0.1:0") as cluster, \
             Client(cluster, timeout=60) as client:
         res = mdd.privatize(path, ddf, "cell", epsilon=1, seed=5).compute(timeout=120)
     assert len(res) == 600 and list(res["id"]) == list(df["id"])

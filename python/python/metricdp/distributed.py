@@ -16,7 +16,8 @@ system)::
 
     from dask.distributed import Client, LocalCluster
     import metricdp.distributed as mdd
-    with Client(LocalCluster(n_workers=2, threads_per_worker=1)) as client:
+    with Client(LocalCluster(n_workers=2, threads_per_worker=1, host="127.0.0.1",
+                             dashboard_address="127.0.0.1:0")) as client:
         report = mdd.audit("city.json", client=client)
     report["verdict"], report["epsilon_tight"]
 

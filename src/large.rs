@@ -3,7 +3,7 @@
 //! beside a `.npy` matrix, `spec/mechanism-format.md` revision 3).
 //!
 //! The exponential mechanism (Imola et al. §3.1) is built row by row from float distances
-//! (coordinate metrics: [`Space::approx`]; graphs: a float Dijkstra per row, so no n×n
+//! (coordinate metrics: [`crate::metric::Space::approx`]; graphs: a float Dijkstra per row, so no n×n
 //! table of exact shortest paths is formed). The floats are not trusted: the container is
 //! written only after the kernel's structured audit proves it ε·d private for the true
 //! metric, at the ε and scope it claims.

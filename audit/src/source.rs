@@ -1,5 +1,5 @@
 //! An `mdp/1` source audited whatever its form: a JSON file (or standard input, `-`) by
-//! the exhaustive audit ([`crate::audit`]), a large-mechanism container (a header whose
+//! the exhaustive audit ([`crate::audit::audit_with`]), a large-mechanism container (a header whose
 //! `matrix` names a `.npy` file) by the structured audit ([`crate::structured::report`]).
 //! The one entry point of `mdp-audit` and of the Python package's `audit(path)`.
 

@@ -239,7 +239,7 @@ fn npy_shape_guard(bytes: &[u8]) -> Result<Vec<u64>, String> {
 
 /// A numpy `.npy` array read with `npyz` (format versions 1–3; pickles are never loaded):
 /// 2-D, dtype float64 or float32 of either byte order, C or Fortran order. The header is
-/// checked first ([`npy_shape_guard`]). Every entry is converted exactly; NaN and infinities
+/// checked first (`npy_shape_guard`). Every entry is converted exactly; NaN and infinities
 /// are errors naming `name[row][col]`.
 pub fn matrix_from_npy(
     bytes: &[u8],

@@ -53,7 +53,7 @@ pub const DIGITS: [usize; 4] = [6, 8, 10, 12];
 /// fail to converge where constants are extreme).
 pub const VERTEX_TOLS: [f64; 3] = [1e-12, 1e-10, 1e-9];
 
-/// The largest right-hand side of each output's system after scaling (see [`vertex`]).
+/// The largest right-hand side of each output's system after scaling (see `vertex`).
 pub const VERTEX_SCALE: f64 = 1e4;
 
 /// Largest dual (multipliers) the vertex pass takes: one simplex per output over its rows.

@@ -24,7 +24,7 @@ pub const MAX_IPM_MIX: f64 = 1e-6;
 /// n = 200 ends with 349 000), so the interior point's repaired mechanism is kept and the
 /// certified-gap message names the repair's excess (spec/lp.md §4). The same limit holds
 /// for the simplex's dual when the interior point's dual proof falls short
-/// ([`certify_dual`]; spec/lp.md §4.7).
+/// (`certify_dual`; spec/lp.md §4.7).
 pub const SIMPLEX_FALLBACK_ROWS: usize = 50_000;
 
 /// A certified LP mechanism and what was measured while building it.

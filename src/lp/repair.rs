@@ -9,7 +9,7 @@
 //!    and floored at [`MIN_MIX`] so step 4's rounding is covered.
 //! 4. Entries are rounded down to multiples of g = 10^-D; each row's largest entry takes
 //!    the remainder, so every row sums to exactly 1 (a terminating decimal file). D is the
-//!    coarsest grid ([`grid_digits`], between [`MIN_DIGITS`] and [`MAX_DIGITS`]) whose
+//!    coarsest grid (`grid_digits`, between [`MIN_DIGITS`] and [`MAX_DIGITS`]) whose
 //!    rounding a mix of at most max([`GRID_MIX`], the LP's own need) covers: the rounding
 //!    moves an entry by < g down, or (the largest) by < (K−1)g up, so
 //!    P_u − c P_v ≤ −(K−1+c)g suffices, which r ≥ 2K(K + c)g/(c − 1) gives for every

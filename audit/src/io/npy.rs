@@ -24,7 +24,7 @@ fn bad(path: &str, why: impl Into<String>) -> InputError {
     input_error(path, why.into())
 }
 
-/// Parse the header from the first bytes of a file (at least [`MAX_HEADER`] + 12 of them,
+/// Parse the header from the first bytes of a file (at least `MAX_HEADER` + 12 of them,
 /// or the whole file if shorter).
 pub fn parse_header(bytes: &[u8], path: &str) -> Result<Header, InputError> {
     if bytes.len() < 10 || &bytes[..6] != MAGIC {

@@ -11,7 +11,12 @@
 //!   explicit, graph);
 //! * [`mechanism`]: the stochastic matrix and its outputs;
 //! * [`error`]: the typed errors, each naming its field;
-//! * [`io`]: the `mdp/1` file format (`spec/mechanism-format.md`);
+//! * [`io`]: the `mdp/1` file format (`spec/mechanism-format.md`), the large-mechanism
+//!   container (`io::container`, `io::npy`) included;
+//! * [`dense`]: float64 matrices (exact dyadics) with exact row sums;
+//! * [`structured`]: the sub-quadratic exact audit of containers (edges of a graph, k-d
+//!   box pairs of points; `spec/soundness.md` §7) and its column blocks;
+//! * [`source`]: any `mdp/1` source (JSON or container) to its audit;
 //! * [`privacy`]: pure ε·d privacy, tight ε, (ε,δ) tight ε (Imola et al. eqs. 2, 9, 10);
 //! * [`loss`]: L(M), L_q, expected loss (eqs. 1, 3, 11);
 //! * [`bounds`]: packing lower bounds (Theorem 3, eqs. 7, 8);

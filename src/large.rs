@@ -3,8 +3,9 @@
 //! beside a `.npy` matrix, `spec/mechanism-format.md` revision 3).
 //!
 //! The exponential mechanism (Imola et al. §3.1) is built row by row from float distances
-//! (coordinate metrics: [`crate::metric::Space::approx`]; graphs: a float Dijkstra per row, so no n×n
-//! table of exact shortest paths is formed). The floats are not trusted: the container is
+//! (coordinate metrics: [`crate::metric::Space::approx`]; graphs: an upward-rounded float
+//! Dijkstra per row, [`crate::metric::shortest_paths_upper`], so no n×n table of exact
+//! shortest paths is formed). The floats are not trusted: the container is
 //! written only after the kernel's structured audit proves it ε·d private for the true
 //! metric, at the ε and scope it claims.
 
@@ -19,7 +20,6 @@ use crate::structured::report::audit_container;
 use crate::{AuditOptions, Report, Verdict};
 use rayon::prelude::*;
 use serde_json::{json, Value};
-use std::collections::BinaryHeap;
 use std::path::{Path, PathBuf};
 
 /// What can stop a large build.
@@ -68,43 +68,8 @@ pub fn build_bytes(n: usize) -> u64 {
 fn distance_row(geometry: &Geometry, adjacency: &[Vec<(u32, f64)>], u: usize) -> Vec<f64> {
     match geometry {
         Geometry::Points(s) => (0..s.n()).map(|w| s.approx(u, w)).collect(),
-        Geometry::Graph(g) => dijkstra(adjacency, g.n, u),
+        Geometry::Graph(_) => crate::metric::shortest_paths_upper(adjacency, u),
     }
-}
-
-#[derive(PartialEq)]
-struct Item(f64, u32);
-impl Eq for Item {}
-impl PartialOrd for Item {
-    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Item {
-    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-        o.0.total_cmp(&self.0).then(o.1.cmp(&self.1))
-    }
-}
-
-/// Shortest-path lengths from `src` in floats (the graph is connected: checked on read).
-fn dijkstra(adj: &[Vec<(u32, f64)>], n: usize, src: usize) -> Vec<f64> {
-    let mut dist = vec![f64::INFINITY; n];
-    let mut heap = BinaryHeap::new();
-    dist[src] = 0.0;
-    heap.push(Item(0.0, src as u32));
-    while let Some(Item(d, x)) = heap.pop() {
-        if d > dist[x as usize] {
-            continue;
-        }
-        for &(y, w) in &adj[x as usize] {
-            let nd = d + w;
-            if nd < dist[y as usize] {
-                dist[y as usize] = nd;
-                heap.push(Item(nd, y));
-            }
-        }
-    }
-    dist
 }
 
 fn adjacency(geometry: &Geometry) -> Vec<Vec<(u32, f64)>> {

@@ -444,27 +444,9 @@ pub fn audit_with(
     stats.triples = stats.pairs_in_scope as u64 * prep.k as u64;
 
     // Row sums.
-    let one = Q::from(1u32);
-    let dev = prep
-        .sums
-        .iter()
-        .map(|s| if *s > one { s - &one } else { &one - s })
-        .max()
-        .expect("n ≥ 1");
+    let (dev, check) = row_sums_check(&prep.sums, &opts.row_sum_tolerance);
     let dev_f = f64_up(&dev);
-    checks.push(Check {
-        name: "row_sums".into(),
-        verdict: if dev <= opts.row_sum_tolerance {
-            Verdict::Pass
-        } else {
-            Verdict::Fail
-        },
-        detail: format!(
-            "max |Σ_k M[u][k] − 1| = {dev_f:.3e} (tolerance {:.1e})",
-            f64_up(&opts.row_sum_tolerance)
-        ),
-        witness: None,
-    });
+    checks.push(check);
 
     // Pure privacy at the claimed ε.
     let t = Instant::now();
@@ -771,27 +753,9 @@ fn finish(
     dev: f64,
     losses: Option<loss::Losses>,
 ) -> Report {
-    let verdict = if checks.iter().any(|c| c.verdict == Verdict::Fail) {
-        Verdict::Fail
-    } else if checks.iter().any(|c| c.verdict == Verdict::Inconclusive) {
-        Verdict::Inconclusive
-    } else {
-        Verdict::Pass
-    };
+    let verdict = verdict_of(&checks);
     stats.seconds_total = t0.elapsed().as_secs_f64();
-    // A pass of the exact pure check proves tight ε ≤ ε (the checked one): the enclosure's
-    // upper end is cut there (rounded up), so a pass never shows a tight ε above the ε it
-    // passed at (issue 33: [1.99999999999, 2.00000000019] beside PASS at 2).
-    let mut epsilon_tight = tight.as_ref().map(enc_json).unwrap_or([None, None]);
-    let pure_pass = checks
-        .iter()
-        .any(|c| c.name == "pure_privacy" && c.verdict == Verdict::Pass);
-    if pure_pass {
-        if let [Some(_), hi] = &mut epsilon_tight {
-            let cap = crate::exact::f64_up(eps);
-            *hi = Some(hi.map_or(cap, |h| h.min(cap)));
-        }
-    }
+    let epsilon_tight = tight_under_pass(tight.as_ref(), &checks, eps);
     Report {
         verdict,
         n: file.matrix.rows,
@@ -810,10 +774,74 @@ fn finish(
         warnings,
         stats,
         meta: file.meta.clone(),
-        unit: (file.space.kind() == crate::metric::MetricKind::Haversine
-            && *file.space.radius() == crate::metric::default_radius())
-        .then_some("km"),
+        unit: unit_of(&file.space),
     }
+}
+
+/// The `row_sums` check: max |S_u − 1| over the exact row sums against `tol`, and that
+/// deviation.
+pub(crate) fn row_sums_check(sums: &[Q], tol: &Q) -> (Q, Check) {
+    let one = Q::from(1u32);
+    let dev = sums
+        .iter()
+        .map(|s| if *s > one { s - &one } else { &one - s })
+        .max()
+        .expect("n ≥ 1");
+    let check = Check {
+        name: "row_sums".into(),
+        verdict: if dev <= *tol {
+            Verdict::Pass
+        } else {
+            Verdict::Fail
+        },
+        detail: format!(
+            "max |Σ_k M[u][k] − 1| = {:.3e} (tolerance {:.1e})",
+            f64_up(&dev),
+            f64_up(tol)
+        ),
+        witness: None,
+    };
+    (dev, check)
+}
+
+/// A report's verdict: fail if any check fails, else inconclusive if any is, else pass.
+pub(crate) fn verdict_of(checks: &[Check]) -> Verdict {
+    if checks.iter().any(|c| c.verdict == Verdict::Fail) {
+        Verdict::Fail
+    } else if checks.iter().any(|c| c.verdict == Verdict::Inconclusive) {
+        Verdict::Inconclusive
+    } else {
+        Verdict::Pass
+    }
+}
+
+/// The tight pure ε as the report shows it. A pass of the exact pure check proves tight
+/// ε ≤ ε (the checked one): the enclosure's upper end is cut there (rounded up), so a pass
+/// never shows a tight ε above the ε it passed at (issue 33: [1.99999999999,
+/// 2.00000000019] beside PASS at 2).
+pub(crate) fn tight_under_pass(
+    tight: Option<&EpsEnclosure>,
+    checks: &[Check],
+    eps: &Q,
+) -> [Option<f64>; 2] {
+    let mut epsilon_tight = tight.map(enc_json).unwrap_or([None, None]);
+    let pure_pass = checks
+        .iter()
+        .any(|c| c.name == "pure_privacy" && c.verdict == Verdict::Pass);
+    if pure_pass {
+        if let [Some(_), hi] = &mut epsilon_tight {
+            let cap = crate::exact::f64_up(eps);
+            *hi = Some(hi.map_or(cap, |h| h.min(cap)));
+        }
+    }
+    epsilon_tight
+}
+
+/// The distance unit a space states: "km" for haversine with the default earth radius.
+pub(crate) fn unit_of(space: &Space) -> Option<&'static str> {
+    (space.kind() == crate::metric::MetricKind::Haversine
+        && *space.radius() == crate::metric::default_radius())
+    .then_some("km")
 }
 
 /// `claimed_loss` holds when |claim − L(M)| ≤ tol·L(M), decided exactly (rationals) on the
@@ -876,24 +904,35 @@ fn scope_graph(p: &Prepared) -> Vec<Vec<(u32, f64)>> {
 
 /// Input u's label, when the file has labels (`metric.labels`).
 fn input_label(file: &MechanismFile, u: usize) -> Option<&str> {
-    file.labels
-        .as_ref()
-        .and_then(|l| l.get(u))
-        .map(String::as_str)
+    label_at(file.labels.as_deref(), u)
 }
 
 /// Output column w's label: its input's label, or an opaque output's own.
 fn output_label(file: &MechanismFile, w: usize) -> Option<&str> {
-    match &file.outputs {
-        Outputs::Inputs => input_label(file, w),
-        Outputs::OfInputs(v) => v.get(w).and_then(|&i| input_label(file, i)),
+    output_label_at(file.labels.as_deref(), &file.outputs, w)
+}
+
+/// Input u's label among `labels`.
+pub(crate) fn label_at(labels: Option<&[String]>, u: usize) -> Option<&str> {
+    labels.and_then(|l| l.get(u)).map(String::as_str)
+}
+
+/// Output column w's label: its input's label (`labels`), or an opaque output's own.
+pub(crate) fn output_label_at<'a>(
+    labels: Option<&'a [String]>,
+    outputs: &'a Outputs,
+    w: usize,
+) -> Option<&'a str> {
+    match outputs {
+        Outputs::Inputs => label_at(labels, w),
+        Outputs::OfInputs(v) => v.get(w).and_then(|&i| label_at(labels, i)),
         Outputs::Labels(l) => l.get(w).map(String::as_str),
         Outputs::Points(_) => None,
     }
 }
 
 /// An index with its label: `3 "Rome"`, or `3`.
-fn named(i: usize, label: Option<&str>) -> String {
+pub(crate) fn named(i: usize, label: Option<&str>) -> String {
     match label {
         Some(l) => format!("{i} {l:?}"),
         None => i.to_string(),

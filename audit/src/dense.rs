@@ -103,6 +103,20 @@ impl Dense {
     }
 }
 
+/// A finite non-negative double as m·2^(e−1075): its integer mantissa m < 2^53 and biased
+/// exponent e ≥ 1 (subnormals and 0: e = 1).
+pub fn dyadic(x: f64) -> (u64, u64) {
+    debug_assert!(x >= 0.0 && x.is_finite());
+    let b = x.to_bits();
+    let e = (b >> 52) & 0x7ff;
+    let m = b & ((1u64 << 52) - 1);
+    if e == 0 {
+        (m, 1)
+    } else {
+        (m | (1u64 << 52), e)
+    }
+}
+
 /// The exact sum of non-negative doubles. Each double is m·2^(e−1075) with an integer
 /// mantissa m < 2^53 and biased exponent e (subnormals: e = 1); mantissas are added into
 /// one 128-bit bin per exponent (2^75 additions before a bin could overflow), and the bins
@@ -110,16 +124,8 @@ impl Dense {
 pub fn exact_sum(values: &[f64]) -> Q {
     let mut bins = [0u128; 2048];
     for &x in values {
-        debug_assert!(x >= 0.0 && x.is_finite());
-        let b = x.to_bits();
-        let e = ((b >> 52) & 0x7ff) as usize;
-        let m = b & ((1u64 << 52) - 1);
-        let (m, e) = if e == 0 {
-            (m, 1)
-        } else {
-            (m | (1u64 << 52), e)
-        };
-        bins[e] += m as u128;
+        let (m, e) = dyadic(x);
+        bins[e as usize] += m as u128;
     }
     let mut acc = N::from(0u32);
     for (e, &bin) in bins.iter().enumerate() {
@@ -166,22 +172,8 @@ impl Normalized {
             .into_par_iter()
             .enumerate()
             .map(|(u, sum)| {
-                let row = m.row(u);
-                let s = f64_nearest(&sum);
-                let mut safe = s.is_finite() && s >= f64::MIN_POSITIVE;
-                let h: Vec<f64> = row
-                    .iter()
-                    .map(|&x| {
-                        if x == 0.0 {
-                            return 0.0;
-                        }
-                        let h = x / s;
-                        if !(x >= f64::MIN_POSITIVE && h >= f64::MIN_POSITIVE && h.is_finite()) {
-                            safe = false;
-                        }
-                        h
-                    })
-                    .collect();
+                let entries = m.row(u).iter().map(|&x| (x != 0.0).then_some(x));
+                let (h, safe) = crate::privacy::float_safe_row(entries, f64_nearest(&sum));
                 (sum, h, safe)
             })
             .collect();

@@ -779,31 +779,8 @@ impl Space {
     /// value is the rounded-up length of a real path); `f64::INFINITY` marks unreachable
     /// inputs. O(E log n) per source.
     pub fn shortest_paths_upper(&self, src: usize, adj: &[Vec<(u32, f64)>]) -> Vec<f64> {
-        use std::cmp::Reverse;
-        let n = self.n_inputs;
-        let mut dist = vec![f64::INFINITY; n];
-        let mut done = vec![false; n];
-        let mut heap = BinaryHeap::new();
-        dist[src] = 0.0;
-        heap.push(Reverse((Ord64(0.0), src)));
-        while let Some(Reverse((Ord64(d), u))) = heap.pop() {
-            if done[u] {
-                continue;
-            }
-            done[u] = true;
-            for &(v, w) in &adj[u] {
-                let v = v as usize;
-                if done[v] {
-                    continue;
-                }
-                let nd = FI::point(d).add(FI::point(w)).hi;
-                if nd < dist[v] {
-                    dist[v] = nd;
-                    heap.push(Reverse((Ord64(nd), v)));
-                }
-            }
-        }
-        dist
+        debug_assert_eq!(adj.len(), self.n_inputs);
+        shortest_paths_upper(adj, src)
     }
 
     /// A witness (i, j, k) with d(i,k) > d(i,j) + d(j,k), if one exists. Only an explicit
@@ -859,6 +836,38 @@ fn q_abs(q: Q) -> Q {
     } else {
         q
     }
+}
+
+/// Upper bounds on shortest-path lengths from `src` over the graph `adj` (each node's list
+/// of (neighbour, weight)): Dijkstra with a binary heap and upward-rounded sums, so every
+/// value is the rounded-up length of a real path; `f64::INFINITY` marks unreachable nodes.
+/// O(E log n). Used by [`Space::shortest_paths_upper`] and by producers on a graph's edges.
+pub fn shortest_paths_upper(adj: &[Vec<(u32, f64)>], src: usize) -> Vec<f64> {
+    use std::cmp::Reverse;
+    let n = adj.len();
+    let mut dist = vec![f64::INFINITY; n];
+    let mut done = vec![false; n];
+    let mut heap = BinaryHeap::new();
+    dist[src] = 0.0;
+    heap.push(Reverse((Ord64(0.0), src)));
+    while let Some(Reverse((Ord64(d), u))) = heap.pop() {
+        if done[u] {
+            continue;
+        }
+        done[u] = true;
+        for &(v, w) in &adj[u] {
+            let v = v as usize;
+            if done[v] {
+                continue;
+            }
+            let nd = FI::point(d).add(FI::point(w)).hi;
+            if nd < dist[v] {
+                dist[v] = nd;
+                heap.push(Reverse((Ord64(nd), v)));
+            }
+        }
+    }
+    dist
 }
 
 /// Rigorous enclosure of asin(x) for x ∈ [0, 1/2] from its Maclaurin series

@@ -76,6 +76,30 @@ pub struct Prepared<'a> {
     pub max_prec: u64,
 }
 
+/// One row of the float copy h̃ = fl(x / s̃) (§1 of `spec/soundness.md`): `entries` are
+/// the row's entries as doubles (`None` for an exact 0, which stays 0), `s` the double
+/// nearest to the exact row sum. Returns h̃ and whether the row satisfies the error model
+/// |h̃ − H| ≤ ρH: s̃ and every positive entry and quotient normal and finite (a positive
+/// entry that rounded to 0, or underflows, makes the row unsafe: its pairs go exact).
+pub(crate) fn float_safe_row(
+    entries: impl Iterator<Item = Option<f64>>,
+    s: f64,
+) -> (Vec<f64>, bool) {
+    let mut safe = s.is_finite() && s >= f64::MIN_POSITIVE;
+    let row = entries
+        .map(|x| {
+            let Some(x) = x else { return 0.0 };
+            let h = x / s;
+            if !(x.is_finite() && x >= f64::MIN_POSITIVE && h >= f64::MIN_POSITIVE && h.is_finite())
+            {
+                safe = false;
+            }
+            h
+        })
+        .collect();
+    (row, safe)
+}
+
 impl<'a> Prepared<'a> {
     /// Normalize rows, build the float copy and its error model, the distance enclosures
     /// and the pairs in scope. Returns `Err(pair)` if a scope decision d(u,v) ≤ η is
@@ -91,28 +115,11 @@ impl<'a> Prepared<'a> {
         let rows: Vec<(Vec<f64>, bool)> = (0..n)
             .into_par_iter()
             .map(|u| {
-                let s = f64_nearest(&sums[u]);
-                let mut safe = s.is_finite() && s >= f64::MIN_POSITIVE;
-                let row: Vec<f64> = m
+                let entries = m
                     .row(u)
                     .iter()
-                    .map(|q| {
-                        if *q == 0u32 {
-                            return 0.0;
-                        }
-                        let x = f64_nearest(q);
-                        let h = x / s;
-                        if !(x.is_finite()
-                            && x >= f64::MIN_POSITIVE
-                            && h >= f64::MIN_POSITIVE
-                            && h.is_finite())
-                        {
-                            safe = false;
-                        }
-                        h
-                    })
-                    .collect();
-                (row, safe)
+                    .map(|q| (*q != 0u32).then(|| f64_nearest(q)));
+                float_safe_row(entries, f64_nearest(&sums[u]))
             })
             .collect();
         let mut h = Vec::with_capacity(n * k);

@@ -110,16 +110,8 @@ impl ExactRow {
         let mut acc = N::from(0u32);
         num.push(acc.clone());
         for &x in row {
-            debug_assert!(x >= 0.0 && x.is_finite());
             if x > 0.0 {
-                let b = x.to_bits();
-                let e = ((b >> 52) & 0x7ff) as u64;
-                let m = b & ((1u64 << 52) - 1);
-                let (m, e) = if e == 0 {
-                    (m, 1)
-                } else {
-                    (m | (1u64 << 52), e)
-                };
+                let (m, e) = crate::dense::dyadic(x);
                 acc += N::from(m) << (e - 1);
             }
             num.push(acc.clone());

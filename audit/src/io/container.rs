@@ -60,18 +60,6 @@ pub struct Container {
     pub npy: PathBuf,
 }
 
-const FIELDS: [&str; 9] = [
-    "format",
-    "epsilon",
-    "metric",
-    "matrix",
-    "outputs",
-    "neighbors",
-    "delta",
-    "quantile",
-    "meta",
-];
-
 /// Whether a parsed `mdp/1` document is a container header (its `matrix` an object).
 pub fn is_container(v: &Value) -> bool {
     v.get("matrix").is_some_and(Value::is_object)
@@ -180,7 +168,7 @@ fn parse(header: &Path, v: &Value, limits: &Limits) -> Result<Container, InputEr
         }
     }
     for k in o.keys() {
-        if !FIELDS.contains(&k.as_str()) {
+        if !super::TOP_FIELDS.contains(&k.as_str()) {
             warnings.push(format!("{k}: unknown field ignored"));
         }
     }

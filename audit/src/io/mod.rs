@@ -499,7 +499,7 @@ fn point_list(v: &Value, path: &str, limits: &Limits) -> Result<Vec<Vec<Q>>, Inp
     Ok(m.data.chunks(m.cols).map(|r| r.to_vec()).collect())
 }
 
-const TOP_FIELDS: [&str; 11] = [
+pub(crate) const TOP_FIELDS: [&str; 11] = [
     "format",
     "epsilon",
     "metric",

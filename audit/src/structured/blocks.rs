@@ -61,6 +61,14 @@ fn parse_q(s: &str, field: &str) -> Result<Q, InputError> {
     parse_rational(s).map_err(|e| input_error(field, e.to_string()))
 }
 
+/// Row sums sent as `p/q` text, read back exactly.
+fn parse_sums(sums: &[String]) -> Result<Vec<Q>, InputError> {
+    sums.iter()
+        .enumerate()
+        .map(|(u, s)| parse_q(s, &format!("sums[{u}]")))
+        .collect()
+}
+
 /// The whole rows' sums from the blocks' partial sums (exact); every row's must be > 0.
 pub fn add_sums(parts: &[Vec<String>]) -> Result<Vec<String>, InputError> {
     let n = parts.first().map_or(0, Vec::len);
@@ -102,11 +110,7 @@ pub fn audit_block(
             format!("{} sums for {} rows", sums.len(), c.matrix.rows),
         ));
     }
-    let sums: Vec<Q> = sums
-        .iter()
-        .enumerate()
-        .map(|(u, s)| parse_q(s, &format!("sums[{u}]")))
-        .collect::<Result<_, _>>()?;
+    let sums = parse_sums(sums)?;
     if let Some(u) = sums.iter().position(|s| *s <= 0u32) {
         return Err(input_error(format!("sums[{u}]"), "must be > 0"));
     }
@@ -203,19 +207,18 @@ pub fn combine(
             format!("the blocks cover columns 0..{covered}, not 0..{k}"),
         ));
     }
-    let one = Q::from(1u32);
-    let mut dev = Q::from(0u32);
-    for (u, s) in sums.iter().enumerate() {
-        let s = parse_q(s, &format!("sums[{u}]"))?;
-        let d = if s > one { &s - &one } else { &one - &s };
-        if d > dev {
-            dev = d;
-        }
+    if sums.len() != n {
+        return Err(input_error(
+            "sums",
+            format!("{} sums for {n} rows", sums.len()),
+        ));
     }
+    let sums = parse_sums(sums)?;
+    let (dev, rows) = crate::audit::row_sums_check(&sums, row_sum_tolerance);
     let verdict_of = |b: &Value| b["verdict"].as_str().unwrap_or("inconclusive").to_string();
     let failing = blocks.iter().find(|b| verdict_of(b) == "fail");
     let inconclusive = blocks.iter().find(|b| verdict_of(b) == "inconclusive");
-    let rows_ok = dev <= *row_sum_tolerance;
+    let rows_ok = rows.verdict == Verdict::Pass;
     let verdict = if failing.is_some() || !rows_ok {
         "fail"
     } else if inconclusive.is_some() {

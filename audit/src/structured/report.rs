@@ -5,14 +5,13 @@
 
 use super::{tight_eps, TightError, Work};
 use crate::audit::{
-    f64_nearest_str, scope_policy_check, Check, Options, Report, Stats, StructuredStats, Verdict,
+    f64_nearest_str, label_at, named, output_label_at, row_sums_check, scope_policy_check,
+    tight_under_pass, unit_of, verdict_of, Check, Options, Report, Stats, StructuredStats, Verdict,
 };
 use crate::dense::Normalized;
 use crate::exact::{f64_down, f64_nearest, f64_up, functions, Interval, Q};
 use crate::io::container::{Container, Geometry};
 use crate::io::InputError;
-use crate::mechanism::Outputs;
-use crate::privacy::EpsEnclosure;
 use crate::progress::Progress;
 use serde_json::{json, Value};
 use std::time::Instant;
@@ -22,20 +21,11 @@ use std::time::Instant;
 pub const DEFAULT_MAX_EXACT_TRIPLES: u64 = 200_000_000;
 
 fn label(c: &Container, u: usize) -> Option<&str> {
-    c.labels.as_ref().and_then(|l| l.get(u)).map(String::as_str)
+    label_at(c.labels.as_deref(), u)
 }
 
 fn output_label(c: &Container, w: usize) -> Option<&str> {
-    match &c.outputs {
-        Outputs::Labels(l) => l.get(w).map(String::as_str),
-        Outputs::Inputs => label(c, w),
-        Outputs::OfInputs(i) => i.get(w).and_then(|&u| label(c, u)),
-        Outputs::Points(_) => None,
-    }
-}
-
-fn named(i: usize, l: Option<&str>) -> String {
-    l.map_or(i.to_string(), |l| format!("{i} \"{l}\""))
+    output_label_at(c.labels.as_deref(), &c.outputs, w)
 }
 
 /// Audit a container at the pipeline's ε and scope (`opts`), as `mdp-audit` does.
@@ -51,29 +41,10 @@ pub fn audit_container(
     let mut stats = Stats::default();
     progress.start("audit: exact row sums", None);
     let norm = Normalized::new(&c.matrix);
-    let one = Q::from(1u32);
-    let dev = norm
-        .sums
-        .iter()
-        .map(|s| if *s > one { s - &one } else { &one - s })
-        .max()
-        .expect("n ≥ 1");
+    let (dev, row_sums) = row_sums_check(&norm.sums, &opts.row_sum_tolerance);
     stats.seconds_prepare = t0.elapsed().as_secs_f64();
     progress.finish(&format!("audit: row sums ({:.1} s)", stats.seconds_prepare));
-    checks.push(Check {
-        name: "row_sums".into(),
-        verdict: if dev <= opts.row_sum_tolerance {
-            Verdict::Pass
-        } else {
-            Verdict::Fail
-        },
-        detail: format!(
-            "max |Σ_k M[u][k] − 1| = {:.3e} (tolerance {:.1e})",
-            f64_up(&dev),
-            f64_up(&opts.row_sum_tolerance)
-        ),
-        witness: None,
-    });
+    checks.push(row_sums);
     let (n, k) = (c.matrix.rows, c.matrix.cols);
     let budget = DEFAULT_MAX_EXACT_TRIPLES;
     let t = Instant::now();
@@ -164,24 +135,8 @@ pub fn audit_container(
         exact_triples: work.exact_triples,
     });
     stats.seconds_total = t0.elapsed().as_secs_f64();
-    let verdict = if checks.iter().any(|c| c.verdict == Verdict::Fail) {
-        Verdict::Fail
-    } else if checks.iter().any(|c| c.verdict == Verdict::Inconclusive) {
-        Verdict::Inconclusive
-    } else {
-        Verdict::Pass
-    };
-    let mut epsilon_tight = tight.as_ref().map(enc).unwrap_or([None, None]);
-    if verdict == Verdict::Pass
-        || checks
-            .iter()
-            .any(|c| c.name == "pure_privacy" && c.verdict == Verdict::Pass)
-    {
-        if let [Some(_), hi] = &mut epsilon_tight {
-            let cap = f64_up(&eps);
-            *hi = Some(hi.map_or(cap, |h| h.min(cap)));
-        }
-    }
+    let verdict = verdict_of(&checks);
+    let epsilon_tight = tight_under_pass(tight.as_ref(), &checks, &eps);
     Ok(Report {
         verdict,
         n,
@@ -201,17 +156,10 @@ pub fn audit_container(
         stats,
         meta: c.meta.clone(),
         unit: match &c.geometry {
-            Geometry::Points(s) => (s.kind() == crate::metric::MetricKind::Haversine
-                && *s.radius() == crate::metric::default_radius())
-            .then_some("km"),
+            Geometry::Points(s) => unit_of(s),
             Geometry::Graph(_) => None,
         },
     })
-}
-
-fn enc(e: &EpsEnclosure) -> [Option<f64>; 2] {
-    let (lo, hi) = e.to_f64();
-    [Some(lo), hi.is_finite().then_some(hi)]
 }
 
 /// The failing check for a pair proven to break ε: its arg max output and both sides

@@ -260,28 +260,32 @@ fn build(base: &SpaceEps, family: Family, output: &str, quiet: bool) -> Result<i
     }
 }
 
-/// Whether the space has more than --max-entries n² pairs (the JSON form would be
-/// refused: the exponential mechanism is then written as a container). Reads only the
-/// point count (a CSV or JSON file is parsed once more by the build).
-fn past_json_size(base: &SpaceEps) -> Result<bool, String> {
-    if base.space.starts_with("builtin:") {
-        return Ok(false);
+/// A container's space and labels, when the build writes a container: on request
+/// (`forced`), or when the space has more than --max-entries n² pairs (the JSON form would
+/// be refused). `None`: the JSON form (its build reads the space itself).
+fn container_space(
+    base: &SpaceEps,
+    forced: bool,
+) -> Result<Option<(mdp::io::container::Geometry, Option<Vec<String>>)>, String> {
+    if !forced && base.space.starts_with("builtin:") {
+        return Ok(None);
     }
-    let (g, _) = mdp::import::load_geometry(&base.space, &base.limits()).map_err(fail)?;
+    let (g, labels) = mdp::import::load_geometry(&base.space, &base.limits()).map_err(fail)?;
     let n = g.n() as u64;
-    Ok(n.saturating_mul(n) > base.max_entries)
+    Ok((forced || n.saturating_mul(n) > base.max_entries).then_some((g, labels)))
 }
 
-/// `mdp build exponential --container`: build in float64, prove with the structured
-/// audit, write the header to `output` and the matrix beside it.
 /// The families `build_container` writes.
 enum Large<'a> {
     Exponential(Option<&'a [Q]>),
     Tem(&'a produce::Truncation),
 }
 
+/// `mdp build exponential|tem --container`: build in float64, prove with the structured
+/// audit, write the header to `output` and the matrix beside it.
 fn build_container(
     base: &SpaceEps,
+    (geometry, labels): (mdp::io::container::Geometry, Option<Vec<String>>),
     family: Large,
     output: &str,
     quiet: bool,
@@ -290,8 +294,6 @@ fn build_container(
         return Err("--output: a container is two files: give the header's file name".into());
     }
     let eps = epsilon(&base.epsilon)?;
-    let (geometry, labels) =
-        mdp::import::load_geometry(&base.space, &base.limits()).map_err(fail)?;
     mdp::large::check(&geometry, &eps, base.max_memory).map_err(|e| format!("--{e}"))?;
     let progress = Console::new(quiet, 0.0);
     let t = std::time::Instant::now();
@@ -423,9 +425,10 @@ fn run(cli: Cli) -> Result<i32, String> {
                 quiet,
             } => {
                 let weights = w.as_deref().map(weights).transpose()?;
-                if container || past_json_size(&base)? {
+                if let Some(space) = container_space(&base, container)? {
                     return build_container(
                         &base,
+                        space,
                         Large::Exponential(weights.as_deref()),
                         &output,
                         quiet,
@@ -537,8 +540,8 @@ fn run(cli: Cli) -> Result<i32, String> {
                     ),
                     None => produce::Truncation::Beta(beta),
                 };
-                if container || past_json_size(&base)? {
-                    return build_container(&base, Large::Tem(&truncation), &output, quiet);
+                if let Some(space) = container_space(&base, container)? {
+                    return build_container(&base, space, Large::Tem(&truncation), &output, quiet);
                 }
                 build(&base, Family::Tem { truncation }, &output, quiet)
             }

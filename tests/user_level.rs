@@ -14,7 +14,7 @@ use mdp::user_level::priv_emd_linear::{
     lipschitz, unit_ball, LinearQuery, Norm, PrivEmdLinear, Scope,
 };
 use mdp::user_level::reduction::{projection_bound, sample_with_replacement};
-use mdp::user_level::shuffle::{self, Model};
+use mdp::user_level::shuffle::{self, Accountant, Model};
 use mdp::user_level::Budget;
 use proptest::prelude::*;
 
@@ -359,6 +359,12 @@ fn hockey_stick_upper(p: &[Q], qd: &[Q], eps: &Q) -> Q {
         .sum()
 }
 
+const ACCOUNTANTS: [Accountant; 3] = [
+    Accountant::Closed,
+    Accountant::Numerical,
+    Accountant::Tighter,
+];
+
 /// EMD-T43/T44: on a 3-site space (d ∈ {0, ½, 1}) a binary randomizer with
 /// Pr[1|x] = 3/5, 1/2, 2/5 is α₀·d-private at α₀ = 9/20; for N = 200 shuffled items the
 /// exact hockey-stick divergence at the accountant's ε never exceeds its δ: one item
@@ -391,9 +397,11 @@ fn shuffle_exact_divergence_is_below_the_accountant() {
         let mut y = x.clone();
         y[0] = to;
         let (px, py) = (poisson_binomial(&probs(&x)), poisson_binomial(&probs(&y)));
-        let g = shuffle::hybrid(n_items, &alpha0, &delta, &dist(from, to), 1).unwrap();
-        assert!(hockey_stick_upper(&px, &py, &g.alpha) <= g.delta);
-        assert!(hockey_stick_upper(&py, &px, &g.alpha) <= g.delta);
+        for acc in ACCOUNTANTS {
+            let g = shuffle::hybrid(n_items, &alpha0, &delta, &dist(from, to), 1, acc).unwrap();
+            assert!(hockey_stick_upper(&px, &py, &g.alpha) <= g.delta, "{acc:?}");
+            assert!(hockey_stick_upper(&py, &px, &g.alpha) <= g.delta, "{acc:?}");
+        }
         // Not vacuous: at ε = 0 (total variation) the pair is distinguishable beyond δ.
         if dist(from, to) == 1u32 {
             assert!(hockey_stick_upper(&px, &py, &Q::from(0u32)) > q("1/1000"));
@@ -412,17 +420,49 @@ fn shuffle_exact_divergence_is_below_the_accountant() {
             total += dist(x[i], y[i]);
         }
         let (px, py) = (poisson_binomial(&probs(&x)), poisson_binomial(&probs(&y)));
-        let g = shuffle::hybrid(n_items, &alpha0, &delta, &total, k as u64).unwrap();
+        for acc in ACCOUNTANTS {
+            let g = shuffle::hybrid(n_items, &alpha0, &delta, &total, k as u64, acc).unwrap();
+            assert!(hockey_stick_upper(&px, &py, &g.alpha) <= g.delta, "{acc:?}");
+            // Theorem 4.4's linear slope, central form with n·m = N, m = κ.
+            let model = Model::Central {
+                n: n_items / k as u64,
+                m: k as u64,
+            };
+            let t = shuffle::item_wise(model, &alpha0, &delta, acc).unwrap();
+            let d_em = &total / Q::from(k as u64);
+            assert!(
+                hockey_stick_upper(&px, &py, &(&t.alpha * &d_em)) <= t.delta,
+                "{acc:?}"
+            );
+            assert!(
+                hockey_stick_upper(&py, &px, &(&t.alpha * &d_em)) <= t.delta,
+                "{acc:?}"
+            );
+        }
+    }
+    // Beyond the closed form's precondition (N = 40: ln(N/(16·ln(2/δ))) < 0), only the
+    // numerical accountant answers; one item, both directions.
+    let delta = q("1/100");
+    for (from, to) in [(0usize, 2usize), (0, 1)] {
+        let mut x = background[..40].to_vec();
+        x[0] = from;
+        let mut y = x.clone();
+        y[0] = to;
+        let (px, py) = (poisson_binomial(&probs(&x)), poisson_binomial(&probs(&y)));
+        let closed = shuffle::hybrid(40, &alpha0, &delta, &dist(from, to), 1, Accountant::Closed);
+        assert!(closed.is_err());
+        let g = shuffle::hybrid(
+            40,
+            &alpha0,
+            &delta,
+            &dist(from, to),
+            1,
+            Accountant::Numerical,
+        )
+        .unwrap();
+        assert!(g.alpha < &alpha0 * dist(from, to), "amplified below α₀·t");
         assert!(hockey_stick_upper(&px, &py, &g.alpha) <= g.delta);
-        // Theorem 4.4's linear slope, central form with n·m = N, m = κ.
-        let model = Model::Central {
-            n: n_items / k as u64,
-            m: k as u64,
-        };
-        let t = shuffle::item_wise(model, &alpha0, &delta).unwrap();
-        let d_em = &total / Q::from(k as u64);
-        assert!(hockey_stick_upper(&px, &py, &(&t.alpha * &d_em)) <= t.delta);
-        assert!(hockey_stick_upper(&py, &px, &(&t.alpha * &d_em)) <= t.delta);
+        assert!(hockey_stick_upper(&py, &px, &g.alpha) <= g.delta);
     }
 }
 

@@ -9,7 +9,7 @@ use crate::space::Space;
 use mdp::exact::{f64_nearest, f64_up, format_rational};
 use mdp::user_level::emd::{self as transport, Histogram};
 use mdp::user_level::run::{self, ReleaseModel};
-use mdp::user_level::shuffle::{self, Model, Target};
+use mdp::user_level::shuffle::{self, Accountant, Model, Target};
 use mdp::user_level::Budget;
 use pyo3::prelude::*;
 use serde_json::json;
@@ -52,7 +52,7 @@ pub fn emd(
 /// guarantee of PrivEMDItemWise, with `alpha` the largest α₀ that meets it; `users` for
 /// the central model. JSON as `--json` prints it.
 #[pyfunction]
-#[pyo3(signature = (items, delta, *, alpha0=None, alpha=None, users=None, distance=None))]
+#[pyo3(signature = (items, delta, *, alpha0=None, alpha=None, users=None, distance=None, accountant="tighter"))]
 pub fn account_item_wise(
     py: Python<'_>,
     items: u64,
@@ -61,6 +61,7 @@ pub fn account_item_wise(
     alpha: Option<&str>,
     users: Option<u64>,
     distance: Option<&str>,
+    accountant: &str,
 ) -> Result<String> {
     let model = match users {
         None => Model::Local { m: items },
@@ -78,10 +79,18 @@ pub fn account_item_wise(
     };
     let delta = q("delta", delta)?;
     let distance = distance.map(|t| q("distance", t)).transpose()?;
+    let accountant = self::accountant(accountant)?;
     py.detach(|| {
-        Ok(shuffle::account(model, &target, &delta, distance.as_ref())?
+        Ok(shuffle::account(model, &target, &delta, distance.as_ref(), accountant)?
             .json()
             .to_string())
+    })
+}
+
+/// `closed`, `numerical` or `tighter` (the shuffle accountant).
+fn accountant(name: &str) -> Result<Accountant> {
+    Accountant::from_name(name).ok_or_else(|| {
+        Error::input("accountant", "must be 'closed', 'numerical' or 'tighter'")
     })
 }
 
@@ -174,7 +183,9 @@ pub fn release_linear(
     tau: Option<String>,
     beta: &str,
     seed: Option<u64>,
+    accountant: &str,
 ) -> Result<(String, String)> {
+    let accountant = self::accountant(accountant)?;
     let settings = run::LinearSettings {
         space: &space.inner,
         labels: space.labels.as_deref(),
@@ -188,6 +199,7 @@ pub fn release_linear(
             tau,
             beta: beta.to_string(),
         },
+        accountant,
     };
     release(py, users, seed, |u, out, rng| {
         run::linear(&settings, u, out, rng)
@@ -198,7 +210,7 @@ pub fn release_linear(
 /// pipeline's ε, at which the mechanism must pass its audit first.
 #[pyfunction]
 #[pyo3(signature = (mechanism, users, *, delta="1e-9", model="central", epsilon=None, samples=None, tau=None,
-    beta="1e-9", seed=None))]
+    beta="1e-9", seed=None, accountant="tighter"))]
 #[allow(clippy::too_many_arguments)]
 pub fn release_item_wise(
     py: Python<'_>,
@@ -250,7 +262,8 @@ pub fn release_item_wise(
 /// FreqEstLocal (`mdp release freq`) on C clusters of s items; also the certified
 /// randomizer.
 #[pyfunction]
-#[pyo3(signature = (users, *, clusters, size, r, alpha, delta="1e-6", model="central", seed=None))]
+#[pyo3(signature = (users, *, clusters, size, r, alpha, delta="1e-6", model="central", seed=None,
+    accountant="tighter"))]
 #[allow(clippy::too_many_arguments)]
 pub fn release_freq(
     py: Python<'_>,
@@ -262,6 +275,7 @@ pub fn release_freq(
     delta: &str,
     model: &str,
     seed: Option<u64>,
+    accountant: &str,
 ) -> Result<(String, String, Mechanism)> {
     let settings = run::FreqSettings {
         clusters,
@@ -270,6 +284,7 @@ pub fn release_freq(
         alpha,
         delta,
         model: self::model(model)?,
+        accountant: self::accountant(accountant)?,
     };
     let mut cert = None;
     let (records, summary) = release(py, users, seed, |u, out, rng| {

@@ -74,7 +74,7 @@ pub fn accountant(
         for &alpha in alphas {
             let a = crate::exact::q_from_f64(alpha);
             let t = std::time::Instant::now();
-            let ours = shuffle::max_alpha0(model, &a, &d)
+            let ours = shuffle::max_alpha0(model, &a, &d, shuffle::Accountant::Closed)
                 .map(|i| f64_nearest(&i.alpha0))
                 .unwrap_or(0.0);
             let seconds = t.elapsed().as_secs_f64();
@@ -83,7 +83,7 @@ pub fn accountant(
             let item_delta =
                 crate::exact::q_from_f64(delta / (m as f64 * alpha.exp()) * (1.0 - 1e-9));
             let fmt = largest(45.0, |a0| {
-                shuffle::fmt_group(model, a0, &item_delta)
+                shuffle::fmt_group(model, a0, &item_delta, shuffle::Accountant::Closed)
                     .is_ok_and(|g| g.alpha <= a && g.delta <= d)
             });
             let (n, label) = match model {
@@ -392,7 +392,9 @@ pub fn frequency(
             let aq = crate::exact::q_from_f64(alpha);
             // The larger of Theorem 4.4's inverse and composition's α/m, as the release
             // takes it.
-            let a0 = |model: Model| f64_nearest(&freq_budget(model, &aq, &dq).alpha0);
+            let a0 = |model: Model| {
+                f64_nearest(&freq_budget(model, &aq, &dq, shuffle::Accountant::Closed).alpha0)
+            };
             let a0_local = a0(Model::Local { m: m as u64 });
             let a0_central = a0(Model::Central {
                 n: n as u64,

@@ -6,6 +6,8 @@
 //!   Lemma 2.1 for equal sizes;
 //! * [`priv_emd_linear`]: linear queries with a Lipschitz column map (Theorem 4.1) and
 //!   their K-norm release (Algorithm 1, Lemma 4.2);
+//! * [`clones`]: the numerical accountant: the clones reduction's hockey-stick divergence
+//!   with directed rounding (FMT21 Lemma 3.3, numerically);
 //! * [`shuffle`]: the accountant of item-wise release with amplification by shuffling
 //!   (Algorithm 2, Lemma B.1, Theorems 4.3/4.4, equations 6–7), with directed rounding;
 //! * [`reduction`]: sampling with replacement to a fixed size and the bounded→unbounded
@@ -18,6 +20,7 @@
 //! The paper's metric is normalised, d ≤ 1; [`Units`] converts a space's distances (with
 //! a rational upper bound of the diameter) to that scale and the guarantees back.
 
+pub mod clones;
 pub mod emd;
 pub mod evaluation;
 pub mod experiments;

@@ -12,7 +12,7 @@
 //!   matrix before any item is randomized.
 
 use super::freq::ClusteredRr;
-use super::shuffle::{self, Bound, Model};
+use super::shuffle::{self, Accountant, Bound, Model};
 use super::{invalid, Units, UserLevelError};
 use crate::certified::{Certified, CertifyError};
 use crate::exact::Q;
@@ -106,6 +106,7 @@ impl ItemWise {
         units: &Units,
         eps: &Q,
         delta: &Q,
+        accountant: Accountant,
     ) -> Result<ItemWiseGuarantee, UserLevelError> {
         if self.central && self.sizes_differ {
             return Err(invalid(
@@ -129,7 +130,7 @@ impl ItemWise {
             Model::Local { m }
         };
         let alpha0 = units.alpha0(eps);
-        let (g, by) = shuffle::best(model, &alpha0, delta);
+        let (g, by) = shuffle::best(model, &alpha0, delta, accountant);
         Ok(ItemWiseGuarantee::Bounded {
             users: self.users,
             m,
@@ -148,21 +149,24 @@ pub struct FreqBudget {
     /// The user-level guarantee reached (≤ the target in both coordinates).
     pub alpha: Q,
     pub delta: Q,
-    /// "Theorem 4.4" or "composition".
+    /// "Theorem 4.4 (… accountant)" or "composition".
     pub by: &'static str,
 }
 
 /// The largest item-level α₀ whose guarantee is within (α, δ): equations 6–7 (Theorem
 /// 4.4's inverse, [`shuffle::max_alpha0`]) where that beats composition's α/m, else α/m
 /// with δ = 0.
-pub fn freq_budget(model: Model, alpha: &Q, delta: &Q) -> FreqBudget {
+pub fn freq_budget(model: Model, alpha: &Q, delta: &Q, accountant: Accountant) -> FreqBudget {
     let m = Q::from(model.m());
-    match shuffle::max_alpha0(model, alpha, delta) {
+    match shuffle::max_alpha0(model, alpha, delta, accountant) {
         Ok(inv) if inv.alpha0 > alpha / &m => FreqBudget {
             alpha0: inv.alpha0,
             alpha: inv.guarantee.alpha,
             delta: inv.guarantee.delta,
-            by: "Theorem 4.4",
+            by: match inv.accountant {
+                Accountant::Closed => "Theorem 4.4 (closed-form accountant)",
+                _ => "Theorem 4.4 (numerical accountant)",
+            },
         },
         _ => {
             let a0 = alpha / &m;

@@ -10,7 +10,7 @@ use super::freq::{project_to_simplex, Clustered, ClusteredRr};
 use super::priv_emd_linear::{LinearQuery, Norm, PrivEmdLinear, Scope};
 use super::reduction;
 use super::release::{certified_randomizer, freq_budget, FreqBudget, ItemWise, ItemWiseGuarantee};
-use super::shuffle::Model;
+use super::shuffle::{Accountant, Model};
 use super::users::{for_each_user, ItemNames, User};
 use super::{diameter_for_warning, weak_guarantee, Budget, Units, UserLevelError};
 use crate::certified::Certified;
@@ -345,6 +345,8 @@ pub struct ItemWiseSettings<'a> {
     pub delta: &'a str,
     pub model: ReleaseModel,
     pub resample: Resample,
+    /// The shuffle accountant (closed form, numerical, or the tighter).
+    pub accountant: Accountant,
 }
 
 /// The item-level δ of [`item_wise`] (exact text), in (0, 1).
@@ -392,7 +394,9 @@ pub fn item_wise(
         }
     })
     .map_err(|e| e.to_string())?;
-    let guarantee = release.guarantee(&units, eps, &delta).map_err(ul)?;
+    let guarantee = release
+        .guarantee(&units, eps, &delta, a.accountant)
+        .map_err(ul)?;
     let scope = if central { "central" } else { "local" };
     let disc = match &guarantee {
         ItemWiseGuarantee::Bounded {
@@ -469,6 +473,8 @@ pub struct FreqSettings<'a> {
     pub alpha: &'a str,
     pub delta: &'a str,
     pub model: ReleaseModel,
+    /// The shuffle accountant (closed form, numerical, or the tighter).
+    pub accountant: Accountant,
 }
 
 /// FreqEstLocal (Algorithm 4) on a clustered metric: α₀ from the accountant, the clustered
@@ -510,7 +516,7 @@ pub fn freq(
         alpha: g_alpha,
         delta: g_delta,
         by: how,
-    } = freq_budget(model, &alpha, &delta);
+    } = freq_budget(model, &alpha, &delta, a.accountant);
     let rr = ClusteredRr::new(space.clone(), &alpha0).map_err(ul)?;
     // The randomizer, certified as an mdp/1 matrix before any item is randomized.
     let cert = certified_randomizer(&rr, &alpha0).map_err(|e| format!("the randomizer: {e}"))?;

@@ -67,25 +67,30 @@ def emd(space: Any, a: Sequence[Any], b: Sequence[Any], *, assignment: bool = Fa
 
 
 def shuffle_account(items: int, alpha0: Any, delta: Any, *, users: Optional[int] = None,
-                    distance: Any = None) -> Dict[str, Any]:
+                    distance: Any = None, accountant: str = "tighter") -> Dict[str, Any]:
     """The guarantee of PrivEMDItemWise with an α₀·d-private randomizer (d ≤ 1,
     normalised) on ``items`` items per user, item δ ``delta``; ``users`` for the central
-    (shuffle) model. Returns ``mdp account item-wise --json``'s record: ``alpha_upper``,
-    ``delta_upper`` (proven), the comparisons, and ``at_distance`` when asked."""
+    (shuffle) model. ``accountant``: ``closed`` (FMT's closed form), ``numerical`` (the
+    clones divergence with directed rounding) or ``tighter``. Returns ``mdp account
+    item-wise --json``'s record: ``alpha_upper``, ``delta_upper`` (proven), the
+    comparisons, ``at_distance`` when asked, and both accountants' records under
+    ``closed`` and ``numerical``."""
     from . import _q
 
     return json.loads(_core.account_item_wise(
         int(items), _q(delta, "delta"), alpha0=_q(alpha0, "alpha0"), users=users,
-        distance=None if distance is None else _q(distance, "distance")))
+        distance=None if distance is None else _q(distance, "distance"), accountant=accountant))
 
 
-def shuffle_inverse(items: int, alpha: Any, delta: Any, *, users: Optional[int] = None) -> Dict[str, Any]:
-    """The largest α₀ (on a 2⁻⁴⁰ grid) whose guarantee is within (``alpha``, ``delta``)
-    user-level; the record as :func:`shuffle_account`, with ``alpha0`` exact."""
+def shuffle_inverse(items: int, alpha: Any, delta: Any, *, users: Optional[int] = None,
+                    accountant: str = "tighter") -> Dict[str, Any]:
+    """The largest α₀ (on a 2⁻⁴⁰ grid, numerical: 2⁻²⁴) whose guarantee is within
+    (``alpha``, ``delta``) user-level; the record as :func:`shuffle_account`, with
+    ``alpha0`` exact."""
     from . import _q
 
     return json.loads(_core.account_item_wise(
-        int(items), _q(delta, "delta"), alpha=_q(alpha, "alpha"), users=users))
+        int(items), _q(delta, "delta"), alpha=_q(alpha, "alpha"), users=users, accountant=accountant))
 
 
 # ---------------------------------------------------------------- releases
@@ -156,16 +161,18 @@ def release_linear(space: Any, users: Any, alpha: Any, *, query: str = "average"
     s = _as_space(space)
     recs, summary = _core.release_linear(
         s, _users_jsonl(users), _q(alpha, "alpha"), query=query, norm=norm, model=model,
-        **({} if budget is None else {"budget": int(budget)}), samples=samples, tau=None if tau is None else _q(tau, "tau"), beta=_q(beta, "beta"), seed=seed)
+        **({} if budget is None else {"budget": int(budget)}), samples=samples, tau=None if tau is None else _q(tau, "tau"), beta=_q(beta, "beta"), seed=seed,
+        accountant=accountant)
     return Release(_records(recs), json.loads(summary))
 
 
 def release_item_wise(mechanism: Any, users: Any, *, delta: Any = "1e-9", model: str = "central",
                       epsilon: Any = None, samples: Optional[int] = None, tau: Any = None, beta: Any = "1e-9",
-                      seed: Optional[int] = None) -> Release:
+                      seed: Optional[int] = None, accountant: str = "tighter") -> Release:
     """PrivEMDItemWise (Algorithm 2): the certified ``mechanism`` applied to every item,
     shuffled; ``local``: each user's outputs, ``central``: the counts. With ``epsilon`` the
-    mechanism must pass its audit at that ε first (the pipeline's policy)."""
+    mechanism must pass its audit at that ε first (the pipeline's policy). ``accountant``
+    as in :func:`shuffle_account`."""
     from . import _q
 
     recs, summary = _core.release_item_wise(
@@ -176,7 +183,7 @@ def release_item_wise(mechanism: Any, users: Any, *, delta: Any = "1e-9", model:
 
 
 def release_freq(users: Any, *, clusters: int, size: int, r: Any, alpha: Any, delta: Any = "1e-6",
-                 model: str = "central", seed: Optional[int] = None) -> Release:
+                 model: str = "central", seed: Optional[int] = None, accountant: str = "tighter") -> Release:
     """FreqEstLocal (Algorithm 4) on ``clusters`` clusters of ``size`` items (labels
     ``c<i>-<j>``, distance ``r`` inside a cluster, 1 across): α₀ from the accountant for the
     target (α, δ), the clustered k-RR randomizer certified, one record per item."""
@@ -184,5 +191,5 @@ def release_freq(users: Any, *, clusters: int, size: int, r: Any, alpha: Any, de
 
     recs, summary, rand = _core.release_freq(
         _users_jsonl(users), clusters=int(clusters), size=int(size), r=_q(r, "r"), alpha=_q(alpha, "alpha"),
-        delta=_q(delta, "delta"), model=model, seed=seed)
+        delta=_q(delta, "delta"), model=model, seed=seed, accountant=accountant)
     return Release(_records(recs), json.loads(summary), Mechanism(rand))

@@ -8,7 +8,7 @@ use mdp::exact::{f64_nearest, f64_up, format_rational, Q};
 use mdp::privatize;
 use mdp::user_level::emd::{self, Histogram};
 use mdp::user_level::run::{self, q, short, ul, ul_b};
-use mdp::user_level::shuffle::{self, Model};
+use mdp::user_level::shuffle::{self, Accountant, Model};
 use mdp::user_level::users::ItemNames;
 use mdp::user_level::{experiments, reduction, Budget};
 use serde_json::json;
@@ -59,6 +59,9 @@ pub(crate) enum AccountKind {
         /// (tighter than α·t away from t = 0: F_N is concave).
         #[arg(long)]
         distance: Option<String>,
+        /// The accountant used (the JSON gives both).
+        #[arg(long, value_enum, default_value = "tighter")]
+        accountant: AccountantArg,
         /// Print JSON instead of a sentence.
         #[arg(long)]
         json: bool,
@@ -97,6 +100,25 @@ pub(crate) enum ReleaseKind {
     /// FreqEstLocal (Algorithm 4) on a clustered metric: α₀ from the accountant, the
     /// randomizer certified, the unbiased estimate of the item frequencies.
     Freq(FreqArgs),
+}
+
+/// The shuffle accountant: FMT21's closed form, the clones divergence computed
+/// numerically with directed rounding, or the tighter of the two (both proven).
+#[derive(Clone, Copy, ValueEnum)]
+pub(crate) enum AccountantArg {
+    Closed,
+    Numerical,
+    Tighter,
+}
+
+impl AccountantArg {
+    fn get(self) -> Accountant {
+        match self {
+            AccountantArg::Closed => Accountant::Closed,
+            AccountantArg::Numerical => Accountant::Numerical,
+            AccountantArg::Tighter => Accountant::Tighter,
+        }
+    }
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -182,6 +204,9 @@ pub(crate) struct ItemWiseArgs {
     /// Local (each user's shuffled outputs) or central (the counts of all outputs).
     #[arg(long, value_enum, default_value = "central")]
     model: ModelArg,
+    /// The shuffle accountant of the guarantee.
+    #[arg(long, value_enum, default_value = "tighter")]
+    accountant: AccountantArg,
     #[command(flatten)]
     resample: ResampleArgs,
     #[command(flatten)]
@@ -208,6 +233,9 @@ pub(crate) struct FreqArgs {
     /// Local (α₀ for each user's m items) or central (shuffled across all n·m items).
     #[arg(long, value_enum, default_value = "central")]
     model: ModelArg,
+    /// The shuffle accountant of the item-level α₀.
+    #[arg(long, value_enum, default_value = "tighter")]
+    accountant: AccountantArg,
     /// Also write the certified randomizer (an mdp/1 file at ε = α₀) here, for
     /// `mdp-audit`.
     #[arg(long)]
@@ -284,6 +312,7 @@ pub(crate) fn account(k: &AccountKind) -> Result<i32, String> {
             alpha,
             delta,
             distance,
+            accountant,
             json,
         } => {
             let model = match users {
@@ -297,23 +326,39 @@ pub(crate) fn account(k: &AccountKind) -> Result<i32, String> {
                 _ => return Err("--alpha0 or --alpha: give exactly one".into()),
             };
             let distance = distance.as_deref().map(|t| q("distance", t)).transpose()?;
-            let acc = shuffle::account(model, &target, &delta, distance.as_ref()).map_err(ul)?;
+            let all = shuffle::account(model, &target, &delta, distance.as_ref(), accountant.get())
+                .map_err(ul)?;
+            let acc = &all.used;
             let scope = if users.is_some() { "central" } else { "local" };
             if *json {
-                println!("{}", acc.json());
+                println!("{}", all.json());
             } else {
                 println!(
-                    "PrivEMDItemWise ({scope}, m = {items}{}) with α₀ = {} (item δ = {}) is (α, δ)-bounded {scope} d_EM-DP with α ≤ {} per unit of the normalised metric (d ≤ 1) and δ ≤ {} (Theorem 4.4, proven upper bounds). Compare: composition α = m·α₀ = {}; FMT per item with group privacy ε ≤ {} for every pair of users.",
+                    "PrivEMDItemWise ({scope}, m = {items}{}) with α₀ = {} (item δ = {}) is (α, δ)-bounded {scope} d_EM-DP with α ≤ {} per unit of the normalised metric (d ≤ 1) and δ ≤ {} (Theorem 4.4, {} accountant, proven upper bounds). Compare: composition α = m·α₀ = {}; FMT per item with group privacy ε ≤ {} for every pair of users.",
                     users.map(|n| format!(", n = {n}")).unwrap_or_default(),
                     short(&acc.alpha0),
                     short(&acc.item_delta),
                     short(&acc.guarantee.alpha),
                     short(&acc.guarantee.delta),
+                    acc.accountant.name(),
                     short(&acc.composition),
                     short(&acc.fmt_group.alpha)
                 );
                 if let Some(w) = &acc.warning {
                     println!("{w}");
+                }
+                for (name, other) in [("closed-form", &all.closed), ("numerical", &all.numerical)] {
+                    match other {
+                        Ok(o) if o.accountant != acc.accountant => println!(
+                            "The {name} accountant: α₀ = {}, α ≤ {}, δ ≤ {}, FMT ε ≤ {}.",
+                            short(&o.alpha0),
+                            short(&o.guarantee.alpha),
+                            short(&o.guarantee.delta),
+                            short(&o.fmt_group.alpha)
+                        ),
+                        Err(e) => println!("The {name} accountant gives nothing here: {e}."),
+                        _ => {}
+                    }
                 }
                 if let Some((t, g)) = &acc.at_distance {
                     println!(
@@ -468,6 +513,7 @@ fn item_wise(a: &ItemWiseArgs) -> Result<i32, String> {
         delta: &a.delta,
         model: a.model.model(),
         resample: a.resample.settings(),
+        accountant: a.accountant.get(),
     };
     let mut rng = privatize::rng(a.io.seed);
     let summary = run::item_wise(
@@ -488,6 +534,7 @@ fn freq(a: &FreqArgs) -> Result<i32, String> {
         alpha: &a.alpha,
         delta: &a.delta,
         model: a.model.model(),
+        accountant: a.accountant.get(),
     };
     let mut rng = privatize::rng(a.io.seed);
     // The records are written once the estimate is known (one per item: a small buffer).

@@ -183,9 +183,7 @@ pub fn release_linear(
     tau: Option<String>,
     beta: &str,
     seed: Option<u64>,
-    accountant: &str,
 ) -> Result<(String, String)> {
-    let accountant = self::accountant(accountant)?;
     let settings = run::LinearSettings {
         space: &space.inner,
         labels: space.labels.as_deref(),
@@ -199,7 +197,6 @@ pub fn release_linear(
             tau,
             beta: beta.to_string(),
         },
-        accountant,
     };
     release(py, users, seed, |u, out, rng| {
         run::linear(&settings, u, out, rng)
@@ -223,7 +220,9 @@ pub fn release_item_wise(
     tau: Option<String>,
     beta: &str,
     seed: Option<u64>,
+    accountant: &str,
 ) -> Result<(String, String)> {
+    let accountant = self::accountant(accountant)?;
     let opts = crate::mechanism::policy(epsilon, None, false, None)?;
     let (file, eps) = py.detach(|| -> Result<_> {
         let file = mechanism.sampled_file();
@@ -253,6 +252,7 @@ pub fn release_item_wise(
             tau,
             beta: beta.to_string(),
         },
+        accountant,
     };
     release(py, users, seed, |u, out, rng| {
         run::item_wise(&settings, u, out, rng)

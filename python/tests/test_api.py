@@ -156,6 +156,17 @@ def test_user_level():
     assert fwd["alpha_upper"] < fwd["composition_alpha"] and fwd["model"] == "central"
     inv = md.shuffle_inverse(10, fwd["alpha_upper"], 1e-6, users=1_000_000)
     assert Fraction(inv["alpha0"]) > 0 and inv["alpha_upper"] <= fwd["alpha_upper"]
+    # The numerical accountant (one item, FMT's setting): tighter than the closed form,
+    # both records present, and the choice respected.
+    one = md.shuffle_account(1, 4, "1e-6", users=100_000)
+    assert one["accountant"] == "numerical" and one["closed"]["accountant"] == "closed"
+    assert one["fmt_group_epsilon_upper"] < 0.18 < 0.53 < one["closed"]["fmt_group_epsilon_upper"]
+    closed = md.shuffle_account(1, 4, "1e-6", users=100_000, accountant="closed")
+    assert closed["accountant"] == "closed" and closed["alpha_upper"] == one["closed"]["alpha_upper"]
+    beyond = md.shuffle_account(1, 4, "1e-6", users=10_000)  # the closed form's precondition fails
+    assert beyond["accountant"] == "numerical" and "error" in beyond["closed"]
+    with pytest.raises(md.InputError):
+        md.shuffle_account(1, 4, "1e-6", users=100_000, accountant="exact")
 
 
 @pytest.mark.parametrize(

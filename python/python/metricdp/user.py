@@ -161,8 +161,7 @@ def release_linear(space: Any, users: Any, alpha: Any, *, query: str = "average"
     s = _as_space(space)
     recs, summary = _core.release_linear(
         s, _users_jsonl(users), _q(alpha, "alpha"), query=query, norm=norm, model=model,
-        **({} if budget is None else {"budget": int(budget)}), samples=samples, tau=None if tau is None else _q(tau, "tau"), beta=_q(beta, "beta"), seed=seed,
-        accountant=accountant)
+        **({} if budget is None else {"budget": int(budget)}), samples=samples, tau=None if tau is None else _q(tau, "tau"), beta=_q(beta, "beta"), seed=seed)
     return Release(_records(recs), json.loads(summary))
 
 
@@ -178,7 +177,8 @@ def release_item_wise(mechanism: Any, users: Any, *, delta: Any = "1e-9", model:
     recs, summary = _core.release_item_wise(
         mechanism._m, _users_jsonl(users), delta=_q(delta, "delta"), model=model,
         epsilon=None if epsilon is None else _q(epsilon, "epsilon"), samples=samples,
-        tau=None if tau is None else _q(tau, "tau"), beta=_q(beta, "beta"), seed=seed)
+        tau=None if tau is None else _q(tau, "tau"), beta=_q(beta, "beta"), seed=seed,
+        accountant=accountant)
     return Release(_records(recs), json.loads(summary))
 
 

@@ -1,13 +1,14 @@
 //! Fuzz the user-level readers and exact computations: JSON-lines users (labels and
 //! indices) on a 6-site explicit space, d_EM of consecutive users (transport, and the
 //! Lemma 2.1 assignment when sizes agree: the two must be equal), and the shuffle
-//! accountant on parsed parameters (never a panic; a returned inverse meets its target).
+//! accountant on parsed parameters, closed form, numerical or the tighter (never a panic; a
+//! guarantee never above composition; a returned inverse meets its target).
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use mdp::exact::{parse_rational, Q};
 use mdp::metric::Space;
 use mdp::user_level::emd::{assignment, emd, Histogram};
-use mdp::user_level::shuffle::{self, Model};
+use mdp::user_level::shuffle::{self, Accountant, Model};
 use mdp::user_level::users::{for_each_user, ItemNames};
 use mdp::user_level::Budget;
 
@@ -49,9 +50,19 @@ fuzz_target!(|data: &[u8]| {
             return;
         }
         let model = if n == 0 { Model::Local { m } } else { Model::Central { n, m } };
-        let _ = shuffle::item_wise(model, &a, &delta);
-        let _ = shuffle::fmt_group(model, &a, &delta);
-        if let Ok(inv) = shuffle::max_alpha0(model, &a, &delta) {
+        // The accountant from the mode byte: closed, numerical or the tighter of both.
+        let acc = [Accountant::Closed, Accountant::Numerical, Accountant::Tighter][(mode as usize / 2) % 3];
+        if let Ok(g) = shuffle::item_wise(model, &a, &delta, acc) {
+            // Never above composition's m·α₀ (the slope is capped at α₀).
+            assert!(g.alpha <= Q::from(m) * &a && g.delta < 1u32);
+        }
+        if let Ok(g) = shuffle::fmt_group(model, &a, &delta, acc) {
+            assert!(g.alpha <= Q::from(m) * &a);
+        }
+        if let (Ok(n_items), true) = (model.n_items(), m >= 1) {
+            let _ = shuffle::hybrid(n_items, &a, &delta, &Q::from(1u32), 1, acc);
+        }
+        if let Ok(inv) = shuffle::max_alpha0(model, &a, &delta, acc) {
             assert!(inv.guarantee.alpha <= a && inv.guarantee.delta <= delta);
         }
     }

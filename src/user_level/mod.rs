@@ -6,6 +6,7 @@
 //!   Lemma 2.1 for equal sizes;
 //! * [`priv_emd_linear`]: linear queries with a Lipschitz column map (Theorem 4.1) and
 //!   their K-norm release (Algorithm 1, Lemma 4.2);
+//! * [`exact_noise`]: the K-norm noise sampled exactly and rounded to a grid (float-safe);
 //! * [`clones`]: the numerical accountant: the clones reduction's hockey-stick divergence
 //!   with directed rounding (FMT21 Lemma 3.3, numerically);
 //! * [`shuffle`]: the accountant of item-wise release with amplification by shuffling
@@ -23,6 +24,7 @@
 pub mod clones;
 pub mod emd;
 pub mod evaluation;
+pub mod exact_noise;
 pub mod experiments;
 pub mod freq;
 pub mod priv_emd_linear;

@@ -11,11 +11,11 @@
 //! * l is computed, not trusted: [`lipschitz`] returns a proven upper bound of
 //!   max_{x≠x'} ‖f(x) − f(x')‖ / d(x, x') (exact norms for l1/l∞, rounded up for l2;
 //!   distances rounded down).
-//! * q(X) is summed exactly and rounded to the nearest double.
-//! * The noise is sampled in `f64` from the ChaCha20 generator of [`crate::privatize::rng`]
-//!   (OS-seeded unless a test passes a seed), as every public K-norm implementation does.
-//!   Floating-point sampling of continuous noise is not hardened against the rounding
-//!   attacks of Mironov (2012): `spec/user-level.md` states this limitation.
+//! * q(X) is summed exactly; the release is round_h(q(X) + Z) with the real-valued noise Z
+//!   sampled exactly from the ChaCha20 generator of [`crate::privatize::rng`] (OS-seeded
+//!   unless a test passes a seed) and h = 2⁻⁴⁰ of the scale ([`super::exact_noise`]):
+//!   float-safe, the law of the ideal mechanism rounded (`spec/user-level.md` §3.1).
+//!   [`PrivEmdLinear::noise`] (floats) serves the utility experiments only.
 
 use super::{invalid, positive, Budget, UserLevelError};
 use crate::exact::{f64_nearest, f64_up, functions, Interval, Q};
@@ -343,7 +343,8 @@ impl PrivEmdLinear {
         self.scale
     }
 
-    /// A K-norm noise vector R·U (module doc).
+    /// A K-norm noise vector R·U (module doc) in floating point: for the utility
+    /// experiments only (`evaluation`); releases use [`Self::release_value`].
     pub fn noise<R: Rng + ?Sized>(&self, rng: &mut R) -> Vec<f64> {
         let r: f64 = self.gamma.sample(rng);
         let u = unit_ball(self.query.norm, self.query.dim(), rng);
@@ -355,12 +356,22 @@ impl PrivEmdLinear {
         self.release_value(&self.query.value(items), rng)
     }
 
-    /// The release for a query value computed elsewhere (streaming sums).
+    /// The release for a query value computed elsewhere (streaming sums): round_h(q + Z)
+    /// sampled exactly ([`super::exact_noise`], float-safe), printed as the nearest doubles
+    /// (a fixed map of the exact grid point: post-processing).
     pub fn release_value<R: Rng + ?Sized>(&self, q: &[Q], rng: &mut R) -> Vec<f64> {
-        q.iter()
-            .zip(self.noise(rng))
-            .map(|(a, z)| f64_nearest(a) + z)
-            .collect()
+        self.release_exact(q, rng).iter().map(f64_nearest).collect()
+    }
+
+    /// round_h(q + Z) as exact grid points (h = [`Self::granularity`]).
+    pub fn release_exact<R: Rng + ?Sized>(&self, q: &[Q], rng: &mut R) -> Vec<Q> {
+        let theta = crate::exact::q_from_f64(self.scale);
+        super::exact_noise::knorm_rounded(q, &theta, &self.granularity(), self.query.norm, rng)
+    }
+
+    /// The grid step h of the released values (2⁻⁴⁰ of the scale, a power of two).
+    pub fn granularity(&self) -> Q {
+        super::exact_noise::grid(&crate::exact::q_from_f64(self.scale))
     }
 }
 

@@ -255,10 +255,12 @@ pub fn linear(
                 value: json!({"mechanism": "PrivEMDLinear", "model": "local", "users": users,
                        "components": mech.query.components, "distance_unit": unit_name(space),
                        "alpha": format_rational(&alpha), "lipschitz": format_rational(&mech.l),
-                       "noise_scale": mech.scale(), "guarantee": "alpha-unbounded local d_EM-DP (Lemma 4.2)",
+                       "noise_scale": mech.scale(), "granularity": format_rational(&mech.granularity()),
+                       "noise_sampler": "exact (round_h of the real K-norm noise, float-safe)",
+                       "guarantee": "alpha-unbounded local d_EM-DP (Lemma 4.2)",
                        "warning": weak}),
                 sentence: format!(
-                    "PrivEMDLinear released {users} users (one record each: user, {}): each release is {}-unbounded local d_EM-DP, α per {} of d_EM (Lemma 4.2; l ≤ {} {} per {} computed from the query, noise scale l/α = {:.6e}).",
+                    "PrivEMDLinear released {users} users (one record each: user, {}): each release is {}-unbounded local d_EM-DP, α per {} of d_EM (Lemma 4.2; l ≤ {} {} per {} computed from the query, noise scale l/α = {:.6e}; values sampled exactly on the grid 2⁻⁴⁰·scale, float-safe).",
                     mech.query.components.join(", "), a.alpha, unit_name(space), short(&mech.l),
                     mech.query.components.join("/"), unit_name(space), mech.scale()
                 ),
@@ -319,10 +321,12 @@ pub fn linear(
                 value: json!({"mechanism": "PrivEMDLinear", "model": "central", "users": users, "items_per_user": m,
                        "components": mech.query.components, "distance_unit": unit_name(space),
                        "alpha": format_rational(&alpha), "lipschitz": format_rational(&mech.l),
-                       "noise_scale": mech.scale(), "guarantee": "alpha-bounded central d_EM-DP (Lemma 4.2)",
+                       "noise_scale": mech.scale(), "granularity": format_rational(&mech.granularity()),
+                       "noise_sampler": "exact (round_h of the real K-norm noise, float-safe)",
+                       "guarantee": "alpha-bounded central d_EM-DP (Lemma 4.2)",
                        "reduction": discrete_json(&disc), "warning": weak}),
                 sentence: format!(
-                    "PrivEMDLinear released the mean of {users} users × {} items ({}): {}-bounded central d_EM-DP, α per {} of d_EM (Lemma 4.2; l ≤ {} {} per {}, noise scale l/(αn) = {:.6e}).{}",
+                    "PrivEMDLinear released the mean of {users} users × {} items ({}): {}-bounded central d_EM-DP, α per {} of d_EM (Lemma 4.2; l ≤ {} {} per {}, noise scale l/(αn) = {:.6e}; sampled exactly on the grid 2⁻⁴⁰·scale, float-safe).{}",
                     m.unwrap_or(0), mech.query.components.join(", "), a.alpha, unit_name(space),
                     short(&mech.l), mech.query.components.join("/"), unit_name(space), mech.scale(),
                     disc.as_ref().map_or("", |(_, s)| s.as_str())

@@ -1,0 +1,406 @@
+//! Float-safe K-norm noise for PrivEMDLinear's releases (`spec/user-level.md` §3.1): the
+//! released value is round_h(q + Z), the exact query value plus the *real-valued* K-norm
+//! noise Z (density ∝ exp(−‖z‖/θ)), rounded to the grid hℤ — sampled exactly.
+//!
+//! **Why it is private.** round_h is a fixed, data-independent map, so the output is a
+//! post-processing of the ideal mechanism q + Z of Lemma 4.2: the same α, δ = 0. The
+//! floating-point attacks on Laplace-type noise (Mironov 2012, CCS: the low bits of a
+//! float sample reveal the input) need the released value's law to differ from the ideal
+//! one; here it is the ideal one, pushed through round_h (and then through the rounding to
+//! the nearest double for printing, another fixed map).
+//!
+//! **How it is exact.** Z is a function F(U) of i.i.d. uniforms and sign bits:
+//! E_j = −ln(1 − U_j) ~ Exp(1) and G = E_0 + … + E_d ~ Gamma(d + 1);
+//! * ℓ1: Z_i = θ·S_i·E_i (a product of Laplace laws, ∝ exp(−‖z‖₁/θ));
+//! * ℓ∞: Z_i = θ·G·(2V_i − 1), V uniform in the cube;
+//! * ℓ2: Z = θ·G·W, W uniform in the unit ball by exact rejection from the cube.
+//!
+//! (Hardt–Talwar: R·U with R ~ Gamma(d+1, θ) and U uniform in the unit ball of the norm has
+//! density ∝ exp(−‖z‖/θ).) Each uniform is known as a dyadic interval, refined 64 random bits
+//! at a time ([`Lazy`], the argument of `privatize::ExactRow`); F is enclosed by rational
+//! interval arithmetic (`exact::functions::ln`, directed rounding), and a coordinate is
+//! decided once both ends of q_i + Z_i round to the same grid point. round_h is monotone,
+//! so a decided point is round_h(q_i + F(U)) for the uniforms' exact values; the grid's
+//! boundaries are a null set, so every coordinate is decided after finitely many
+//! refinements with probability 1. The output's law is exactly that of round_h(q + Z).
+//! (The OpenDP library samples its continuous Laplace the same way; timing side channels
+//! are out of scope, `spec/threat-model.md`.)
+
+use super::priv_emd_linear::Norm;
+use crate::exact::{functions, Interval, Q};
+use rand::{Rng, RngCore};
+
+/// The grid is 2⁻⁴⁰ of the noise scale (rounded down to a power of two): rounding moves a
+/// coordinate by at most θ·2⁻⁴¹, far below the noise.
+const GRID_BELOW_SCALE: i64 = 40;
+
+/// The grid step h for noise scale θ > 0: 2^{⌊log₂ θ⌋ − 40}. It depends on θ only (public:
+/// l, α and n), never on the data.
+pub fn grid(theta: &Q) -> Q {
+    pow2(theta.floor_log2_abs() - GRID_BELOW_SCALE)
+}
+
+fn pow2(k: i64) -> Q {
+    if k >= 0 {
+        Q::from(1u32) << k
+    } else {
+        Q::from(1u32) >> (-k)
+    }
+}
+
+/// A uniform U ∈ [0, 1) known to lie in [lo, lo + 2^{−bits}), refined by fresh random bits.
+#[derive(Clone, Debug)]
+struct Lazy {
+    lo: Q,
+    bits: i64,
+}
+
+impl Lazy {
+    fn new<R: RngCore + ?Sized>(rng: &mut R) -> Lazy {
+        let mut u = Lazy {
+            lo: Q::from(0u32),
+            bits: 0,
+        };
+        u.refine(rng);
+        u
+    }
+
+    fn refine<R: RngCore + ?Sized>(&mut self, rng: &mut R) {
+        self.bits += 64;
+        self.lo += Q::from(rng.next_u64()) >> self.bits;
+    }
+
+    fn interval(&self) -> Interval {
+        Interval::new(self.lo.clone(), &self.lo + pow2(-self.bits))
+    }
+}
+
+/// An enclosure of −ln(1 − U) (increasing in U); `None` while 1 − U may be 0.
+fn exponential(u: &Lazy, prec: u64) -> Option<Interval> {
+    let one = Q::from(1u32);
+    let v = u.interval();
+    let lo = &one - &v.hi;
+    if lo <= 0u32 {
+        return None;
+    }
+    let ln = functions::ln(&Interval::new(lo, &one - &v.lo), prec)?;
+    Some(ln.neg())
+}
+
+/// An enclosure of 2U − 1 ∈ [−1, 1).
+fn centered(u: &Lazy) -> Interval {
+    let v = u.interval();
+    Interval::new(
+        Q::from(2u32) * &v.lo - Q::from(1u32),
+        Q::from(2u32) * &v.hi - Q::from(1u32),
+    )
+}
+
+/// min and max of x² over an interval.
+fn square_range(x: &Interval) -> (Q, Q) {
+    let (a, b) = (&x.lo * &x.lo, &x.hi * &x.hi);
+    let max = if a > b { a.clone() } else { b.clone() };
+    let min = if x.lo <= 0u32 && x.hi >= 0u32 {
+        Q::from(0u32)
+    } else if a < b {
+        a
+    } else {
+        b
+    };
+    (min, max)
+}
+
+/// The random inputs of one draw of Z.
+struct Draw {
+    norm: Norm,
+    /// ℓ1: one exponential per coordinate; ℓ∞/ℓ2: the d + 1 exponentials of G.
+    exps: Vec<Lazy>,
+    /// ℓ1: the signs.
+    signs: Vec<bool>,
+    /// ℓ∞/ℓ2: the point V of the cube (ℓ2: accepted inside the unit ball).
+    cube: Vec<Lazy>,
+}
+
+impl Draw {
+    fn new<R: Rng + ?Sized>(norm: Norm, d: usize, rng: &mut R) -> Draw {
+        match norm {
+            Norm::L1 => Draw {
+                norm,
+                exps: (0..d).map(|_| Lazy::new(rng)).collect(),
+                signs: (0..d).map(|_| rng.gen::<bool>()).collect(),
+                cube: Vec::new(),
+            },
+            Norm::Linf => Draw {
+                norm,
+                exps: (0..=d).map(|_| Lazy::new(rng)).collect(),
+                signs: Vec::new(),
+                cube: (0..d).map(|_| Lazy::new(rng)).collect(),
+            },
+            Norm::L2 => Draw {
+                norm,
+                exps: (0..=d).map(|_| Lazy::new(rng)).collect(),
+                signs: Vec::new(),
+                cube: in_ball(d, rng),
+            },
+        }
+    }
+
+    /// Enclosures of the d coordinates of Z/θ at `prec` bits (`None`: not yet enclosed).
+    fn enclose(&self, d: usize, prec: u64) -> Option<Vec<Interval>> {
+        match self.norm {
+            Norm::L1 => self
+                .exps
+                .iter()
+                .zip(&self.signs)
+                .map(|(u, &s)| exponential(u, prec).map(|e| if s { e } else { e.neg() }))
+                .collect(),
+            Norm::Linf | Norm::L2 => {
+                let mut g = Interval::point(Q::from(0u32));
+                for u in &self.exps {
+                    g = g.add(&exponential(u, prec)?);
+                }
+                Some(self.cube[..d].iter().map(|u| g.mul(&centered(u))).collect())
+            }
+        }
+    }
+
+    fn refine<R: RngCore + ?Sized>(&mut self, rng: &mut R) {
+        for u in self.exps.iter_mut().chain(self.cube.iter_mut()) {
+            u.refine(rng);
+        }
+    }
+}
+
+/// A uniform point of the unit ℓ2 ball as d lazy uniforms (V_i = 2U_i − 1): exact rejection
+/// from the cube, Σ V_i² < 1 decided on the dyadic boxes (refined while undecided; a box
+/// inside the ball stays inside under refinement).
+fn in_ball<R: RngCore + ?Sized>(d: usize, rng: &mut R) -> Vec<Lazy> {
+    loop {
+        let mut v: Vec<Lazy> = (0..d).map(|_| Lazy::new(rng)).collect();
+        loop {
+            let (mut min, mut max) = (Q::from(0u32), Q::from(0u32));
+            for u in &v {
+                let (a, b) = square_range(&centered(u));
+                min += a;
+                max += b;
+            }
+            if max < 1u32 {
+                return v;
+            }
+            if min >= 1u32 {
+                break;
+            }
+            for u in v.iter_mut() {
+                u.refine(rng);
+            }
+        }
+    }
+}
+
+/// round_h(q_i + Z_i) for each coordinate: exact grid points, the law of the ideal K-norm
+/// release rounded to hℤ (module docs). `theta` is the noise scale (any value ≥ l·σ), `h`
+/// the grid step ([`grid`]).
+pub fn knorm_rounded<R: Rng + ?Sized>(
+    q: &[Q],
+    theta: &Q,
+    h: &Q,
+    norm: Norm,
+    rng: &mut R,
+) -> Vec<Q> {
+    let d = q.len();
+    let mut draw = Draw::new(norm, d, rng);
+    let half = Q::from(1u32) >> 1u64;
+    let cell = |x: &Q| -> Q { Q::from((x / h + &half).floor()) };
+    for round in 0u64.. {
+        let prec = 64 * (round + 2);
+        if let Some(z) = draw.enclose(d, prec) {
+            let decided: Option<Vec<Q>> = q
+                .iter()
+                .zip(&z)
+                .map(|(qi, zi)| {
+                    let (lo, hi) = (qi + theta * &zi.lo, qi + theta * &zi.hi);
+                    let k = cell(&lo);
+                    (k == cell(&hi)).then(|| k * h)
+                })
+                .collect();
+            if let Some(y) = decided {
+                return y;
+            }
+        }
+        draw.refine(rng);
+    }
+    unreachable!("the rounds are unbounded")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exact::{f64_nearest, parse_rational};
+    use crate::privatize::rng;
+
+    fn q(s: &str) -> Q {
+        parse_rational(s).unwrap()
+    }
+
+    /// The Laurent–Massart upper tail of χ²_k at false-alarm e^{−x}: k + 2√(kx) + 2x.
+    fn chi2_limit(k: usize, x: f64) -> f64 {
+        k as f64 + 2.0 * (k as f64 * x).sqrt() + 2.0 * x
+    }
+
+    /// χ² of counts against probabilities (bins with expected count < 5 merged into the
+    /// next); returns (statistic, degrees of freedom).
+    fn chi2(counts: &[u64], probs: &[f64], n: u64) -> (f64, usize) {
+        let (mut stat, mut bins) = (0.0, 0usize);
+        let (mut c, mut p) = (0u64, 0.0f64);
+        for (&ci, &pi) in counts.iter().zip(probs) {
+            c += ci;
+            p += pi;
+            if p * n as f64 >= 5.0 {
+                let e = p * n as f64;
+                stat += (c as f64 - e).powi(2) / e;
+                bins += 1;
+                c = 0;
+                p = 0.0;
+            }
+        }
+        if p > 0.0 {
+            let e = p * n as f64;
+            stat += (c as f64 - e).powi(2) / e;
+            bins += 1;
+        }
+        (stat, bins - 1)
+    }
+
+    /// d = 1 (every norm is the Laplace law): the rounded releases against the exact
+    /// Laplace(θ) probabilities of 40 cells of width θ/4 around an off-grid q, plus tails;
+    /// false alarm ≤ e^{−14} per norm. A sampler at 1.1·θ is refuted (power).
+    #[test]
+    fn one_dimension_is_the_laplace_law() {
+        let (theta, q0) = (1.5f64, q("1/3"));
+        let t = crate::exact::q_from_f64(theta);
+        let h = grid(&t);
+        let n = 20_000u64;
+        let edges: Vec<f64> = (-20..=20)
+            .map(|j| 1.0 / 3.0 + j as f64 * theta / 4.0)
+            .collect();
+        let cdf = |x: f64| {
+            let z = (x - 1.0 / 3.0) / theta;
+            if z < 0.0 {
+                0.5 * z.exp()
+            } else {
+                1.0 - 0.5 * (-z).exp()
+            }
+        };
+        let mut probs = vec![cdf(edges[0])];
+        probs.extend(edges.windows(2).map(|w| cdf(w[1]) - cdf(w[0])));
+        probs.push(1.0 - cdf(*edges.last().unwrap()));
+        let run = |scale: &Q, norm: Norm, seed: u64| {
+            let mut r = rng(Some(seed));
+            let mut counts = vec![0u64; probs.len()];
+            for _ in 0..n {
+                let y = knorm_rounded(std::slice::from_ref(&q0), scale, &h, norm, &mut r);
+                assert!((&y[0] / &h).is_integer(), "on the grid");
+                let v = f64_nearest(&y[0]);
+                counts[edges.partition_point(|&e| e <= v)] += 1;
+            }
+            chi2(&counts, &probs, n)
+        };
+        for (i, norm) in [Norm::L1, Norm::L2, Norm::Linf].into_iter().enumerate() {
+            let (stat, k) = run(&t, norm, 40 + i as u64);
+            assert!(
+                stat < chi2_limit(k, 14.0),
+                "{norm:?}: χ² = {stat} with {k} df"
+            );
+        }
+        let wide = crate::exact::q_from_f64(theta * 1.1);
+        let (stat, k) = run(&wide, Norm::L1, 50);
+        assert!(
+            stat > chi2_limit(k, 14.0),
+            "power: 1.1·θ not refuted (χ² = {stat})"
+        );
+    }
+
+    /// d = 2, 3: ‖Z‖/θ ~ Gamma(d, 1) (shells) for every norm, and the sign orthants are
+    /// uniform (χ² of shell × orthant cells); false alarm ≤ e^{−14} per case.
+    #[test]
+    fn norm_shells_follow_the_gamma_law() {
+        let theta = Q::from(1u32);
+        let h = grid(&theta);
+        let n = 12_000u64;
+        // P(Gamma(d, 1) ≤ x) = 1 − e^{−x} Σ_{k<d} x^k/k!
+        let gamma_cdf = |d: usize, x: f64| {
+            let mut term = 1.0;
+            let mut s = 0.0;
+            for k in 0..d {
+                if k > 0 {
+                    term *= x / k as f64;
+                }
+                s += term;
+            }
+            1.0 - (-x).exp() * s
+        };
+        let edges: Vec<f64> = (1..=24).map(|j| j as f64 * 0.25).collect();
+        for (i, norm) in [Norm::L1, Norm::L2, Norm::Linf].into_iter().enumerate() {
+            for d in [2usize, 3] {
+                let orthants = 1usize << d;
+                let shells = edges.len() + 1;
+                let mut probs = Vec::new();
+                for s in 0..shells {
+                    let lo = if s == 0 {
+                        0.0
+                    } else {
+                        gamma_cdf(d, edges[s - 1])
+                    };
+                    let hi = if s == edges.len() {
+                        1.0
+                    } else {
+                        gamma_cdf(d, edges[s])
+                    };
+                    for _ in 0..orthants {
+                        probs.push((hi - lo) / orthants as f64);
+                    }
+                }
+                let mut counts = vec![0u64; probs.len()];
+                let mut r = rng(Some(60 + 10 * i as u64 + d as u64));
+                let zero = vec![Q::from(0u32); d];
+                for _ in 0..n {
+                    let y: Vec<f64> = knorm_rounded(&zero, &theta, &h, norm, &mut r)
+                        .iter()
+                        .map(f64_nearest)
+                        .collect();
+                    let nrm = match norm {
+                        Norm::L1 => y.iter().map(|v| v.abs()).sum::<f64>(),
+                        Norm::L2 => y.iter().map(|v| v * v).sum::<f64>().sqrt(),
+                        Norm::Linf => y.iter().fold(0.0f64, |m, v| m.max(v.abs())),
+                    };
+                    let o = y
+                        .iter()
+                        .enumerate()
+                        .fold(0, |o, (j, v)| o | ((*v < 0.0) as usize) << j);
+                    counts[edges.partition_point(|&e| e <= nrm) * orthants + o] += 1;
+                }
+                let (stat, k) = chi2(&counts, &probs, n);
+                assert!(
+                    stat < chi2_limit(k, 14.0),
+                    "{norm:?} d = {d}: χ² = {stat} with {k} df"
+                );
+            }
+        }
+    }
+
+    /// A grid far below the enclosures' first precision forces refinement rounds; the
+    /// outputs stay on the grid and within a few scales of q.
+    #[test]
+    fn fine_grids_refine_and_stay_on_the_grid() {
+        let theta = q("3/2");
+        let h = Q::from(1u32) >> 150u64;
+        let mut r = rng(Some(7));
+        for norm in [Norm::L1, Norm::L2, Norm::Linf] {
+            for _ in 0..50 {
+                let y = knorm_rounded(&[q("1/3"), q("-2")], &theta, &h, norm, &mut r);
+                assert!(y.iter().all(|v| (v / &h).is_integer()));
+                assert!((f64_nearest(&y[1]) + 2.0).abs() < 200.0);
+            }
+        }
+    }
+}

@@ -317,7 +317,21 @@ pub fn load_gated(
             "not a container (its matrix is not {\"npy\": …})",
         )));
     }
-    let container = io::container::read(header, &doc, &limits, max_memory, progress)
+    gate(header, &doc, policy, max_memory, progress)
+}
+
+/// Read the container whose parsed header `doc` is at `header` (its `.npy` beside it) and
+/// gate it as [`load_gated`] does.
+pub fn gate(
+    header: &Path,
+    doc: &serde_json::Value,
+    policy: &AuditOptions,
+    max_memory: u64,
+    progress: &dyn Progress,
+) -> Result<GatedContainer, crate::privatize::GateError> {
+    use crate::privatize::GateError;
+    let limits = io::Limits::default();
+    let container = io::container::read(header, doc, &limits, max_memory, progress)
         .map_err(GateError::Invalid)?;
     let report = audit_container(&container, policy, progress).map_err(GateError::Invalid)?;
     if report.verdict != Verdict::Pass {

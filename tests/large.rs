@@ -244,3 +244,170 @@ fn container_refusals_are_one_line() {
     }
     assert!(!d.join("a.json").exists() && !d.join("a.npy").exists());
 }
+
+fn privatize(args: &[&str], stdin: &str) -> Output {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mdp"))
+        .arg("privatize")
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run mdp privatize");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// `mdp privatize --mechanism HEADER` samples from a container once its structured audit
+/// passes under the pipeline's policy: records by label (points) or by index (a graph,
+/// which has no coordinates), snapped coordinates, and the refusals (a stricter ε, a
+/// memory limit) with nothing released.
+#[test]
+fn privatize_reads_containers() {
+    let d = dir("privatize");
+    let csv = d.join("pts.csv");
+    let mut text = String::from("id,x,y\n");
+    for i in 0..60 {
+        text.push_str(&format!("p{i},{},{}\n", i % 8, i / 8));
+    }
+    std::fs::write(&csv, text).unwrap();
+    let h = d.join("e.json");
+    let out = mdp(&[
+        "build",
+        "exponential",
+        "--space",
+        csv.to_str().unwrap(),
+        "--epsilon",
+        "2",
+        "-o",
+        h.to_str().unwrap(),
+        "--container",
+        "--quiet",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let hs = h.to_str().unwrap();
+    // By label: every release is a label of the space; ε = 2 is steep, so most records
+    // stay at or next to their point.
+    let records: String = (0..200).map(|i| format!("p{}\n", i % 60)).collect();
+    let out = privatize(
+        &["--mechanism", hs, "--require-epsilon", "2", "--seed", "5"],
+        &records,
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let released: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(String::from)
+        .collect();
+    assert_eq!(released.len(), 200);
+    assert!(released
+        .iter()
+        .all(|l| l.starts_with('p') && l[1..].parse::<u32>().unwrap() < 60));
+    let same = released
+        .iter()
+        .enumerate()
+        .filter(|(i, l)| **l == format!("p{}", i % 60))
+        .count();
+    assert!(
+        same > 20 && same < 200,
+        "{same} of 200 records released as themselves"
+    );
+    // Coordinates snapped to the nearest input.
+    let out = privatize(&["--mechanism", hs, "--snap", "--seed", "5"], "3.1,2.2\n");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout)
+            .trim()
+            .split(',')
+            .count(),
+        2
+    );
+    // Refusals: a stricter ε than the container passes, and a memory limit below the
+    // audit's plan; nothing is released.
+    let out = privatize(
+        &["--mechanism", hs, "--require-epsilon", "1", "--seed", "5"],
+        "p1\n",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("refusing to sample"));
+    let out = privatize(&["--mechanism", hs, "--max-memory", "1K"], "p1\n");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    assert_eq!(String::from_utf8_lossy(&out.stderr).lines().count(), 1);
+    // A graph container: inputs by index (no labels, no coordinates to snap to).
+    let g = d.join("g.json");
+    let edges: Vec<String> = (0..20)
+        .map(|i| format!("[{i}, {}, 1]", (i + 1) % 20))
+        .collect();
+    std::fs::write(
+        &g,
+        format!(
+            "{{\"kind\": \"graph\", \"nodes\": 20, \"edges\": [{}]}}",
+            edges.join(",")
+        ),
+    )
+    .unwrap();
+    let hg = d.join("eg.json");
+    let out = mdp(&[
+        "build",
+        "exponential",
+        "--space",
+        g.to_str().unwrap(),
+        "--epsilon",
+        "1",
+        "-o",
+        hg.to_str().unwrap(),
+        "--container",
+        "--quiet",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = privatize(
+        &[
+            "--mechanism",
+            hg.to_str().unwrap(),
+            "--by-index",
+            "--seed",
+            "2",
+        ],
+        "0\n7\n19\n",
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let idx: Vec<usize> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| l.parse().unwrap())
+        .collect();
+    assert!(idx.len() == 3 && idx.iter().all(|&i| i < 20));
+    let out = privatize(&["--mechanism", hg.to_str().unwrap(), "--snap"], "1,2\n");
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -208,6 +208,9 @@ pub enum Sampler {
     },
     Tem(TemSampler),
     Madlib(Madlib),
+    /// A large-mechanism container that passed its structured audit (its rows are drawn
+    /// exactly from the float64 entries, [`crate::large::GatedContainer::sample`]).
+    Container(Box<crate::large::GatedContainer>),
 }
 
 impl Sampler {
@@ -226,6 +229,7 @@ impl Sampler {
                 .sample(rng),
             Sampler::Tem(t) => t.sample(w, rng),
             Sampler::Madlib(m) => m.sample(w, rng),
+            Sampler::Container(c) => c.sample(w, rng),
         }
     }
 }
@@ -279,14 +283,58 @@ pub fn load_gated(
     progress: &dyn Progress,
 ) -> Result<Gated, GateError> {
     let bytes = io::read_source(path, &Limits::default()).map_err(GateError::Read)?;
-    let mut file = io::read_mechanism(&bytes, &Limits::default()).map_err(GateError::Invalid)?;
-    // What is sampled is the exactly normalized matrix: that is what is audited.
+    let file = io::read_mechanism(&bytes, &Limits::default()).map_err(GateError::Invalid)?;
+    gate_file(file, policy, progress)
+}
+
+/// Normalize a parsed file's rows exactly and audit that normalized matrix (what is
+/// sampled is what is audited); only a passing file is returned.
+fn gate_file(
+    mut file: MechanismFile,
+    policy: &audit::Options,
+    progress: &dyn Progress,
+) -> Result<Gated, GateError> {
     file.matrix = normalized(&file.matrix);
     let report = audit::audit_with(&file, policy, progress).map_err(GateError::Invalid)?;
     if report.verdict != Verdict::Pass {
         return Err(GateError::NotPrivate(Box::new(report)));
     }
     Ok(Gated { file, report })
+}
+
+/// A gated mechanism of either form.
+pub enum GatedSource {
+    /// An `mdp/1` JSON file ([`load_gated`]).
+    File(Gated),
+    /// A large-mechanism container ([`crate::large::load_gated`]).
+    Container(Box<crate::large::GatedContainer>),
+}
+
+/// [`load_gated`] for either form of `mdp/1`: the JSON is parsed once; a container header
+/// (its `matrix` names a `.npy` file; never standard input) is read, its audit planned
+/// within `max_memory` bytes, and gated by the structured audit.
+pub fn load_gated_any(
+    path: &str,
+    policy: &audit::Options,
+    max_memory: u64,
+    progress: &dyn Progress,
+) -> Result<GatedSource, GateError> {
+    let limits = Limits::default();
+    let bytes = io::read_source(path, &limits).map_err(GateError::Read)?;
+    let doc = io::parse_json(&bytes).map_err(GateError::Invalid)?;
+    if io::container::is_container(&doc) {
+        if path == "-" {
+            return Err(GateError::Invalid(io::input_error(
+                "$",
+                "a container (matrix in a .npy file) is read from its header file, not standard input",
+            )));
+        }
+        let header = std::path::Path::new(path);
+        return crate::large::gate(header, &doc, policy, max_memory, progress)
+            .map(|g| GatedSource::Container(Box::new(g)));
+    }
+    let file = io::mechanism_from_value(&doc, &limits).map_err(GateError::Invalid)?;
+    gate_file(file, policy, progress).map(GatedSource::File)
 }
 
 #[cfg(test)]

@@ -706,15 +706,27 @@ pub fn releases(
     labels: Option<&[String]>,
     naming: Naming,
 ) -> Vec<Release> {
+    releases_of(space.n(), Some(space.points()), outputs, labels, naming)
+}
+
+/// [`releases`] from the number of inputs and their coordinates, if any (a graph has none:
+/// sites are then named by label or index).
+pub fn releases_of(
+    n: usize,
+    points: Option<&[Vec<crate::exact::Q>]>,
+    outputs: &crate::mechanism::Outputs,
+    labels: Option<&[String]>,
+    naming: Naming,
+) -> Vec<Release> {
     use crate::mechanism::Outputs;
     let point = |p: &[crate::exact::Q]| Release::Point(p.iter().map(f64_nearest).collect());
-    let site = |i: usize| match (naming, labels) {
-        (Naming::Coordinates, _) => point(&space.points()[i]),
-        (Naming::Labels, Some(l)) => Release::Label(l[i].clone()),
+    let site = |i: usize| match (naming, labels, points) {
+        (Naming::Coordinates, _, Some(p)) => point(&p[i]),
+        (Naming::Labels, Some(l), _) => Release::Label(l[i].clone()),
         _ => Release::Index(i),
     };
     match outputs {
-        Outputs::Inputs => (0..space.n()).map(site).collect(),
+        Outputs::Inputs => (0..n).map(site).collect(),
         Outputs::OfInputs(v) => v.iter().map(|&i| site(i)).collect(),
         Outputs::Labels(l) => l.iter().map(|s| Release::Label(s.clone())).collect(),
         Outputs::Points(p) => p.iter().map(|x| point(x)).collect(),

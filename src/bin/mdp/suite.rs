@@ -19,10 +19,16 @@ use std::path::PathBuf;
 
 #[derive(clap::Args)]
 pub struct PrivatizeArgs {
-    /// An mdp/1 mechanism file: its rows, normalized exactly, must pass the audit under
-    /// the policy below before one record is read.
+    /// An mdp/1 mechanism file, or a large-mechanism container's header (its matrix in a
+    /// .npy file beside it): its rows, normalized exactly (a container: its float64 rows,
+    /// exact dyadics), must pass the audit under the policy below (a container: the
+    /// structured audit) before one record is read.
     #[arg(long, conflicts_with = "sampler")]
     mechanism: Option<String>,
+    /// A container's audit is planned before its matrix is read and refused past this
+    /// (bytes, or with a K, M, G suffix).
+    #[arg(long, default_value = "8G", value_parser = crate::cli::memory_value)]
+    max_memory: u64,
     /// Or a sampler without a matrix: TEM's Algorithm 3 or Madlib (needs --space and
     /// --epsilon; floating-point samplers, not an audited matrix).
     #[arg(long, value_enum)]
@@ -162,7 +168,11 @@ fn privatize_policy(a: &PrivatizeArgs) -> Result<audit::Options, String> {
 /// the labels that come with it.
 struct Source {
     sampler: Sampler,
-    space: Space,
+    /// The number of inputs.
+    n: usize,
+    /// The space, when it has one as a table of points or distances (a graph container has
+    /// only its edges: no coordinates to snap to or to name outputs by).
+    space: Option<Space>,
     outputs: Outputs,
     labels: Option<Vec<String>>,
 }
@@ -292,18 +302,46 @@ pub fn plot(a: &PlotArgs) -> Result<i32, String> {
 }
 
 fn mechanism_source(path: &str, a: &PrivatizeArgs) -> Result<Result<Source, i32>, String> {
+    use mdp::privatize::{GateError, GatedSource};
     let refusal = "does not pass the audit under this policy; refusing to sample from it";
-    let file = match crate::gated(path, &privatize_policy(a)?, refusal)? {
-        Ok(file) => file,
-        Err(code) => return Ok(Err(code)),
-    };
-    let labels = file_labels(&file, a.space.as_deref())?;
-    Ok(Ok(Source {
-        sampler: Sampler::from_matrix(file.matrix),
-        space: file.space,
-        outputs: file.outputs,
-        labels,
-    }))
+    let policy = privatize_policy(a)?;
+    let progress = mdp::progress::Console::new(false, 2.0);
+    match mdp::privatize::load_gated_any(path, &policy, a.max_memory, &progress) {
+        Ok(GatedSource::File(g)) => {
+            let file = g.file;
+            let labels = file_labels(&file, a.space.as_deref())?;
+            Ok(Ok(Source {
+                sampler: Sampler::from_matrix(file.matrix),
+                n: file.space.n(),
+                space: Some(file.space),
+                outputs: file.outputs,
+                labels,
+            }))
+        }
+        Ok(GatedSource::Container(c)) => {
+            if a.space.is_some() {
+                return Err("--space: a container names its inputs by its own labels (give --labels to rename them)".into());
+            }
+            let n = c.container.geometry.n();
+            let space = match &c.container.geometry {
+                mdp::io::container::Geometry::Points(s) => Some(s.clone()),
+                mdp::io::container::Geometry::Graph(_) => None,
+            };
+            Ok(Ok(Source {
+                n,
+                space,
+                outputs: c.container.outputs.clone(),
+                labels: c.container.labels.clone(),
+                sampler: Sampler::Container(c),
+            }))
+        }
+        Err(GateError::Read(e)) => Err(format!("--mechanism: {e}")),
+        Err(GateError::Invalid(e)) => Err(e.to_string()),
+        Err(GateError::NotPrivate(report)) => {
+            eprint!("mdp: {path} {refusal}\n{}", audit::human(&report));
+            Ok(Err(audit::EXIT_FAIL))
+        }
+    }
 }
 
 fn sampler_source(kind: SamplerArg, a: &PrivatizeArgs) -> Result<Source, String> {
@@ -331,7 +369,8 @@ fn sampler_source(kind: SamplerArg, a: &PrivatizeArgs) -> Result<Source, String>
     };
     Ok(Source {
         sampler,
-        space,
+        n,
+        space: Some(space),
         outputs: Outputs::Inputs,
         labels,
     })
@@ -346,7 +385,7 @@ pub fn privatize(a: &PrivatizeArgs) -> Result<i32, String> {
         (None, Some(kind)) => sampler_source(kind, a)?,
         (None, None) => return Err("--mechanism or --sampler: one is required".into()),
     };
-    let n = src.space.n();
+    let n = src.n;
     let labels = match &a.labels {
         Some(path) => Some(labels_file(path, n)?),
         None => src.labels.take(),
@@ -361,7 +400,9 @@ pub fn privatize(a: &PrivatizeArgs) -> Result<i32, String> {
         .transpose()?;
     let snapper = if a.snap {
         Some(
-            privatize::Snapper::new(&src.space, snap_max)
+            src.space
+                .as_ref()
+                .and_then(|s| privatize::Snapper::new(s, snap_max))
                 .ok_or("--snap: the space has no coordinates (explicit table or graph)")?,
         )
     } else {
@@ -380,8 +421,13 @@ pub fn privatize(a: &PrivatizeArgs) -> Result<i32, String> {
         (None, false, Some(_)) => privatize::records::Naming::Labels,
         _ => privatize::records::Naming::Index,
     };
-    let releases =
-        privatize::records::releases(&src.space, &src.outputs, labels.as_deref(), naming);
+    let releases = privatize::records::releases_of(
+        n,
+        src.space.as_ref().map(|s| s.points()),
+        &src.outputs,
+        labels.as_deref(),
+        naming,
+    );
     let format = match (a.format, &a.column, &a.field) {
         (FormatArg::Lines, None, None) => privatize::Format::Lines,
         (FormatArg::Csv, Some(c), None) => privatize::Format::Csv {

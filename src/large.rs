@@ -167,6 +167,103 @@ fn metric_value(geometry: &Geometry, labels: Option<&[String]>) -> Value {
     v
 }
 
+/// Relative margin by which the clustered randomizer's float64 weights b and c are rounded
+/// up beyond their rational bounds (2⁻⁴⁰): the tight ratios a/b = e^{α₀r} and a/c = e^{α₀}
+/// then hold with a slack the audit's float filter resolves, instead of one triple at a
+/// time in rationals; it costs only utility.
+const CLUSTERED_MARGIN: i64 = 40;
+
+/// The clustered k-RR randomizer of FreqEstLocal (Imola et al. 2024, Algorithm 4;
+/// `spec/user-level.md` §6) on `clusters` clusters of `size` items at α₀, as a container's
+/// parts: the clustered metric realized exactly as a Chebyshev space (item i of cluster c
+/// at r·bits(i) ⧺ bits(c): two items of one cluster differ by r in some coordinate and by
+/// at most r in all; items of two clusters differ by 1 in a cluster coordinate), labels
+/// `c<c>-<i>`, and the rows of weights a = 1 (the item), b (its cluster), c (elsewhere),
+/// b ≥ e^{−α₀r}(1 + 2⁻⁴⁰), c ≥ e^{−α₀}(1 + 2⁻⁴⁰) and c ≤ b < 1, divided by their common sum
+/// in float64 (the exact privacy argument of §6; the audit that follows decides).
+pub fn clustered_randomizer(
+    clusters: usize,
+    size: usize,
+    r: &Q,
+    alpha0: &Q,
+    max_memory: u64,
+) -> Result<(Geometry, Vec<String>, Dense), LargeError> {
+    if clusters == 0 || size == 0 {
+        return Err(invalid("clusters", "clusters and size must be ≥ 1"));
+    }
+    let k = clusters
+        .checked_mul(size)
+        .filter(|k| (2..=1 << 20).contains(k))
+        .ok_or_else(|| invalid("size", "clusters × size must be in [2, 2^20]"))?;
+    if *r <= 0u32 || *r >= 1u32 {
+        return Err(invalid("r", "must be in (0, 1)"));
+    }
+    if *alpha0 <= 0u32 || *alpha0 > 1000u32 {
+        return Err(invalid("epsilon", "α₀ must be in (0, 1000]"));
+    }
+    let need = build_bytes(k);
+    if need > max_memory {
+        return Err(invalid(
+            "max-memory",
+            format!(
+                "{k} × {k} needs about {:.1} GB, more than the limit of {:.1} GB",
+                need as f64 / 1e9,
+                max_memory as f64 / 1e9
+            ),
+        ));
+    }
+    let margin = Q::from(1u32) + (Q::from(1u32) >> CLUSTERED_MARGIN as u64);
+    let up = |x: &Q| crate::exact::f64_up(&(x * &margin));
+    let b = up(&crate::user_level::freq::exp_neg_up(&(alpha0 * r)));
+    let c = up(&crate::user_level::freq::exp_neg_up(alpha0)).min(b);
+    if b >= 1.0 || c <= 0.0 {
+        return Err(invalid(
+            "epsilon",
+            "α₀·r too small (or α₀ too large) for float64 weights to separate the item, its cluster and the rest",
+        ));
+    }
+    let bits = |m: usize| (usize::BITS - (m.max(1) - 1).leading_zeros()) as usize;
+    let (kb, kc) = (bits(size), bits(clusters));
+    let points: Vec<Vec<Q>> = (0..k)
+        .map(|x| {
+            let (cl, i) = (x / size, x % size);
+            let mut p: Vec<Q> = (0..kb)
+                .map(|j| {
+                    if i >> j & 1 == 1 {
+                        r.clone()
+                    } else {
+                        Q::from(0u32)
+                    }
+                })
+                .collect();
+            p.extend((0..kc).map(|j| Q::from((cl >> j & 1) as u32)));
+            if p.is_empty() {
+                p.push(Q::from(0u32));
+            }
+            p
+        })
+        .collect();
+    let space =
+        crate::metric::Space::from_points(crate::metric::MetricKind::Chebyshev, points, None)
+            .map_err(|e| invalid("space", e.to_string()))?;
+    let labels = (0..k)
+        .map(|x| format!("c{}-{}", x / size, x % size))
+        .collect();
+    // Rows normalized in floats: every row holds the same multiset {a, b ×(s−1), c ×(k−s)},
+    // so every exact row sum is the same and the audited ratios are those of the doubles
+    // 1/z, b/z, c/z, whose roundings the 2⁻⁴⁰ margin covers.
+    let z = 1.0 + (size - 1) as f64 * b + (k - size) as f64 * c;
+    let (a, b, c) = (1.0 / z, b / z, c / z);
+    let mut data = vec![c; k * k];
+    data.par_chunks_mut(k).enumerate().for_each(|(x, row)| {
+        let first = x / size * size;
+        row[first..first + size].fill(b);
+        row[x] = a;
+    });
+    let dense = Dense::new(k, k, data, "matrix").map_err(|e| invalid("matrix", e.to_string()))?;
+    Ok((Geometry::Points(space), labels, dense))
+}
+
 /// The `.npy` file beside `header`: its name with `.json` replaced by `.npy` (or `.npy`
 /// appended).
 pub fn npy_path(header: &Path) -> PathBuf {
@@ -191,23 +288,51 @@ pub fn certify(
     meta: Value,
     progress: &dyn Progress,
 ) -> Result<LargeMechanism, LargeError> {
+    certify_with_outputs(
+        geometry,
+        labels,
+        matrix,
+        Outputs::Inputs,
+        eps,
+        header,
+        meta,
+        progress,
+    )
+}
+
+/// [`certify`] with the outputs given: the inputs, or opaque labels (written as the
+/// header's `outputs`).
+#[allow(clippy::too_many_arguments)]
+fn certify_with_outputs(
+    geometry: Geometry,
+    labels: Option<Vec<String>>,
+    matrix: Dense,
+    outputs: Outputs,
+    eps: &Q,
+    header: &Path,
+    meta: Value,
+    progress: &dyn Progress,
+) -> Result<LargeMechanism, LargeError> {
     let npy = npy_path(header);
     let name = npy
         .file_name()
         .map(|s| s.to_string_lossy().into_owned())
         .ok_or_else(|| invalid("output", "not a file path"))?;
-    let doc = json!({
+    let mut doc = json!({
         "format": "mdp/1",
         "epsilon": io::number_value(eps),
         "metric": metric_value(&geometry, labels.as_deref()),
         "matrix": {"npy": name},
         "meta": meta,
     });
+    if let Outputs::Labels(l) = &outputs {
+        doc["outputs"] = json!({ "labels": l });
+    }
     let container = Container {
         epsilon: eps.clone(),
         geometry,
         matrix,
-        outputs: Outputs::Inputs,
+        outputs,
         within: None,
         labels,
         meta: doc.get("meta").cloned(),
@@ -228,6 +353,77 @@ pub fn certify(
         report,
         header: doc,
     })
+}
+
+/// `mdp import --container`: a float64 `.npy` matrix at `matrix` (one row per input of
+/// `geometry`; its columns the inputs when `outputs_are_inputs`, else opaque outputs named
+/// 0..K−1) claimed ε·d private, as a container at `header`. The shape is read first and
+/// the audit's memory checked against `max_memory` before the matrix is; the entries are
+/// checked (finite, ≥ 0, no zero row) and the structured audit must pass at ε (else
+/// [`LargeError::NotCertified`]); the matrix is written beside the header, unchanged.
+#[allow(clippy::too_many_arguments)]
+pub fn import_npy(
+    matrix: &Path,
+    geometry: Geometry,
+    labels: Option<Vec<String>>,
+    eps: &Q,
+    outputs_are_inputs: bool,
+    header: &Path,
+    meta: Value,
+    max_memory: u64,
+    progress: &dyn Progress,
+) -> Result<LargeMechanism, LargeError> {
+    let name = matrix.display().to_string();
+    let bad = |e: crate::error::InputError| invalid("matrix", e.to_string());
+    let mut head = Vec::new();
+    {
+        use std::io::Read;
+        std::fs::File::open(matrix)
+            .and_then(|f| f.take(npy::MAX_HEADER as u64 + 12).read_to_end(&mut head))
+            .map_err(|e| invalid("matrix", format!("{name}: {e}")))?;
+    }
+    let shape = npy::parse_header(&head, &name).map_err(bad)?;
+    let n = geometry.n();
+    if shape.rows != n {
+        return Err(invalid(
+            "matrix",
+            format!(
+                "{name} has {} rows, the space has {n} points (one row per input)",
+                shape.rows
+            ),
+        ));
+    }
+    if outputs_are_inputs && shape.cols != n {
+        return Err(invalid(
+            "matrix",
+            format!(
+                "{name} is {n} × {}: outputs that are the inputs need a square matrix",
+                shape.cols
+            ),
+        ));
+    }
+    let need = io::container::audit_bytes(n, shape.cols);
+    if need > max_memory {
+        return Err(invalid(
+            "max-memory",
+            format!(
+                "auditing {n} × {} entries needs about {:.1} GB, more than the limit of {:.1} GB",
+                shape.cols,
+                need as f64 / 1e9,
+                max_memory as f64 / 1e9
+            ),
+        ));
+    }
+    let data = npy::read(matrix, n, shape.cols, &name, &|_| {}).map_err(bad)?;
+    let dense = Dense::new(n, shape.cols, data, &name).map_err(bad)?;
+    let outputs = if outputs_are_inputs {
+        Outputs::Inputs
+    } else {
+        Outputs::Labels((0..shape.cols).map(|j| j.to_string()).collect())
+    };
+    certify_with_outputs(
+        geometry, labels, dense, outputs, eps, header, meta, progress,
+    )
 }
 
 impl LargeMechanism {

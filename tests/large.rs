@@ -411,3 +411,172 @@ fn privatize_reads_containers() {
     let out = privatize(&["--mechanism", hg.to_str().unwrap(), "--snap"], "1,2\n");
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// `mdp import --container` (issue 35: import at city scale): a float64 `.npy` with its
+/// space becomes a container proven by the structured audit (square with the inputs as
+/// outputs, or opaque outputs), re-proven by `mdp-audit`; a claim the matrix does not meet
+/// writes nothing (exit 1); a wrong shape or a memory limit is one line (exit 2).
+#[test]
+fn import_writes_containers() {
+    let d = dir("import");
+    let csv = d.join("pts.csv");
+    let mut text = String::from("id,x,y\n");
+    for i in 0..50 {
+        text.push_str(&format!("p{i},{},{}\n", i % 7, i / 7));
+    }
+    std::fs::write(&csv, text).unwrap();
+    let h = d.join("e.json");
+    let out = mdp(&[
+        "build",
+        "exponential",
+        "--space",
+        csv.to_str().unwrap(),
+        "--epsilon",
+        "2",
+        "-o",
+        h.to_str().unwrap(),
+        "--container",
+        "--quiet",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let npy = d.join("e.npy");
+    let run = |extra: &[&str], out_name: &str| {
+        let o = d.join(out_name);
+        let mut args = vec![
+            "import",
+            "--matrix",
+            npy.to_str().unwrap(),
+            "--space",
+            csv.to_str().unwrap(),
+            "--container",
+            "-o",
+            o.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        (mdp(&args), o)
+    };
+    for (extra, name) in [
+        (&["--epsilon", "2", "--outputs-are-inputs"][..], "sq.json"),
+        (&["--epsilon", "2"][..], "op.json"),
+    ] {
+        let (out, o) = run(extra, name);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let r = report(&audit(&["--json", o.to_str().unwrap()]));
+        assert_eq!(r["verdict"], "pass", "{r}");
+        assert_eq!(r["K"], 50);
+        assert!(o.with_extension("npy").exists());
+    }
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("op.json")).unwrap()).unwrap();
+    assert_eq!(doc["outputs"]["labels"][49], "49");
+    // ε = 1 is below the matrix's tight ε (≤ 2, > 1 here): refused, nothing written.
+    let (out, o) = run(&["--epsilon", "1", "--outputs-are-inputs"], "no.json");
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!o.exists() && !o.with_extension("npy").exists());
+    // A space of another size, and a memory limit: one line, exit 2.
+    let small = d.join("small.csv");
+    std::fs::write(&small, "id,x,y\na,0,0\nb,1,1\n").unwrap();
+    let o = d.join("x.json");
+    let out = mdp(&[
+        "import",
+        "--matrix",
+        npy.to_str().unwrap(),
+        "--space",
+        small.to_str().unwrap(),
+        "--epsilon",
+        "2",
+        "--container",
+        "-o",
+        o.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).lines().count(),
+        1,
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (out, _) = run(&["--epsilon", "2", "--max-memory", "1K"], "m.json");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("max-memory"));
+}
+
+/// `mdp build clustered-rr` (issue 35: the clustered randomizer in the container): the
+/// Chebyshev embedding realizes the clustered metric, the matrix passes at α₀ and fails at
+/// 0.99·α₀ (its ratios a/b and a/c are tight), and items are named `c<c>-<i>`.
+#[test]
+fn clustered_randomizer_container_is_tight() {
+    let d = dir("clustered");
+    let h = d.join("rr.json");
+    let out = mdp(&[
+        "build",
+        "clustered-rr",
+        "--clusters",
+        "4",
+        "--size",
+        "5",
+        "--r",
+        "1/4",
+        "--epsilon",
+        "2",
+        "-o",
+        h.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let hs = h.to_str().unwrap();
+    let r = report(&audit(&["--json", hs]));
+    assert_eq!(r["verdict"], "pass", "{r}");
+    let tight = r["epsilon_tight"][1].as_f64().unwrap();
+    assert!(tight <= 2.0 && tight > 1.99, "tight ε {tight}");
+    let r = report(&audit(&["--json", "--require-epsilon", "1.98", hs]));
+    assert_eq!(r["verdict"], "fail");
+    let out = privatize(&["--mechanism", hs, "--seed", "1"], "c0-0\nc3-4\n");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        text.lines().all(|l| l.starts_with('c') && l.contains('-')),
+        "{text}"
+    );
+    let out = mdp(&[
+        "build",
+        "clustered-rr",
+        "--clusters",
+        "4",
+        "--size",
+        "5",
+        "--r",
+        "1",
+        "--epsilon",
+        "2",
+        "-o",
+        h.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(String::from_utf8_lossy(&out.stderr).lines().count(), 1);
+}

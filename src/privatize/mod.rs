@@ -305,7 +305,7 @@ fn gate_file(
 /// A gated mechanism of either form.
 pub enum GatedSource {
     /// An `mdp/1` JSON file ([`load_gated`]).
-    File(Gated),
+    File(Box<Gated>),
     /// A large-mechanism container ([`crate::large::load_gated`]).
     Container(Box<crate::large::GatedContainer>),
 }
@@ -334,7 +334,7 @@ pub fn load_gated_any(
             .map(|g| GatedSource::Container(Box::new(g)));
     }
     let file = io::mechanism_from_value(&doc, &limits).map_err(GateError::Invalid)?;
-    gate_file(file, policy, progress).map(GatedSource::File)
+    gate_file(file, policy, progress).map(|g| GatedSource::File(Box::new(g)))
 }
 
 #[cfg(test)]

@@ -115,7 +115,7 @@ pub fn project_to_simplex(v: &[f64]) -> Vec<f64> {
 }
 
 /// An upper rational of e^{−x} on a 2⁻⁶⁴-relative grid.
-fn exp_neg_up(x: &Q) -> Q {
+pub(crate) fn exp_neg_up(x: &Q) -> Q {
     let e = functions::exp(&Interval::point(-x), 80).hi;
     let p = e.floor_log2_abs() - 64;
     e.round_to_pow2_grid(p, crate::exact::Round::Up)

@@ -10,7 +10,7 @@ use std::io::{Read, Seek, Write};
 
 const MAGIC: &[u8; 6] = b"\x93NUMPY";
 /// numpy refuses headers longer than this (`numpy.lib.format._MAX_HEADER_SIZE`).
-const MAX_HEADER: usize = 10_000;
+pub const MAX_HEADER: usize = 10_000;
 
 /// The shape of a `.npy` file's 2-D float64 array, and where its data starts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

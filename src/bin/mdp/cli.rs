@@ -405,6 +405,34 @@ pub(crate) enum Mechanism {
         #[arg(long)]
         quiet: bool,
     },
+    /// The clustered k-RR randomizer of FreqEstLocal (Imola et al. 2024, Algorithm 4) on C
+    /// clusters of s items (distance r inside a cluster, 1 across), written as a container
+    /// (the clustered metric as an exact Chebyshev space, items `c<c>-<i>`) proven by the
+    /// structured audit at ε = α₀.
+    ClusteredRr {
+        /// Clusters C.
+        #[arg(long)]
+        clusters: usize,
+        /// Items per cluster s.
+        #[arg(long)]
+        size: usize,
+        /// Distance inside a cluster, r ∈ (0, 1).
+        #[arg(long)]
+        r: String,
+        /// α₀ per unit of the clustered metric.
+        #[arg(long)]
+        epsilon: String,
+        /// The container's header (its .npy is written beside it).
+        #[arg(short, long)]
+        output: String,
+        /// Refuse before building when the matrix and its audit would need more (bytes,
+        /// or with a K, M, G suffix).
+        #[arg(long, default_value = "8G", value_parser = memory_value)]
+        max_memory: u64,
+        /// No progress on standard error.
+        #[arg(long)]
+        quiet: bool,
+    },
     /// TEM (Carvalho et al., Algorithm 2): the exponential mechanism on min(d, γ); γ from
     /// Theorem 4.2 for --beta, or given with --gamma.
     Tem {

@@ -323,8 +323,27 @@ fn build_container(
             |g| json!({"tem": {"gamma": mdp::io::number_value(g)}}),
         ),
     );
+    certify_container(
+        geometry, labels, matrix, &eps, output, meta, built, &progress,
+    )
+}
+
+/// Prove a float64 matrix by the structured audit at ε, write it as a container at
+/// `output` (the header; the `.npy` beside it) and print the stats line; a matrix that
+/// does not pass prints its report and exits 1 with nothing written.
+#[allow(clippy::too_many_arguments)]
+fn certify_container(
+    geometry: mdp::io::container::Geometry,
+    labels: Option<Vec<String>>,
+    matrix: mdp::dense::Dense,
+    eps: &Q,
+    output: &str,
+    meta: serde_json::Value,
+    built: f64,
+    progress: &Console,
+) -> Result<i32, String> {
     let header = std::path::Path::new(output);
-    let m = match mdp::large::certify(geometry, labels, matrix, &eps, header, meta, &progress) {
+    let m = match mdp::large::certify(geometry, labels, matrix, eps, header, meta, progress) {
         Ok(m) => m,
         Err(mdp::large::LargeError::NotCertified(report)) => {
             eprint!(
@@ -525,6 +544,43 @@ fn run(cli: Cli) -> Result<i32, String> {
                     solver: solver.into(),
                 };
                 build(&base, family, &output, quiet)
+            }
+            Mechanism::ClusteredRr {
+                clusters,
+                size,
+                r,
+                epsilon: eps,
+                output,
+                max_memory,
+                quiet,
+            } => {
+                let eps = epsilon(&eps)?;
+                let r = parse_rational(&r).map_err(|e| format!("--r: {e}"))?;
+                let t = std::time::Instant::now();
+                let (geometry, labels, matrix) =
+                    mdp::large::clustered_randomizer(clusters, size, &r, &eps, max_memory)
+                        .map_err(|e| format!("--{e}"))?;
+                let meta = produce::producer_meta(
+                    json!({"mechanism": "clustered k-RR (Imola et al. 2024, Algorithm 4)",
+                           "clusters": clusters, "size": size, "r": mdp::io::number_value(&r)}),
+                    &json!({}),
+                );
+                if output == "-" {
+                    return Err(
+                        "--output: a container is two files: give the header's file name".into(),
+                    );
+                }
+                let built = t.elapsed().as_secs_f64();
+                certify_container(
+                    geometry,
+                    Some(labels),
+                    matrix,
+                    &eps,
+                    &output,
+                    meta,
+                    built,
+                    &Console::new(quiet, 0.0),
+                )
             }
             Mechanism::Tem {
                 base,

@@ -95,6 +95,22 @@ fn one_item_epsilon_is_proven_at_its_delta() {
     assert!(clones.divergence(1.0, below, 0.0) > delta);
 }
 
+/// The search ends when the doubles near 1 leave no point between its ends (a review found
+/// it looping forever when the answer e − 1 is a few ulps: one item at t = 10⁻¹³).
+#[test]
+fn searches_end_below_the_double_resolution() {
+    let g = shuffle::hybrid(
+        1_000_000,
+        &q("1"),
+        &q("1e-18"),
+        &q("1e-13"),
+        1,
+        Accountant::Numerical,
+    )
+    .unwrap();
+    assert!(g.alpha <= q("1e-13"), "F(t) ≤ α₀·t: {}", g.alpha);
+}
+
 fn fmt_one(n: u64, alpha0: &Q, delta: &Q, acc: Accountant) -> Option<Q> {
     shuffle::fmt_group(Model::Central { n, m: 1 }, alpha0, delta, acc)
         .ok()

@@ -38,8 +38,8 @@ use rayon::prelude::*;
 pub const MAX_ITEMS: u64 = 1 << 36;
 /// At most this many values of C are walked (2²² doubles: 32 MiB); N·p(1−p) up to ≈ 3·10¹⁰.
 pub const MAX_SPAN: u64 = 1 << 22;
-/// A tail sum of more terms than this is abandoned for the trivial bound D_c ≤ 1 (2²⁴;
-/// only a search's probes far below the answer at N ≳ 10¹² come near it).
+/// A tail sum of more terms than this is abandoned for the trivial bound D_c ≤ 1 (2²⁴; a
+/// guard on the work: only probes far below the answer at the largest N come near it).
 const MAX_TERMS: u64 = 1 << 24;
 /// Blocks of C grow by this fraction of their left end (2⁻¹²).
 const BLOCK_SHIFT: u32 = 12;
@@ -52,8 +52,6 @@ pub const RESOLUTION: f64 = 1.0 / 4096.0;
 /// C ~ Bin(N − 1, p) in blocks: the upper end of each block's mass, and the tails.
 #[derive(Clone, Debug)]
 pub struct Clones {
-    n_items: u64,
-    p: f64,
     /// (left end c, upper bound of Pr[C ∈ block]); blocks are consecutive.
     blocks: Vec<(u64, f64)>,
     /// Upper bound of Pr[C < first left end] (charged D = 1).
@@ -180,8 +178,6 @@ impl Clones {
         let m = n_items - 1;
         if m == 0 || p <= 0.0 {
             return Ok(Clones {
-                n_items,
-                p: p.max(0.0),
                 blocks: vec![(0, 1.0)],
                 below: 0.0,
                 above: 0.0,
@@ -246,22 +242,21 @@ impl Clones {
             i = end;
         }
         Ok(Clones {
-            n_items,
-            p,
             blocks,
             below,
             above,
         })
     }
 
-    /// N.
-    pub fn n_items(&self) -> u64 {
-        self.n_items
-    }
-
-    /// The clone probability used.
-    pub fn p(&self) -> f64 {
-        self.p
+    /// The clone count for randomizer level α₀ (p = e^{−α₀} rounded down: a smaller clone
+    /// share is a valid reduction too), tails to δ·2⁻³⁰.
+    pub fn for_alpha0(
+        n_items: u64,
+        alpha0: &crate::exact::Q,
+        delta: f64,
+    ) -> Result<Clones, UserLevelError> {
+        let p = FI::from_q(&-alpha0).exp().lo;
+        Clones::new(n_items, p, delta * (2f64).powi(-30))
     }
 
     /// A proven upper bound of D_e(P‖P′) for the pair with weight `w` ∈ [½, 1] (an exact
@@ -280,9 +275,10 @@ impl Clones {
     }
 
     /// The smallest e (to [`RESOLUTION`], searched geometrically in e − 1) whose divergence
-    /// bound for weight `w` is ≤ `delta`; `None` when even e = 2⁶⁴ fails (w = 1 and too few
-    /// clones: D ≥ Pr[C = 0]). For w < 1, e = w/(1−w) always works (the pair is then
-    /// pure ln(w/(1−w))-indistinguishable; the computed bound is 0 there).
+    /// bound for weight `w` is ≤ `delta`; `None` when no bracket is accepted (w = 1 and too
+    /// few clones, D ≥ Pr[C = 0], up to e = 2⁶⁵; or, for w < 1, the rounded check at
+    /// e = w/(1−w) itself, where the pair is pure ln(w/(1−w))-indistinguishable and the
+    /// computed bound is 0 unless rounding blurs κ₁ ≤ 0).
     pub fn smallest_e(&self, w: f64, delta: f64) -> Option<Found> {
         let floor = delta * (2f64).powi(-30);
         let check = |e: f64| -> Option<f64> {
@@ -291,7 +287,7 @@ impl Clones {
         };
         // The bracket: (lo, hi] with hi accepted.
         let mut hi = if w < 1.0 {
-            add_up(div_up(w, 1.0 - w), 0.0)
+            div_up(w, 1.0 - w)
         } else {
             let mut e = 2.0f64;
             loop {
@@ -314,6 +310,9 @@ impl Clones {
         while b_hi > lo * (1.0 + RESOLUTION) {
             let mid = (lo * b_hi).sqrt();
             let e = 1.0 + mid;
+            if e - 1.0 >= b_hi || e - 1.0 <= lo {
+                break; // the doubles near 1 leave no point between the two ends
+            }
             match check(e) {
                 Some(d) => {
                     hi = e;

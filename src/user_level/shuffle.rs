@@ -20,12 +20,14 @@
 //! F_N(t) ≤ ln(1 + tanh(α₀t/2)·B), so every theorem below holds with B in place of B_N).
 //! The default takes the tighter of the two proven values.
 //!
-//! **Directed rounding.** Every quantity is a rational [`Interval`] built from the rigorous
-//! enclosures of `exact::functions` (exp, ln, √) and exact rational arithmetic; a returned
-//! α or δ is the upper end of its enclosure, so it is a proven upper bound of the formula,
-//! not a float estimate. The precondition on α₀ is proven (α₀ ≤ the lower end of the cap's
-//! enclosure) or refused. The inverse ([`max_alpha0`], equations 6–7) bisects on dyadic
-//! α₀ and returns one whose forward bound is ≤ the target.
+//! **Directed rounding.** The closed form's quantities are rational [`Interval`]s built
+//! from the rigorous enclosures of `exact::functions` (exp, ln, √); the numerical
+//! accountant's are outward-rounded `f64` intervals (`exact::float::FI`, [`super::clones`]).
+//! A returned α or δ is the upper end of its enclosure, a proven upper bound, not a float
+//! estimate. The closed form's precondition on α₀ is proven (α₀ ≤ the lower end of the
+//! cap's enclosure) or refused. The inverse ([`max_alpha0`], equations 6–7) bisects on
+//! dyadic α₀ (grid 2⁻⁴⁰; numerical 2⁻²⁴, with the slope (α₀/2)·B, not the piecewise one)
+//! and returns one whose forward bound is ≤ the target.
 
 use super::clones::Clones;
 use super::{invalid, positive, probability, UserLevelError};
@@ -270,9 +272,7 @@ impl ItemBound {
                 if d <= 0.0 {
                     return Err(invalid("delta", "below the smallest positive double"));
                 }
-                // p rounded down: a smaller clone share is a valid reduction too.
-                let p = FI::from_q(&-alpha0).exp().lo;
-                let clones = Clones::new(n_items, p, d * (2f64).powi(-30))?;
+                let clones = Clones::for_alpha0(n_items, alpha0, d)?;
                 bound.b = clones
                     .smallest_e(1.0, d)
                     .map(|e| Interval::point(q_from_f64(e.e) - Q::from(1u32)));
@@ -413,17 +413,23 @@ fn tighter(
     accountant: Accountant,
     mut one: impl FnMut(Accountant) -> Result<Guarantee, UserLevelError>,
 ) -> Result<Guarantee, UserLevelError> {
-    let mut best: Option<Result<Guarantee, UserLevelError>> = None;
-    for &acc in accountant.each() {
-        let g = one(acc);
-        best = match (best, g) {
-            (None, g) => Some(g),
-            (Some(Ok(b)), Ok(g)) => Some(Ok(if g.alpha < b.alpha { g } else { b })),
-            (Some(Err(_)), Ok(g)) => Some(Ok(g)),
-            (Some(b), Err(_)) => Some(b),
-        };
+    let mut each = accountant.each().iter().map(|&acc| one(acc));
+    let first = each.next().expect("at least one accountant");
+    each.fold(first, |a, b| better(a, b, |a, b| b.alpha < a.alpha))
+}
+
+/// The better of two accountants' answers: an answer over an error (the first error when
+/// both fail), and of two answers the second only when `second_better` says so.
+fn better<T>(
+    first: Result<T, UserLevelError>,
+    second: Result<T, UserLevelError>,
+    second_better: impl Fn(&T, &T) -> bool,
+) -> Result<T, UserLevelError> {
+    match (first, second) {
+        (Ok(a), Ok(b)) => Ok(if second_better(&a, &b) { b } else { a }),
+        (Err(_), Ok(b)) => Ok(b),
+        (a, Err(_)) => a,
     }
-    best.expect("at least one accountant")
 }
 
 /// The guarantee (ε, κ·e^{ε(κ−1)/κ}·δ) of κ chained steps (Lemma A.2 with the hybrids in
@@ -550,17 +556,12 @@ pub fn max_alpha0(
     delta_user: &Q,
     accountant: Accountant,
 ) -> Result<Inverse, UserLevelError> {
-    let mut best: Option<Result<Inverse, UserLevelError>> = None;
-    for &acc in accountant.each() {
-        let inv = max_alpha0_with(model, alpha, delta_user, acc);
-        best = match (best, inv) {
-            (None, i) => Some(i),
-            (Some(Ok(b)), Ok(i)) => Some(Ok(if i.alpha0 > b.alpha0 { i } else { b })),
-            (Some(Err(_)), Ok(i)) => Some(Ok(i)),
-            (Some(b), Err(_)) => Some(b),
-        };
-    }
-    best.expect("at least one accountant")
+    let mut each = accountant
+        .each()
+        .iter()
+        .map(|&acc| max_alpha0_with(model, alpha, delta_user, acc));
+    let first = each.next().expect("at least one accountant");
+    each.fold(first, |a, b| better(a, b, |a, b| b.alpha0 > a.alpha0))
 }
 
 fn max_alpha0_with(
@@ -606,8 +607,7 @@ fn max_alpha0_with(
             // One divergence per α₀: the slope (α₀/2)·B with the B the target needs,
             // B = 2α/(m·α₀) rounded down, is proven when D(P₁‖P₀) ≤ δ at e = 1 + B.
             _ => {
-                let p = FI::from_q(&-a0).exp().lo;
-                let clones = Clones::new(n_items, p, d_item * (2f64).powi(-30)).ok()?;
+                let clones = Clones::for_alpha0(n_items, a0, d_item).ok()?;
                 let b = FI::from_q(&(Q::from(2u32) * alpha / (&m * a0))).lo;
                 let e = (FI::ONE + FI::point(b)).lo;
                 if e <= 1.0 || clones.divergence(1.0, e, d_item * (2f64).powi(-30)) > d_item {
@@ -708,21 +708,10 @@ pub fn account(
     let used = match choice {
         Accountant::Closed => closed.clone()?,
         Accountant::Numerical => numerical.clone()?,
-        Accountant::Tighter => match (&closed, &numerical) {
-            (Ok(c), Ok(n)) => {
-                let closed_better = match target {
-                    Target::Alpha0(_) => c.guarantee.alpha < n.guarantee.alpha,
-                    Target::Alpha(_) => c.alpha0 > n.alpha0,
-                };
-                if closed_better {
-                    c.clone()
-                } else {
-                    n.clone()
-                }
-            }
-            (Ok(c), Err(_)) => c.clone(),
-            (Err(_), n) => n.clone()?,
-        },
+        Accountant::Tighter => better(numerical.clone(), closed.clone(), |n, c| match target {
+            Target::Alpha0(_) => c.guarantee.alpha < n.guarantee.alpha,
+            Target::Alpha(_) => c.alpha0 > n.alpha0,
+        })?,
     };
     Ok(Accounts {
         used,

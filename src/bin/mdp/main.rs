@@ -343,18 +343,34 @@ fn certify_container(
     progress: &Console,
 ) -> Result<i32, String> {
     let header = std::path::Path::new(output);
-    let m = match mdp::large::certify(geometry, labels, matrix, eps, header, meta, progress) {
+    write_container(
+        mdp::large::certify(geometry, labels, matrix, eps, header, meta, progress),
+        output,
+        "the mechanism did not pass its own audit",
+        built,
+    )
+}
+
+/// Write a proven container at `output` and print its stats line; one that did not pass
+/// prints `mdp: REFUSAL; nothing written` and its report (exit 1).
+pub(crate) fn write_container(
+    result: Result<mdp::large::LargeMechanism, mdp::large::LargeError>,
+    output: &str,
+    refusal: &str,
+    built: f64,
+) -> Result<i32, String> {
+    use mdp::large::LargeError;
+    let m = match result {
         Ok(m) => m,
-        Err(mdp::large::LargeError::NotCertified(report)) => {
-            eprint!(
-                "mdp: the mechanism did not pass its own audit; nothing written\n{}",
-                audit::human(&report)
-            );
+        Err(LargeError::NotCertified(report)) => {
+            eprint!("mdp: {refusal}; nothing written\n{}", audit::human(&report));
             return Ok(audit::EXIT_FAIL);
         }
+        Err(e @ LargeError::Invalid { .. }) => return Err(format!("--{e}")),
         Err(e) => return Err(e.to_string()),
     };
-    m.write(header).map_err(|e| e.to_string())?;
+    m.write(std::path::Path::new(output))
+        .map_err(|e| e.to_string())?;
     let tight = m.report.epsilon_tight;
     eprintln!(
         "stats: container {} + {} ({} × {}), built in {built:.1} s, certified in {:.1} s (tight ε ≤ {}), structured audit settled {:.2} % of triples by box pairs",

@@ -91,40 +91,25 @@ fn import_container(a: &ImportArgs) -> Result<i32, String> {
         "space": a.space,
         "import": {"matrix": a.matrix},
     }));
-    let header = std::path::Path::new(&a.output);
     let progress = mdp::progress::Console::new(false, 0.0);
-    let m = match mdp::large::import_npy(
+    let t = std::time::Instant::now();
+    let result = mdp::large::import_npy(
         std::path::Path::new(&a.matrix),
         geometry,
         labels,
         &eps,
         a.outputs_are_inputs,
-        header,
+        std::path::Path::new(&a.output),
         meta,
         a.max_memory,
         &progress,
-    ) {
-        Ok(m) => m,
-        Err(mdp::large::LargeError::NotCertified(report)) => {
-            eprint!(
-                "mdp: the imported mechanism did not pass the audit; nothing written\n{}",
-                audit::human(&report)
-            );
-            return Ok(report.verdict.exit_code());
-        }
-        Err(e) => return Err(format!("--{e}")),
-    };
-    m.write(header).map_err(|e| e.to_string())?;
-    eprintln!(
-        "import: {}: pass (n = {}, K = {}, ε = {}, structured audit); wrote {} + {}",
-        a.matrix,
-        m.report.n,
-        m.report.k,
-        m.report.epsilon_claimed,
-        a.output,
-        m.container.npy.display()
     );
-    Ok(0)
+    crate::write_container(
+        result,
+        &a.output,
+        "the imported mechanism did not pass the audit",
+        t.elapsed().as_secs_f64(),
+    )
 }
 
 /// `mdp import`.

@@ -60,8 +60,8 @@ pub(crate) enum AccountKind {
         #[arg(long)]
         distance: Option<String>,
         /// The accountant used (the JSON gives both).
-        #[arg(long, value_enum, default_value = "tighter")]
-        accountant: AccountantArg,
+        #[arg(long, default_value = "tighter", value_parser = accountant_value)]
+        accountant: Accountant,
         /// Print JSON instead of a sentence.
         #[arg(long)]
         json: bool,
@@ -102,23 +102,10 @@ pub(crate) enum ReleaseKind {
     Freq(FreqArgs),
 }
 
-/// The shuffle accountant: FMT21's closed form, the clones divergence computed
-/// numerically with directed rounding, or the tighter of the two (both proven).
-#[derive(Clone, Copy, ValueEnum)]
-pub(crate) enum AccountantArg {
-    Closed,
-    Numerical,
-    Tighter,
-}
-
-impl AccountantArg {
-    fn get(self) -> Accountant {
-        match self {
-            AccountantArg::Closed => Accountant::Closed,
-            AccountantArg::Numerical => Accountant::Numerical,
-            AccountantArg::Tighter => Accountant::Tighter,
-        }
-    }
+/// `--accountant`: `closed` (FMT21's closed form), `numerical` (the clones divergence with
+/// directed rounding) or `tighter` (both proven, the better used).
+fn accountant_value(s: &str) -> Result<Accountant, String> {
+    Accountant::from_name(s).ok_or_else(|| "expected closed, numerical or tighter".into())
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -205,8 +192,8 @@ pub(crate) struct ItemWiseArgs {
     #[arg(long, value_enum, default_value = "central")]
     model: ModelArg,
     /// The shuffle accountant of the guarantee.
-    #[arg(long, value_enum, default_value = "tighter")]
-    accountant: AccountantArg,
+    #[arg(long, default_value = "tighter", value_parser = accountant_value)]
+    accountant: Accountant,
     #[command(flatten)]
     resample: ResampleArgs,
     #[command(flatten)]
@@ -234,8 +221,8 @@ pub(crate) struct FreqArgs {
     #[arg(long, value_enum, default_value = "central")]
     model: ModelArg,
     /// The shuffle accountant of the item-level α₀.
-    #[arg(long, value_enum, default_value = "tighter")]
-    accountant: AccountantArg,
+    #[arg(long, default_value = "tighter", value_parser = accountant_value)]
+    accountant: Accountant,
     /// Also write the certified randomizer (an mdp/1 file at ε = α₀) here, for
     /// `mdp-audit`.
     #[arg(long)]
@@ -326,7 +313,7 @@ pub(crate) fn account(k: &AccountKind) -> Result<i32, String> {
                 _ => return Err("--alpha0 or --alpha: give exactly one".into()),
             };
             let distance = distance.as_deref().map(|t| q("distance", t)).transpose()?;
-            let all = shuffle::account(model, &target, &delta, distance.as_ref(), accountant.get())
+            let all = shuffle::account(model, &target, &delta, distance.as_ref(), *accountant)
                 .map_err(ul)?;
             let acc = &all.used;
             let scope = if users.is_some() { "central" } else { "local" };
@@ -513,7 +500,7 @@ fn item_wise(a: &ItemWiseArgs) -> Result<i32, String> {
         delta: &a.delta,
         model: a.model.model(),
         resample: a.resample.settings(),
-        accountant: a.accountant.get(),
+        accountant: a.accountant,
     };
     let mut rng = privatize::rng(a.io.seed);
     let summary = run::item_wise(
@@ -534,7 +521,7 @@ fn freq(a: &FreqArgs) -> Result<i32, String> {
         alpha: &a.alpha,
         delta: &a.delta,
         model: a.model.model(),
-        accountant: a.accountant.get(),
+        accountant: a.accountant,
     };
     let mut rng = privatize::rng(a.io.seed);
     // The records are written once the estimate is known (one per item: a small buffer).

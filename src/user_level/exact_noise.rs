@@ -19,7 +19,9 @@
 //!   ∝ exp(−‖z‖₂/θ) in d dimensions is ∝ r^{d−1}e^{−r/θ}) and X standard normal by
 //!   Marsaglia's polar method (pairs (V₁, V₂) uniform in the unit disk by exact rejection
 //!   from the square, X = V·√(−2 ln s/s), s = V₁² + V₂²): no rejection in d dimensions,
-//!   so any d. Each uniform is known as a dyadic interval, refined 64 random bits
+//!   so any d.
+//!
+//! Each uniform is known as a dyadic interval, refined 64 random bits
 //! at a time ([`Lazy`], the argument of `privatize::ExactRow`); F is enclosed by rational
 //! interval arithmetic (`exact::functions::ln`, directed rounding), and a coordinate is
 //! decided once both ends of q_i + Z_i round to the same grid point. round_h is monotone,

@@ -375,14 +375,7 @@ pub fn import_npy(
 ) -> Result<LargeMechanism, LargeError> {
     let name = matrix.display().to_string();
     let bad = |e: crate::error::InputError| invalid("matrix", e.to_string());
-    let mut head = Vec::new();
-    {
-        use std::io::Read;
-        std::fs::File::open(matrix)
-            .and_then(|f| f.take(npy::MAX_HEADER as u64 + 12).read_to_end(&mut head))
-            .map_err(|e| invalid("matrix", format!("{name}: {e}")))?;
-    }
-    let shape = npy::parse_header(&head, &name).map_err(bad)?;
+    let shape = npy::shape(matrix, &name).map_err(bad)?;
     let n = geometry.n();
     if shape.rows != n {
         return Err(invalid(

@@ -35,6 +35,43 @@ fn report(out: &Output) -> serde_json::Value {
     })
 }
 
+/// The command exited 0 (else its standard error is shown).
+fn succeeded(out: &Output) {
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// `n` labelled points `p<i>` on a grid `width` wide, as a CSV in `d`.
+fn grid_csv(d: &Path, n: usize, width: usize) -> PathBuf {
+    let csv = d.join("pts.csv");
+    let mut text = String::from("id,x,y\n");
+    for i in 0..n {
+        text.push_str(&format!("p{i},{},{}\n", i % width, i / width));
+    }
+    std::fs::write(&csv, text).unwrap();
+    csv
+}
+
+/// `mdp build exponential --container` on `space` at ε, its header at `header`.
+fn exponential_container(space: &Path, eps: &str, header: &Path) {
+    succeeded(&mdp(&[
+        "build",
+        "exponential",
+        "--space",
+        space.to_str().unwrap(),
+        "--epsilon",
+        eps,
+        "-o",
+        header.to_str().unwrap(),
+        "--container",
+        "--quiet",
+    ]));
+}
+
 #[test]
 fn planar_weighted_and_graph_containers_pass_their_audit() {
     let d = dir("build");
@@ -61,12 +98,7 @@ fn planar_weighted_and_graph_containers_pass_their_audit() {
         "--container",
         "--quiet",
     ]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    succeeded(&out);
     assert!(d.join("e.npy").exists());
     let r = report(&audit(&["--json", h.to_str().unwrap()]));
     assert_eq!(r["verdict"], "pass");
@@ -98,12 +130,7 @@ fn planar_weighted_and_graph_containers_pass_their_audit() {
         "--container",
         "--quiet",
     ]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    succeeded(&out);
     let r = report(&audit(&["--json", hw.to_str().unwrap()]));
     assert_eq!(
         (r["verdict"].as_str(), r["meta"]["mechanism"].as_str()),
@@ -125,12 +152,7 @@ fn planar_weighted_and_graph_containers_pass_their_audit() {
         "--container",
         "--quiet",
     ]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    succeeded(&out);
     let r = report(&audit(&["--json", ht.to_str().unwrap()]));
     assert_eq!(
         (r["verdict"].as_str(), r["meta"]["mechanism"].as_str()),
@@ -171,12 +193,7 @@ fn planar_weighted_and_graph_containers_pass_their_audit() {
         "--container",
         "--quiet",
     ]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    succeeded(&out);
     let r = report(&audit(&["--json", hg.to_str().unwrap()]));
     assert_eq!(r["verdict"], "pass");
     assert_eq!(r["stats"]["structured"]["method"], "edges");
@@ -194,12 +211,7 @@ fn planar_weighted_and_graph_containers_pass_their_audit() {
         "-o",
         hj.to_str().unwrap(),
     ]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    succeeded(&out);
     let rj = report(&audit(&["--json", hj.to_str().unwrap()]));
     assert_eq!(rj["verdict"], "pass");
     let (a, b) = (&r["epsilon_tight"], &rj["epsilon_tight"]);
@@ -271,31 +283,8 @@ fn privatize(args: &[&str], stdin: &str) -> Output {
 #[test]
 fn privatize_reads_containers() {
     let d = dir("privatize");
-    let csv = d.join("pts.csv");
-    let mut text = String::from("id,x,y\n");
-    for i in 0..60 {
-        text.push_str(&format!("p{i},{},{}\n", i % 8, i / 8));
-    }
-    std::fs::write(&csv, text).unwrap();
     let h = d.join("e.json");
-    let out = mdp(&[
-        "build",
-        "exponential",
-        "--space",
-        csv.to_str().unwrap(),
-        "--epsilon",
-        "2",
-        "-o",
-        h.to_str().unwrap(),
-        "--container",
-        "--quiet",
-    ]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    exponential_container(&grid_csv(&d, 60, 8), "2", &h);
     let hs = h.to_str().unwrap();
     // By label: every release is a label of the space; ε = 2 is steep, so most records
     // stay at or next to their point.
@@ -304,12 +293,7 @@ fn privatize_reads_containers() {
         &["--mechanism", hs, "--require-epsilon", "2", "--seed", "5"],
         &records,
     );
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    succeeded(&out);
     let released: Vec<String> = String::from_utf8_lossy(&out.stdout)
         .lines()
         .map(String::from)
@@ -329,12 +313,7 @@ fn privatize_reads_containers() {
     );
     // Coordinates snapped to the nearest input.
     let out = privatize(&["--mechanism", hs, "--snap", "--seed", "5"], "3.1,2.2\n");
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    succeeded(&out);
     assert_eq!(
         String::from_utf8_lossy(&out.stdout)
             .trim()
@@ -369,24 +348,7 @@ fn privatize_reads_containers() {
     )
     .unwrap();
     let hg = d.join("eg.json");
-    let out = mdp(&[
-        "build",
-        "exponential",
-        "--space",
-        g.to_str().unwrap(),
-        "--epsilon",
-        "1",
-        "-o",
-        hg.to_str().unwrap(),
-        "--container",
-        "--quiet",
-    ]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    exponential_container(&g, "1", &hg);
     let out = privatize(
         &[
             "--mechanism",
@@ -397,12 +359,7 @@ fn privatize_reads_containers() {
         ],
         "0\n7\n19\n",
     );
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    succeeded(&out);
     let idx: Vec<usize> = String::from_utf8_lossy(&out.stdout)
         .lines()
         .map(|l| l.parse().unwrap())
@@ -419,31 +376,8 @@ fn privatize_reads_containers() {
 #[test]
 fn import_writes_containers() {
     let d = dir("import");
-    let csv = d.join("pts.csv");
-    let mut text = String::from("id,x,y\n");
-    for i in 0..50 {
-        text.push_str(&format!("p{i},{},{}\n", i % 7, i / 7));
-    }
-    std::fs::write(&csv, text).unwrap();
-    let h = d.join("e.json");
-    let out = mdp(&[
-        "build",
-        "exponential",
-        "--space",
-        csv.to_str().unwrap(),
-        "--epsilon",
-        "2",
-        "-o",
-        h.to_str().unwrap(),
-        "--container",
-        "--quiet",
-    ]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let csv = grid_csv(&d, 50, 7);
+    exponential_container(&csv, "2", &d.join("e.json"));
     let npy = d.join("e.npy");
     let run = |extra: &[&str], out_name: &str| {
         let o = d.join(out_name);
@@ -538,12 +472,7 @@ fn clustered_randomizer_container_is_tight() {
         h.to_str().unwrap(),
         "--quiet",
     ]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    succeeded(&out);
     let hs = h.to_str().unwrap();
     let r = report(&audit(&["--json", hs]));
     assert_eq!(r["verdict"], "pass", "{r}");
@@ -552,12 +481,7 @@ fn clustered_randomizer_container_is_tight() {
     let r = report(&audit(&["--json", "--require-epsilon", "1.98", hs]));
     assert_eq!(r["verdict"], "fail");
     let out = privatize(&["--mechanism", hs, "--seed", "1"], "c0-0\nc3-4\n");
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    succeeded(&out);
     let text = String::from_utf8_lossy(&out.stdout).to_string();
     assert!(
         text.lines().all(|l| l.starts_with('c') && l.contains('-')),

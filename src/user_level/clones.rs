@@ -191,46 +191,25 @@ impl Clones {
             + pf.ln().mul_f64(mode as f64)
             + qf.ln().mul_f64((m - mode) as f64);
         let at_mode = ln_mode.exp();
+        // At most MAX_SPAN values in all, the mode's included.
+        let room = MAX_SPAN as usize - 1;
         // Walk up: q(c+1) = q(c)·(m − c)/(c + 1)·p/(1 − p); ratios fall with c.
-        let mut up = vec![at_mode.hi];
-        let (mut q, mut c, mut above) = (at_mode, mode, 0.0);
-        while c < m {
-            let r = FI::point((m - c) as f64) / FI::point((c + 1) as f64) * odds;
-            if r.hi < 1.0 {
-                let rest = mul_up(q.hi, geometric(r.hi));
-                if rest <= tail {
-                    above = rest;
-                    break;
-                }
-            }
-            q = q * r;
-            c += 1;
-            up.push(q.hi);
-            if up.len() as u64 > MAX_SPAN {
-                return Err(span_error(n_items));
-            }
-        }
+        let (up, _, above) = walk(at_mode, mode, true, m - mode, tail, room, |c| {
+            FI::point((m - c) as f64) / FI::point((c + 1) as f64) * odds
+        })
+        .ok_or_else(|| span_error(n_items))?;
         // Walk down: q(c−1) = q(c)·c/(m − c + 1)·(1 − p)/p; ratios rise with c.
-        let mut down = Vec::new();
-        let (mut q, mut c, mut below) = (at_mode, mode, 0.0);
-        while c > 0 {
-            let r = FI::point(c as f64) / FI::point((m - c + 1) as f64) / odds;
-            if r.hi < 1.0 {
-                let rest = mul_up(q.hi, geometric(r.hi));
-                if rest <= tail {
-                    below = rest;
-                    break;
-                }
-            }
-            q = q * r;
-            c -= 1;
-            down.push(q.hi);
-            if (up.len() + down.len()) as u64 > MAX_SPAN {
-                return Err(span_error(n_items));
-            }
-        }
-        let first = c;
-        let masses: Vec<f64> = down.into_iter().rev().chain(up).collect();
+        let (down, steps, below) = walk(at_mode, mode, false, mode, tail, room - up.len(), |c| {
+            FI::point(c as f64) / FI::point((m - c + 1) as f64) / odds
+        })
+        .ok_or_else(|| span_error(n_items))?;
+        let first = mode - steps;
+        let masses: Vec<f64> = down
+            .into_iter()
+            .rev()
+            .chain([at_mode.hi])
+            .chain(up)
+            .collect();
         let mut blocks = Vec::new();
         let mut i = 0usize;
         while i < masses.len() {
@@ -324,6 +303,40 @@ impl Clones {
         }
         Some(found(hi, hi_d))
     }
+}
+
+/// One walk of the binomial law away from its mode, `limit` steps at most, upward or
+/// downward: each step multiplies by `ratio(c)` at the current c, and these ratios fall
+/// away from the mode, so the walk stops once the geometric bound of the rest is ≤ `tail`.
+/// Returns the upper ends of the probabilities walked (the mode's excluded), the steps taken
+/// and the rest's bound (0 at the end of the support); `None` past `room` values.
+fn walk(
+    at_mode: FI,
+    mode: u64,
+    upward: bool,
+    limit: u64,
+    tail: f64,
+    room: usize,
+    ratio: impl Fn(u64) -> FI,
+) -> Option<(Vec<f64>, u64, f64)> {
+    let (mut q, mut masses, mut steps) = (at_mode, Vec::new(), 0u64);
+    while steps < limit {
+        let c = if upward { mode + steps } else { mode - steps };
+        let r = ratio(c);
+        if r.hi < 1.0 {
+            let rest = mul_up(q.hi, geometric(r.hi));
+            if rest <= tail {
+                return Some((masses, steps, rest));
+            }
+        }
+        q = q * r;
+        steps += 1;
+        masses.push(q.hi);
+        if masses.len() > room {
+            return None;
+        }
+    }
+    Some((masses, steps, 0.0))
 }
 
 /// An upper bound of Σ_{j≥1} r^j = r/(1 − r) for 0 ≤ r < 1.

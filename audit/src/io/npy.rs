@@ -10,7 +10,7 @@ use std::io::{Read, Seek, Write};
 
 const MAGIC: &[u8; 6] = b"\x93NUMPY";
 /// numpy refuses headers longer than this (`numpy.lib.format._MAX_HEADER_SIZE`).
-pub const MAX_HEADER: usize = 10_000;
+const MAX_HEADER: usize = 10_000;
 
 /// The shape of a `.npy` file's 2-D float64 array, and where its data starts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -230,6 +230,28 @@ struct Opened {
     data_offset: u64,
 }
 
+/// Open a `.npy` file and parse its header: the file, the header and the file's length.
+fn open_header(
+    file: &std::path::Path,
+    path: &str,
+) -> Result<(std::fs::File, Header, u64), InputError> {
+    let shown = file.display();
+    let mut f =
+        std::fs::File::open(file).map_err(|e| bad(path, format!("cannot open {shown}: {e}")))?;
+    let total = f.metadata().map(|m| m.len()).unwrap_or(0);
+    let mut head = vec![0u8; (MAX_HEADER + 12).min(total as usize)];
+    f.read_exact(&mut head)
+        .map_err(|e| bad(path, format!("cannot read {shown}: {e}")))?;
+    let h = parse_header(&head, path)?;
+    Ok((f, h, total))
+}
+
+/// The shape of the 2-D float64 array of the `.npy` file at `file` (its header only; [`read`]
+/// checks the length against it).
+pub fn shape(file: &std::path::Path, path: &str) -> Result<Header, InputError> {
+    open_header(file, path).map(|(_, h, _)| h)
+}
+
 /// Open a `.npy` file, check its header against (rows, cols) and its length, and leave
 /// it at the start of the data.
 fn open_checked(
@@ -239,13 +261,7 @@ fn open_checked(
     path: &str,
 ) -> Result<Opened, InputError> {
     let shown = file.display();
-    let mut f =
-        std::fs::File::open(file).map_err(|e| bad(path, format!("cannot open {shown}: {e}")))?;
-    let total = f.metadata().map(|m| m.len()).unwrap_or(0);
-    let mut head = vec![0u8; (MAX_HEADER + 12).min(total as usize)];
-    f.read_exact(&mut head)
-        .map_err(|e| bad(path, format!("cannot read {shown}: {e}")))?;
-    let h = parse_header(&head, path)?;
+    let (mut f, h, total) = open_header(file, path)?;
     if (h.rows, h.cols) != (rows, cols) {
         return Err(bad(
             path,

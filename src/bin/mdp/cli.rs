@@ -410,15 +410,8 @@ pub(crate) enum Mechanism {
     /// (the clustered metric as an exact Chebyshev space, items `c<c>-<i>`) proven by the
     /// structured audit at ε = α₀.
     ClusteredRr {
-        /// Clusters C.
-        #[arg(long)]
-        clusters: usize,
-        /// Items per cluster s.
-        #[arg(long)]
-        size: usize,
-        /// Distance inside a cluster, r ∈ (0, 1).
-        #[arg(long)]
-        r: String,
+        #[command(flatten)]
+        clustered: crate::user::ClusteredArgs,
         /// α₀ per unit of the clustered metric.
         #[arg(long)]
         epsilon: String,

@@ -64,9 +64,21 @@ pub(crate) fn gated(
     policy: &audit::Options,
     refusal: &str,
 ) -> Result<Result<io::MechanismFile, i32>, String> {
+    let loaded = mdp::privatize::load_gated(path, policy, &Console::new(false, 2.0));
+    gate_outcome(path, refusal, loaded.map(|g| g.file))
+}
+
+/// A gate's outcome as the commands report it: the loaded value; a read error naming
+/// `--mechanism`; an invalid file in one line; or the refusal (`mdp: PATH REFUSAL` and the
+/// report printed, exit 1).
+pub(crate) fn gate_outcome<T>(
+    path: &str,
+    refusal: &str,
+    loaded: Result<T, mdp::privatize::GateError>,
+) -> Result<Result<T, i32>, String> {
     use mdp::privatize::GateError;
-    match mdp::privatize::load_gated(path, policy, &Console::new(false, 2.0)) {
-        Ok(g) => Ok(Ok(g.file)),
+    match loaded {
+        Ok(g) => Ok(Ok(g)),
         Err(GateError::Read(e)) => Err(format!("--mechanism: {e}")),
         Err(GateError::Invalid(e)) => Err(e.to_string()),
         Err(GateError::NotPrivate(report)) => {
@@ -562,9 +574,7 @@ fn run(cli: Cli) -> Result<i32, String> {
                 build(&base, family, &output, quiet)
             }
             Mechanism::ClusteredRr {
-                clusters,
-                size,
-                r,
+                clustered: user::ClusteredArgs { clusters, size, r },
                 epsilon: eps,
                 output,
                 max_memory,

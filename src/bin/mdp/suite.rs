@@ -302,12 +302,17 @@ pub fn plot(a: &PlotArgs) -> Result<i32, String> {
 }
 
 fn mechanism_source(path: &str, a: &PrivatizeArgs) -> Result<Result<Source, i32>, String> {
-    use mdp::privatize::{GateError, GatedSource};
+    use mdp::privatize::GatedSource;
     let refusal = "does not pass the audit under this policy; refusing to sample from it";
     let policy = privatize_policy(a)?;
     let progress = mdp::progress::Console::new(false, 2.0);
-    match mdp::privatize::load_gated_any(path, &policy, a.max_memory, &progress) {
-        Ok(GatedSource::File(g)) => {
+    let loaded = mdp::privatize::load_gated_any(path, &policy, a.max_memory, &progress);
+    let source = match crate::gate_outcome(path, refusal, loaded)? {
+        Ok(source) => source,
+        Err(code) => return Ok(Err(code)),
+    };
+    match source {
+        GatedSource::File(g) => {
             let file = g.file;
             let labels = file_labels(&file, a.space.as_deref())?;
             Ok(Ok(Source {
@@ -318,7 +323,7 @@ fn mechanism_source(path: &str, a: &PrivatizeArgs) -> Result<Result<Source, i32>
                 labels,
             }))
         }
-        Ok(GatedSource::Container(c)) => {
+        GatedSource::Container(c) => {
             if a.space.is_some() {
                 return Err("--space: a container names its inputs by its own labels (give --labels to rename them)".into());
             }
@@ -334,12 +339,6 @@ fn mechanism_source(path: &str, a: &PrivatizeArgs) -> Result<Result<Source, i32>
                 labels: c.container.labels.clone(),
                 sampler: Sampler::Container(c),
             }))
-        }
-        Err(GateError::Read(e)) => Err(format!("--mechanism: {e}")),
-        Err(GateError::Invalid(e)) => Err(e.to_string()),
-        Err(GateError::NotPrivate(report)) => {
-            eprint!("mdp: {path} {refusal}\n{}", audit::human(&report));
-            Ok(Err(audit::EXIT_FAIL))
         }
     }
 }

@@ -200,17 +200,25 @@ pub(crate) struct ItemWiseArgs {
     io: UsersIo,
 }
 
+/// The clustered metric of FreqEstLocal (§6.2): C clusters of s items, distance r inside a
+/// cluster and 1 across (`mdp release freq`, `mdp build clustered-rr`).
 #[derive(Args)]
-pub(crate) struct FreqArgs {
+pub(crate) struct ClusteredArgs {
     /// Clusters C.
     #[arg(long)]
-    clusters: usize,
+    pub(crate) clusters: usize,
     /// Items per cluster s (items are `c<cluster>-<i>` or indices cluster·s + i).
     #[arg(long)]
-    size: usize,
+    pub(crate) size: usize,
     /// Distance inside a cluster, r ∈ (0, 1).
     #[arg(long)]
-    r: String,
+    pub(crate) r: String,
+}
+
+#[derive(Args)]
+pub(crate) struct FreqArgs {
+    #[command(flatten)]
+    clustered: ClusteredArgs,
     /// Target user-level α (bounded d_EM-DP, normalised units).
     #[arg(long)]
     alpha: String,
@@ -515,9 +523,9 @@ fn item_wise(a: &ItemWiseArgs) -> Result<i32, String> {
 
 fn freq(a: &FreqArgs) -> Result<i32, String> {
     let settings = run::FreqSettings {
-        clusters: a.clusters,
-        size: a.size,
-        r: &a.r,
+        clusters: a.clustered.clusters,
+        size: a.clustered.size,
+        r: &a.clustered.r,
         alpha: &a.alpha,
         delta: &a.delta,
         model: a.model.model(),

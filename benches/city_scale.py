@@ -293,7 +293,7 @@ def write_tables(a, rows: list[dict], prefix: Path) -> None:
             lines.append(f"|  | note: {r['note']} |||||||||||")
     lines += [
         "",
-        "'settled by boxes' is the fraction of the n·(n−1)·K triples proven at once by a box-pair test "
+        "'settled by boxes' is the fraction of the n·(n−1)·K triples proven at once by a box-pair test, per pass "
         "(spec/soundness.md §7.2); the rest were decided pair by pair at the leaves (graphs: every triple is an "
         "edge's, there are no boxes). The exhaustive audit also computes the (ε,δ) tight ε and the losses; the "
         "parenthesis is its own pure check plus tight ε.",

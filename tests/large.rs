@@ -453,6 +453,48 @@ fn import_writes_containers() {
 /// `mdp build clustered-rr` (issue 35: the clustered randomizer in the container): the
 /// Chebyshev embedding realizes the clustered metric, the matrix passes at α₀ and fails at
 /// 0.99·α₀ (its ratios a/b and a/c are tight), and items are named `c<c>-<i>`.
+/// The k-d tree splits between clusters (`structured::tree::split_point`), so every
+/// cross-cluster pair is settled by a box pair at distance 1 and only within-cluster pairs
+/// reach the pair-by-pair check; 12 clusters (not a power of two) put the median inside a
+/// run of equal cluster coordinates, where the former median split left cross-cluster box
+/// pairs at distance 0 (≈ 12× more triples checked pair by pair at 50 × 40).
+#[test]
+fn clustered_randomizer_boxes_follow_the_clusters() {
+    let d = dir("clustered_boxes");
+    let h = d.join("rr.json");
+    let (clusters, size) = (12u64, 20u64);
+    let out = mdp(&[
+        "build",
+        "clustered-rr",
+        "--clusters",
+        &clusters.to_string(),
+        "--size",
+        &size.to_string(),
+        "--r",
+        "1/4",
+        "--epsilon",
+        "2",
+        "-o",
+        h.to_str().unwrap(),
+        "--quiet",
+    ]);
+    succeeded(&out);
+    let r = report(&audit(&["--json", h.to_str().unwrap()]));
+    assert_eq!(r["verdict"], "pass", "{r}");
+    let st = &r["stats"]["structured"];
+    let passes = st["passes"].as_u64().unwrap();
+    assert!(passes >= 1, "{st}");
+    let k = clusters * size;
+    let within = clusters * size * (size - 1) * k;
+    let by_pairs = st["triples_checked_by_pairs"].as_u64().unwrap();
+    assert!(
+        by_pairs <= passes * within,
+        "{by_pairs} triples pair by pair in {passes} passes, within-cluster {within}"
+    );
+    let f = st["settled_fraction"].as_f64().unwrap();
+    assert!(f > 0.5 && f <= 1.0, "settled fraction per pass {f}");
+}
+
 #[test]
 fn clustered_randomizer_container_is_tight() {
     let d = dir("clustered");

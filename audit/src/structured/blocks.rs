@@ -166,7 +166,7 @@ pub fn audit_block(
         "tight_pair": tight.as_ref().and_then(|e| e.pair).map(|(u, v)| [u, v]),
         "check": check,
         "work": {"settled_triples": work.settled_triples, "pair_triples": work.pair_triples,
-                 "exact_triples": work.exact_triples},
+                 "exact_triples": work.exact_triples, "passes": work.passes},
         "seconds": t.elapsed().as_secs_f64(),
     })
     .to_string())
@@ -266,7 +266,19 @@ pub fn combine(
             .map(|b| b["work"][key].as_u64().unwrap_or(0))
             .sum::<u64>()
     };
-    let triples = (n as u64) * (n as u64).saturating_sub(1) * k as u64;
+    // Each block's passes over its own columns' triples.
+    let pass_triples: u64 = blocks
+        .iter()
+        .map(|b| {
+            let col = |i: usize| b["columns"][i].as_u64().unwrap_or(0);
+            let pairs = (n as u64).saturating_mul((n as u64).saturating_sub(1));
+            b["work"]["passes"]
+                .as_u64()
+                .unwrap_or(0)
+                .saturating_mul(pairs)
+                .saturating_mul(col(1).saturating_sub(col(0)))
+        })
+        .fold(0u64, u64::saturating_add);
     Ok(json!({
         "verdict": verdict,
         "n": n,
@@ -279,7 +291,7 @@ pub fn combine(
         "witness": failing.map(|b| b["check"].clone()),
         "inconclusive": inconclusive.map(|b| b["check"].clone()),
         "blocks": blocks.len(),
-        "settled_fraction": if triples == 0 { 0.0 } else { work("settled_triples") as f64 / triples as f64 },
+        "settled_fraction": super::report::settled_fraction(work("settled_triples"), pass_triples),
         "exact_triples": work("exact_triples"),
         "seconds_blocks": blocks.iter().map(|b| b["seconds"].as_f64().unwrap_or(0.0)).collect::<Vec<_>>(),
     }))

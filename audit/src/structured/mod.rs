@@ -51,10 +51,14 @@ pub struct Work {
     /// Pairs that needed exact arithmetic, and their triples.
     pub exact_pairs: u64,
     pub exact_triples: u64,
+    /// Checks summed here (each a whole pass over the pairs in scope): the tight-ε
+    /// search's and the verdict's. A fraction of triples settled is per pass.
+    pub passes: u64,
 }
 
 impl Work {
     pub fn add(&mut self, o: &Work) {
+        self.passes += o.passes;
         self.settled_triples += o.settled_triples;
         self.pair_triples += o.pair_triples;
         self.box_tests += o.box_tests;
@@ -242,6 +246,7 @@ impl<'a> Run<'a> {
                 box_tests: self.box_tests.load(Ordering::Relaxed),
                 exact_pairs: self.exact_pairs.load(Ordering::Relaxed),
                 exact_triples,
+                passes: 1,
             },
         })
     }

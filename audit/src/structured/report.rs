@@ -125,11 +125,8 @@ pub fn audit_container(
         pairs_checked: pairs,
         triples_settled_by_boxes: work.settled_triples,
         triples_checked_by_pairs: work.pair_triples,
-        settled_fraction: if total == 0 {
-            0.0
-        } else {
-            work.settled_triples as f64 / total as f64
-        },
+        settled_fraction: settled_fraction(work.settled_triples, total * work.passes),
+        passes: work.passes,
         box_tests: work.box_tests,
         exact_pairs: work.exact_pairs,
         exact_triples: work.exact_triples,
@@ -218,5 +215,14 @@ fn edge_weight(c: &Container, u: usize, v: usize) -> Option<Q> {
     match &c.geometry {
         Geometry::Graph(g) => g.weight_between(u, v),
         Geometry::Points(_) => None,
+    }
+}
+
+/// Triples settled by box pairs over the triples of every pass (0 when there were none).
+pub(crate) fn settled_fraction(settled: u64, pass_triples: u64) -> f64 {
+    if pass_triples == 0 {
+        0.0
+    } else {
+        settled as f64 / pass_triples as f64
     }
 }

@@ -107,12 +107,15 @@ def noop(x):
     return x
 
 
-def dask_runs(header: Path) -> dict:
+def dask_runs(header: Path, split: str = "blocks", per: int = 2) -> dict:
+    """Dask with 1 and 2 workers, `per` tasks per worker: blocks of columns, or shares of
+    the pairs (one block)."""
     from dask.distributed import Client, LocalCluster
 
     import metricdp.distributed as mdd
 
-    out = {"engine": "dask", "installed_mb": size_of(["dask", "distributed"])}
+    engine = "dask" if split == "blocks" else "dask, shares of the pairs"
+    out = {"engine": engine, "installed_mb": size_of(["dask", "distributed"])}
     for workers in (1, 2):
         t = time.perf_counter()
         with LocalCluster(n_workers=workers, threads_per_worker=1, host="127.0.0.1",
@@ -124,9 +127,12 @@ def dask_runs(header: Path) -> dict:
                 c.gather(c.map(noop, range(200)))
                 out["task_ms"] = 1000 * (time.perf_counter() - t) / 200
             t = time.perf_counter()
-            r = mdd.audit(header, client=c, blocks=2 * workers)
+            if split == "blocks":
+                r = mdd.audit(header, client=c, blocks=per * workers, shares=1)
+            else:
+                r = mdd.audit(header, client=c, blocks=1, shares=per * workers)
             out[f"audit_{workers}w_s"] = time.perf_counter() - t
-            out[f"audit_{workers}w"] = {k: r[k] for k in ("verdict", "epsilon_tight", "blocks", "seconds_blocks")}
+            out[f"audit_{workers}w"] = {k: r[k] for k in ("verdict", "epsilon_tight", "blocks", "tasks", "seconds_blocks")}
     return out
 
 
@@ -180,13 +186,16 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=10000)
     ap.add_argument("--outputs", type=int, default=0,
                     help="K output points (a rectangular n × K container made with numpy); 0: K = n by mdp build")
-    ap.add_argument("--engines", nargs="+", default=["dask", "ray"])
+    ap.add_argument("--engines", nargs="+", default=["dask", "ray"],
+                    help="dask (blocks of columns), dask-shares (shares of the pairs), ray")
+    ap.add_argument("--per-worker", type=int, default=2, help="Dask tasks per worker")
     ap.add_argument("--out", default=str(HERE / "reports" / "distributed.md"))
     a = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="distributed-"))
     header = rectangular(a.n, a.outputs, work) if a.outputs else container(a.n, work)
     wall, rep = whole(header)
-    runs = {"dask": dask_runs, "ray": ray_runs}
+    runs = {"dask": lambda h: dask_runs(h, "blocks", a.per_worker),
+            "dask-shares": lambda h: dask_runs(h, "shares", a.per_worker), "ray": ray_runs}
     rows = [runs[e](header) for e in a.engines]
     for r in rows:
         for w in (1, 2):
@@ -196,13 +205,15 @@ def main() -> None:
     lines = [
         "# Dask or Ray: the distributed block audit",
         "",
-        f"Generated {dt.datetime.now().isoformat(timespec='seconds')} by `benches/distributed_bench.py --n {a.n}`; "
+        f"Generated {dt.datetime.now().isoformat(timespec='seconds')} by `benches/distributed_bench.py --n {a.n}"
+        f"{f' --outputs {a.outputs}' if a.outputs else ''} --engines {' '.join(a.engines)} --per-worker {a.per_worker}`; "
         f"{os.cpu_count()} cores, local clusters on 127.0.0.1, workers single-threaded (RAYON_NUM_THREADS=1).",
         "",
         f"Container: exponential mechanism on {a.n} planar points, K = {a.outputs or a.n}, ε = 1. The whole audit in one "
         f"process (`mdp-audit`, 2 threads): {wall:.1f} s, verdict {rep['verdict']}, tight ε ≤ {rep['epsilon_tight'][1]:.12g}.",
         "",
-        "| engine | installed MB | start-up s (2 workers) | ms per empty task | block audit, 1 worker (2 blocks) s | block audit, 2 workers (4 blocks) s | speed-up |",
+        f"| engine | installed MB | start-up s (2 workers) | ms per empty task | audit, 1 worker ({a.per_worker} tasks) s "
+        f"| audit, 2 workers ({2 * a.per_worker} tasks) s | speed-up |",
         "|---|---|---|---|---|---|---|",
     ]
     for r in rows:

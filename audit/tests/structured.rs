@@ -12,7 +12,7 @@ use mdp_audit::metric::{MetricKind, Space};
 use mdp_audit::privacy::{self, Decision, EpsEnclosure, Prepared};
 use mdp_audit::structured::edges::{Edges, Graph};
 use mdp_audit::structured::tree::Tree;
-use mdp_audit::structured::{tight_eps, Structure};
+use mdp_audit::structured::{tight_eps, Part, Structure};
 use proptest::prelude::*;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -334,4 +334,116 @@ proptest! {
             prop_assert_eq!(de, ds, "ε = {}", e);
         }
     }
+}
+
+/// Every pair breaking `t` in `s`, proven (`check` with `all`).
+fn breaking(s: &dyn Structure, t: &Q) -> Vec<(usize, usize, usize)> {
+    let out = s.check(t, true).expect("no budget");
+    assert!(out.undecided.is_none());
+    out.fails.iter().map(|p| (p.u, p.v, p.id)).collect()
+}
+
+/// The shares of a split audit (`Part`, issue 35) partition the ordered pairs: at every
+/// threshold the pairs each share proves broken are disjoint and their union is the whole
+/// audit's (pairs with their edge: parallel edges are separate pairs), and the largest of
+/// the shares' tight ε encloses the whole's. Violations are
+/// planted next to the boundary at a random pair, so some share must find each.
+fn shares_agree(whole: &dyn Structure, shares: &[Box<dyn Structure + '_>], thresholds: &[Q]) {
+    for t in thresholds {
+        let all = breaking(whole, t);
+        let mut union: Vec<(usize, usize, usize)> = shares
+            .iter()
+            .flat_map(|s| breaking(s.as_ref(), t))
+            .collect();
+        let found = union.len();
+        union.sort();
+        union.dedup();
+        assert_eq!(union.len(), found, "a pair broken in two shares at {t}");
+        assert_eq!(union, all, "shares against the whole audit at {t}");
+    }
+    let w = tight_eps(whole).expect("decidable").0;
+    let mut lo = Q::from(0u32);
+    let mut hi = Some(Q::from(0u32));
+    for s in shares {
+        let e = tight_eps(s.as_ref()).expect("decidable").0;
+        lo = lo.max(e.lo.clone());
+        hi = match (hi, e.hi) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            _ => None,
+        };
+    }
+    let combined = EpsEnclosure { lo, hi, pair: None };
+    assert!(
+        overlap(&w, &combined),
+        "tight ε: whole {:?}, shares {:?}",
+        w.to_f64(),
+        combined.to_f64()
+    );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
+
+    #[test]
+    fn tree_shares_partition_the_pairs(seed in any::<u64>(), kind in 0u8..4, n in 2usize..90, k in 1usize..10,
+                                       of in 1usize..7, ulps in -2i64..3, scoped in any::<bool>()) {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let kind = kind_of(kind);
+        let space = random_space(&mut rng, kind, n, false);
+        let base = random_matrix(&mut rng, n, k, |u, v| space.approx(u, v), true, false);
+        let eps = 4.0;
+        let (u, v, w) = (rng.gen_range(0..n), rng.gen_range(0..n), rng.gen_range(0..k));
+        let m = plant(&base, u, v, w, eps, space.approx(u, v), ulps).unwrap_or(base);
+        let norm = Normalized::new(&m);
+        let within = scoped.then(|| Q::try_from(space.approx(0, n - 1).max(1e-3) * 0.6).unwrap());
+        let whole = Tree::new(&space, &m, &norm, within.as_ref(), PREC, BUDGET);
+        let shares: Vec<Box<dyn Structure>> = (0..of)
+            .map(|i| {
+                let mut t = Tree::new(&space, &m, &norm, within.as_ref(), PREC, BUDGET);
+                t.restrict(Part::new(i, of).unwrap());
+                Box::new(t) as Box<dyn Structure>
+            })
+            .collect();
+        let (_, tight) = exhaustive(&space, &m, &Q::from(1u32), within.as_ref());
+        let mut ts = epsilons(&tight.expect("decidable"));
+        ts.push(Q::try_from(eps).unwrap());
+        shares_agree(&whole, &shares, &ts);
+    }
+
+    #[test]
+    fn edge_shares_partition_the_pairs(seed in any::<u64>(), n in 2usize..40, k in 1usize..8, extra in 0usize..30,
+                                       of in 1usize..7) {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let mut edges = Vec::new();
+        for v in 1..n {
+            let u = rng.gen_range(0..v);
+            edges.push((u, v, Q::from_unsigneds(rng.gen_range(1u32..40), 8u32)));
+        }
+        for _ in 0..extra {
+            let (u, v) = (rng.gen_range(0..n), rng.gen_range(0..n));
+            edges.push((u, v, Q::from_unsigneds(rng.gen_range(1u32..80), 8u32)));
+        }
+        let space = Space::from_graph(n, &edges).unwrap();
+        let graph = Graph::new(n, edges, "metric").unwrap();
+        let m = random_matrix(&mut rng, n, k, |u, v| space.approx(u, v), false, true);
+        let norm = Normalized::new(&m);
+        let whole = Edges::new(&graph, &m, &norm, None, PREC, BUDGET);
+        let shares: Vec<Box<dyn Structure>> = (0..of)
+            .map(|i| {
+                let mut e = Edges::new(&graph, &m, &norm, None, PREC, BUDGET);
+                e.restrict(Part::new(i, of).unwrap());
+                Box::new(e) as Box<dyn Structure>
+            })
+            .collect();
+        let (_, tight) = exhaustive(&space, &m, &Q::from(1u32), None);
+        shares_agree(&whole, &shares, &epsilons(&tight.expect("decidable")));
+    }
+}
+
+#[test]
+fn part_refuses_an_empty_or_outside_share() {
+    assert!(Part::new(0, 0).is_err());
+    assert!(Part::new(3, 3).is_err());
+    assert!(Part::new(0, (1 << 20) + 1).is_err());
+    assert!(Part::new(2, 3).is_ok());
 }

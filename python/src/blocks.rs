@@ -38,10 +38,11 @@ pub fn add_sums(parts: Vec<Vec<String>>) -> Result<Vec<String>> {
     Ok(blocks::add_sums(&parts)?)
 }
 
-/// Audit columns c0..c1 with the whole rows' sums at ε (None: the header's claim): the
-/// block's result as JSON text.
+/// Audit columns c0..c1 on share `part` of `parts` of the ordered pairs with the whole
+/// rows' sums at ε (None: the header's claim): the block's result as JSON text.
 #[pyfunction]
-#[pyo3(signature = (header, c0, c1, sums, epsilon=None))]
+#[pyo3(signature = (header, c0, c1, sums, epsilon=None, part=0, parts=1))]
+#[allow(clippy::too_many_arguments)]
 pub fn audit_block(
     py: Python<'_>,
     header: &str,
@@ -49,12 +50,16 @@ pub fn audit_block(
     c1: usize,
     sums: Vec<String>,
     epsilon: Option<String>,
+    part: usize,
+    parts: usize,
 ) -> Result<String> {
+    let share = mdp::structured::Part::new(part, parts)?;
     py.detach(|| {
         Ok(blocks::audit_block(
             Path::new(header),
             c0,
             c1,
+            share,
             &sums,
             epsilon.as_deref(),
             mdp::privacy::DEFAULT_MAX_PREC,

@@ -61,6 +61,14 @@ def test_blocks_here_agree_with_the_whole_audit(city):
         assert r["verdict"] == "pass" and r["blocks"] == blocks
         lo, hi = r["epsilon_tight"]
         assert lo <= whole.epsilon_tight[1] and whole.epsilon_tight[0] <= hi
+    # Shares of the pairs, alone and with blocks: every (block, share) one task.
+    for blocks, shares in ((1, 2), (1, 5), (2, 3)):
+        r = mdd.audit(path, blocks=blocks, shares=shares)
+        assert r["verdict"] == "pass" and r["blocks"] == blocks and r["tasks"] == blocks * shares
+        assert abs(r["epsilon_tight"][1] - whole.epsilon_tight[1]) <= 1e-9
+        assert 0.0 < r["settled_fraction"] <= 1.0
+    bad = mdd.audit(path, shares=3, epsilon="1/2")
+    assert bad["verdict"] == "fail" and bad["witness"]["witness"]["lhs"][0] > bad["witness"]["witness"]["rhs"][1]
 
 
 def test_two_worker_cluster(city):
@@ -73,6 +81,9 @@ def test_two_worker_cluster(city):
         r = mdd.audit(path, client=client, timeout=120)
         assert r["verdict"] == "pass" and r["blocks"] == 4
         whole = md.audit(path)
+        assert abs(r["epsilon_tight"][1] - whole.epsilon_tight[1]) <= 1e-9
+        r = mdd.audit(path, client=client, shares=4, timeout=120)
+        assert r["verdict"] == "pass" and r["blocks"] == 1 and r["tasks"] == 4
         assert abs(r["epsilon_tight"][1] - whole.epsilon_tight[1]) <= 1e-9
         bad = mdd.audit(path, client=client, epsilon="1/2", timeout=120)
         assert bad["verdict"] == "fail"
@@ -91,6 +102,17 @@ def test_hostile_arguments(city):
     path, _, _ = city
     with pytest.raises(md.InputError):
         mdd.audit(path, blocks=0)
+    for shares in (0, True, 2.5, 1 << 21):
+        with pytest.raises(md.InputError):
+            mdd.audit(path, shares=shares)
+    with pytest.raises(md.InputError):
+        md._core.audit_block(str(path), 0, 10, ["1"] * 300, None, 2, 2)
+    # A share missing (or given twice) from the combination is refused, not passed.
+    sums = md._core.add_sums([md._core.block_sums(str(path), 0, 300)])
+    one = md._core.audit_block(str(path), 0, 300, sums, None, 0, 2)
+    for results in ([one], [one, one]):
+        with pytest.raises(md.InputError):
+            md._core.combine_blocks(results, sums, 300, 300, "1")
     with pytest.raises(md.InputError):
         md._core.audit_block(str(path), 5, 3, ["1"] * 300)
     with pytest.raises(md.InputError):

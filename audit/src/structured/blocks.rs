@@ -13,7 +13,7 @@
 //! What travels is text: sums and ε as exact rationals (`p/q`), a block's result as JSON.
 
 use super::report::{witness_check, DEFAULT_MAX_EXACT_TRIPLES};
-use super::{tight_eps, TightError, Work};
+use super::{tight_eps, Part, TightError, Work};
 use crate::audit::{Check, Verdict};
 use crate::dense::{exact_sum, Normalized};
 use crate::error::InputError;
@@ -89,12 +89,15 @@ pub fn add_sums(parts: &[Vec<String>]) -> Result<Vec<String>, InputError> {
     Ok(out)
 }
 
-/// Audit columns `c0..c1` at ε (`None`: the header's claim) given the whole rows' exact
-/// sums: the block's verdict, tight-ε enclosure and witness, as JSON text.
+/// Audit columns `c0..c1` on `part`'s share of the ordered pairs at ε (`None`: the
+/// header's claim) given the whole rows' exact sums: the block's verdict, tight-ε
+/// enclosure and witness, as JSON text.
+#[allow(clippy::too_many_arguments)]
 pub fn audit_block(
     header: &Path,
     c0: usize,
     c1: usize,
+    part: Part,
     sums: &[String],
     epsilon: Option<&str>,
     max_prec: u64,
@@ -120,7 +123,7 @@ pub fn audit_block(
     };
     let norm = Normalized::with_sums(&c.matrix, sums);
     let budget = DEFAULT_MAX_EXACT_TRIPLES;
-    let (structure, _, _) = super::of_container(&c, &norm, max_prec, budget)?;
+    let (structure, _, _) = super::of_container(&c, &norm, max_prec, budget, part)?;
     let over = |o: super::OverBudget| {
         input_error(
             "matrix",
@@ -161,6 +164,7 @@ pub fn audit_block(
     };
     Ok(json!({
         "columns": [c0, c1],
+        "part": [part.index, part.of],
         "verdict": verdict,
         "tight": tight.as_ref().map(|e| json!([format_rational(&e.lo), e.hi.as_ref().map(format_rational)])),
         "tight_pair": tight.as_ref().and_then(|e| e.pair).map(|(u, v)| [u, v]),
@@ -186,18 +190,36 @@ pub fn combine(
         .iter()
         .map(|r| serde_json::from_str(r).map_err(|e| input_error("results", e.to_string())))
         .collect::<Result<_, _>>()?;
-    blocks.sort_by_key(|b| b["columns"][0].as_u64().unwrap_or(0));
-    let mut covered = 0u64;
-    for b in &blocks {
+    let num = |b: &Value, f: &str, i: usize, missing: u64| b[f][i].as_u64().unwrap_or(missing);
+    blocks.sort_by_key(|b| (num(b, "columns", 0, 0), num(b, "part", 0, 0)));
+    // Every block of columns (tiling 0..K) audited on shares 0..P of the pairs, each once.
+    let (mut covered, mut ranges) = (0u64, 0usize);
+    let mut i = 0;
+    while i < blocks.len() {
+        ranges += 1;
         let (c0, c1) = (
-            b["columns"][0].as_u64().unwrap_or(u64::MAX),
-            b["columns"][1].as_u64().unwrap_or(0),
+            num(&blocks[i], "columns", 0, u64::MAX),
+            num(&blocks[i], "columns", 1, 0),
         );
         if c0 != covered || c1 <= c0 {
             return Err(input_error(
                 "results",
                 format!("the blocks do not tile the columns 0..{k} (gap or overlap at {covered})"),
             ));
+        }
+        let of = num(&blocks[i], "part", 1, 0);
+        for share in 0..of.max(1) {
+            let b = blocks.get(i).filter(|b| {
+                (num(b, "columns", 0, u64::MAX), num(b, "columns", 1, 0)) == (c0, c1)
+                    && (num(b, "part", 0, u64::MAX), num(b, "part", 1, 0)) == (share, of)
+            });
+            if b.is_none() {
+                return Err(input_error(
+                    "results",
+                    format!("columns {c0}..{c1}: share {share} of {of} of the pairs is missing or repeated"),
+                ));
+            }
+            i += 1;
         }
         covered = c1;
     }
@@ -290,7 +312,8 @@ pub fn combine(
         "row_sums": if rows_ok { "pass" } else { "fail" },
         "witness": failing.map(|b| b["check"].clone()),
         "inconclusive": inconclusive.map(|b| b["check"].clone()),
-        "blocks": blocks.len(),
+        "blocks": ranges,
+        "tasks": blocks.len(),
         "settled_fraction": super::report::settled_fraction(work("settled_triples"), pass_triples),
         "exact_triples": work("exact_triples"),
         "seconds_blocks": blocks.iter().map(|b| b["seconds"].as_f64().unwrap_or(0.0)).collect::<Vec<_>>(),

@@ -152,6 +152,17 @@ impl<'a> Edges<'a> {
         }
     }
 
+    /// Keep only `part`'s share of the ordered edges (round-robin).
+    pub fn restrict(&mut self, part: super::Part) {
+        let all = std::mem::take(&mut self.ordered);
+        self.ordered = all
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| part.keeps(*i))
+            .map(|(_, p)| p)
+            .collect();
+    }
+
     /// Ordered edges checked.
     pub fn pairs(&self) -> usize {
         self.ordered.len()

@@ -30,6 +30,37 @@ use crate::privacy::{eps_of, ratio_within, Decision, EpsEnclosure, KAPPA};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 
+/// Share `index` of `of` disjoint shares of the ordered pairs in scope, so one audit can
+/// run on several workers (`blocks::audit_block`): the shares partition the pairs, so M is
+/// private iff every share is, and the tight ε is the maximum of the shares' (as for
+/// blocks of columns). Graphs share their ordered edges round-robin; the k-d tree its box
+/// pairs a few levels below (root, root) (`tree::Tree::restrict`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Part {
+    pub index: usize,
+    pub of: usize,
+}
+
+impl Part {
+    /// Every pair.
+    pub const WHOLE: Part = Part { index: 0, of: 1 };
+
+    /// Share `index` of `of` (1 ≤ of ≤ 2²⁰, index < of).
+    pub fn new(index: usize, of: usize) -> Result<Part, crate::error::InputError> {
+        if !(1..=1 << 20).contains(&of) || index >= of {
+            return Err(crate::io::input_error(
+                "part",
+                format!("share {index} of {of}: need 1 ≤ shares ≤ 2^20 and 0 ≤ share < shares"),
+            ));
+        }
+        Ok(Part { index, of })
+    }
+
+    fn keeps(&self, i: usize) -> bool {
+        i % self.of == self.index
+    }
+}
+
 /// An ordered pair (u, v) the structure checks; `id` is the structure's own index of it
 /// (the edge for graphs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -381,12 +412,13 @@ pub fn of_container<'a>(
     norm: &'a Normalized,
     max_prec: u64,
     max_exact_triples: u64,
+    part: Part,
 ) -> Result<(Box<dyn Structure + 'a>, &'static str, u64), crate::error::InputError> {
     use crate::io::container::Geometry;
     let n = c.matrix.rows as u64;
     Ok(match &c.geometry {
         Geometry::Graph(g) => {
-            let e = edges::Edges::new(
+            let mut e = edges::Edges::new(
                 g,
                 &c.matrix,
                 norm,
@@ -394,6 +426,7 @@ pub fn of_container<'a>(
                 max_prec,
                 max_exact_triples,
             );
+            e.restrict(part);
             let p = e.pairs() as u64;
             (Box::new(e), "edges", p)
         }
@@ -404,7 +437,7 @@ pub fn of_container<'a>(
                     "no structured audit for this kind",
                 ));
             }
-            let t = tree::Tree::new(
+            let mut t = tree::Tree::new(
                 space,
                 &c.matrix,
                 norm,
@@ -412,6 +445,7 @@ pub fn of_container<'a>(
                 max_prec,
                 max_exact_triples,
             );
+            t.restrict(part);
             (Box::new(t), "boxes", n * n.saturating_sub(1))
         }
     })

@@ -49,7 +49,8 @@ pub fn audit_container(
     let budget = DEFAULT_MAX_EXACT_TRIPLES;
     let t = Instant::now();
     progress.start("audit: structure", None);
-    let (structure, method, pairs) = super::of_container(c, &norm, opts.max_prec, budget)?;
+    let (structure, method, pairs) =
+        super::of_container(c, &norm, opts.max_prec, budget, super::Part::WHOLE)?;
     progress.finish(&format!(
         "audit: {method} ready ({:.1} s)",
         t.elapsed().as_secs_f64()

@@ -23,6 +23,10 @@ use std::cmp::Ordering as Cmp;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
+/// A split audit's shares start from at least this many box pairs each
+/// ([`Tree::restrict`]).
+const SHARE_PAIRS: usize = 16;
+
 /// Leaves hold at most this many inputs.
 pub const LEAF: usize = 16;
 /// Box pairs with fewer triples than this are visited on the current thread.
@@ -59,6 +63,9 @@ pub struct Tree<'a> {
     within: Option<(Q, f64, f64)>,
     max_prec: u64,
     max_exact_triples: u64,
+    /// The box pairs the recursions start from: (root, root), or a share of the pairs a
+    /// few levels below it ([`Tree::restrict`]).
+    roots: Vec<(usize, usize)>,
 }
 
 /// The metric kinds the tree handles.
@@ -124,12 +131,51 @@ impl<'a> Tree<'a> {
             within: within.map(|e| (e.clone(), f64_down(e), f64_up(e))),
             max_prec,
             max_exact_triples,
+            roots: vec![(0, 0)],
         };
         let mut perm = std::mem::take(&mut t.perm);
         t.build(&mut perm, 0);
         t.perm = perm;
         t.extremes();
         t
+    }
+
+    /// Keep only `part`'s share of the ordered pairs: (root, root) is split (as the
+    /// recursion splits it) until there are at least [`SHARE_PAIRS`] box pairs per share or
+    /// only leaf pairs are left; they are ordered box with itself first, then touching
+    /// boxes (distance bound 0), then the rest (a stable sort: the near pairs, which cost
+    /// the most, are spread evenly), and share i takes every `of`-th from the i-th. The
+    /// recursion splits a box pair into box pairs that partition its ordered pairs, so the
+    /// shares partition them too.
+    pub fn restrict(&mut self, part: super::Part) {
+        let mut pairs = vec![(0usize, 0usize)];
+        while pairs.len() < SHARE_PAIRS * part.of {
+            let mut next = Vec::with_capacity(4 * pairs.len());
+            let mut grew = false;
+            for &(a, b) in &pairs {
+                if self.both_leaves(a, b) {
+                    next.push((a, b));
+                } else {
+                    next.extend(self.split(a, b));
+                    grew = true;
+                }
+            }
+            pairs = next;
+            if !grew {
+                break;
+            }
+        }
+        pairs.sort_by_key(|&(a, b)| match (a == b, self.box_distance(a, b) > 0.0) {
+            (true, _) => 0u8,
+            (false, false) => 1,
+            (false, true) => 2,
+        });
+        self.roots = pairs
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| part.keeps(*i))
+            .map(|(_, p)| p)
+            .collect();
     }
 
     /// Build the subtree over `idx` (rows `perm[start..start + idx.len()]`), split on the
@@ -450,7 +496,12 @@ impl Structure for Tree<'_> {
             self.max_exact_triples,
         );
         let cols: Vec<u32> = (0..self.norm.k as u32).collect();
-        self.visit(&run, 0, 0, &cols);
+        rayon::scope(|sc| {
+            for &(a, b) in &self.roots {
+                let (run, cols) = (&run, &cols);
+                sc.spawn(move |_| self.visit(run, a, b, cols));
+            }
+        });
         run.finish()
     }
 
@@ -460,7 +511,12 @@ impl Structure for Tree<'_> {
             found: Mutex::new(Vec::new()),
         };
         let cols: Vec<u32> = (0..self.norm.k as u32).collect();
-        self.search(&s, 0, 0, &cols);
+        rayon::scope(|sc| {
+            for &(a, b) in &self.roots {
+                let (s, cols) = (&s, &cols);
+                sc.spawn(move |_| self.search(s, a, b, cols));
+            }
+        });
         Ok(crate::privacy::best_candidates(
             s.found.into_inner().unwrap_or_else(|e| e.into_inner()),
         ))

@@ -2,13 +2,17 @@
 
 A container is an ``mdp/1`` header beside a float64 ``.npy`` matrix (``mdp build
 exponential --container``; ``spec/mechanism-format.md``, revision 3). Privacy is a
-statement per column, so the exact structured audit splits by blocks of columns
-(``spec/soundness.md`` §7, ``mdp::structured::blocks``):
+statement per column and per ordered pair, so the exact structured audit splits by blocks
+of columns and by shares of the pairs (``spec/soundness.md`` §7,
+``mdp::structured::blocks``):
 
 1. each block's exact row sums, as tasks; the driver adds them exactly;
-2. each block audited with the whole rows' sums, as tasks;
-3. the driver combines: a pass iff every block passes, the tight ε the maximum of the
-   blocks' enclosures, the witness of the first failing block.
+2. each (block, share) audited with the whole rows' sums, as tasks;
+3. the driver combines: a pass iff every task passes, the tight ε the maximum of the
+   tasks' enclosures, the witness of the first failing one.
+
+Blocks of columns divide the column work; shares of the pairs (box pairs of the k-d tree,
+or edges) divide the pair work, which every block repeats: with n ≫ K use shares.
 
 Every decision is the library's; this module only places the calls. Workers must see the
 header and the ``.npy`` file at the same path (a local cluster, or a shared file
@@ -49,18 +53,24 @@ def _sums(header: str, c0: int, c1: int) -> List[str]:
     return _core.block_sums(header, c0, c1)
 
 
-def _block(header: str, c0: int, c1: int, sums: List[str], epsilon: Optional[str]) -> str:
-    return _core.audit_block(header, c0, c1, sums, epsilon)
+def _block(header: str, c0: int, c1: int, sums: List[str], epsilon: Optional[str], part: int,
+           parts: int) -> str:
+    return _core.audit_block(header, c0, c1, sums, epsilon, part, parts)
 
 
 def audit(header: "os.PathLike[str] | str", *, client: Any = None, blocks: Optional[int] = None,
-          epsilon: Any = None, timeout: Optional[float] = None) -> Dict[str, Any]:
-    """Prove (or refute) the container at ``header`` ε·d private, block by block.
+          shares: Optional[int] = None, epsilon: Any = None,
+          timeout: Optional[float] = None) -> Dict[str, Any]:
+    """Prove (or refute) the container at ``header`` ε·d private, task by task.
 
     ``client``: a ``dask.distributed.Client`` (None: run here). ``blocks``: how many
-    column blocks (default: two per worker, or 1 without a client). ``epsilon``: the ε to
-    prove (default: the header's claim). ``timeout``: seconds each phase may wait for its
-    tasks on the cluster (``TimeoutError`` past it). Returns the combined report as a dict:
+    column blocks; ``shares``: how many shares of the ordered pairs; every block is audited
+    on every share, one task each. Defaults (1 and 1 without a client): with more inputs
+    than outputs (the pair work dominates) one share per worker (each share reads the whole
+    matrix), else two column blocks per worker. The row sums are taken by column blocks,
+    at least one per task. ``epsilon``: the ε to prove (default: the header's claim). ``timeout``: seconds
+    each phase may wait for its tasks on the cluster (``TimeoutError`` past it). Returns
+    the combined report as a dict:
     ``verdict`` (``pass``/``fail``/``inconclusive``), ``epsilon_tight`` [lo, hi],
     ``witness`` (the failing block's check, with global indices), ``row_sums``, and the
     work (``settled_fraction``, ``exact_triples``, ``seconds_blocks``).
@@ -73,18 +83,23 @@ def audit(header: "os.PathLike[str] | str", *, client: Any = None, blocks: Optio
         from . import _q
 
         eps = _q(epsilon, "epsilon")
+    workers = max(1, len(client.scheduler_info().get("workers", {}))) if client is not None else 0
     if blocks is None:
-        workers = len(client.scheduler_info().get("workers", {})) if client is not None else 1
-        blocks = 2 * max(1, workers) if client is not None else 1
-    if not isinstance(blocks, int) or blocks < 1:
-        raise InputError("blocks", "must be a positive integer")
+        blocks = 1 if shares is not None or n > k else max(1, 2 * workers)
+    if shares is None:
+        shares = max(1, workers) if n > k and blocks == 1 else 1
+    for name, value in (("blocks", blocks), ("shares", shares)):
+        if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= 1 << 20:
+            raise InputError(name, "must be an integer in [1, 2^20]")
     bounds = _bounds(k, blocks)
-    heads = [path] * len(bounds)
-    c0s, c1s = [b[0] for b in bounds], [b[1] for b in bounds]
+    work = [(a, b, s) for a, b in bounds for s in range(shares)]
+    sum_bounds = _bounds(k, max(blocks, len(work)))
+    heads = [path] * len(sum_bounds)
+    c0s, c1s = [b[0] for b in sum_bounds], [b[1] for b in sum_bounds]
     if client is None:
-        parts = [_sums(path, a, b) for a, b in bounds]
+        parts = [_sums(path, a, b) for a, b in sum_bounds]
         sums = _core.add_sums(parts)
-        results = [_block(path, a, b, sums, eps) for a, b in bounds]
+        results = [_block(path, a, b, sums, eps, s, shares) for a, b, s in work]
     else:
         from dask.distributed import wait
 
@@ -95,7 +110,9 @@ def audit(header: "os.PathLike[str] | str", *, client: Any = None, blocks: Optio
         parts = done(client.map(_sums, heads, c0s, c1s, pure=False))
         sums = _core.add_sums(parts)
         [shared] = client.scatter([sums], broadcast=True)
-        results = done(client.map(_block, heads, c0s, c1s, [shared] * len(bounds), [eps] * len(bounds),
+        w = len(work)
+        results = done(client.map(_block, [path] * w, [t[0] for t in work], [t[1] for t in work],
+                                  [shared] * w, [eps] * w, [t[2] for t in work], [shares] * w,
                                   pure=False))
     report = json.loads(_core.combine_blocks(results, sums, n, k, eps))
     report["header"] = path

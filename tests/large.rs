@@ -546,3 +546,66 @@ fn clustered_randomizer_container_is_tight() {
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(String::from_utf8_lossy(&out.stderr).lines().count(), 1);
 }
+
+/// A float64 `.npy` of `rows` (C order).
+fn write_npy(path: &Path, rows: &[Vec<f64>]) {
+    let (n, k) = (rows.len(), rows[0].len());
+    let mut header = format!("{{'descr': '<f8', 'fortran_order': False, 'shape': ({n}, {k}), }}");
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    bytes.extend_from_slice(header.as_bytes());
+    for r in rows {
+        for x in r {
+            bytes.extend_from_slice(&x.to_le_bytes());
+        }
+    }
+    std::fs::write(path, bytes).unwrap();
+}
+
+/// `mdp-audit --max-exact-triples` (issue 35): the structured audit's exact budget is the
+/// caller's. A container whose ratios are fl(e) < e at d = 1, ε = 1 (one ulp inside the
+/// bound, where only rationals decide) passes with the default budget and stops with one
+/// line and exit 2 past a budget of 1 triple; 0 is refused as a flag value.
+#[test]
+fn exact_budget_is_a_flag() {
+    let d = dir("budget");
+    let csv = d.join("two.csv");
+    std::fs::write(&csv, "id,x,y\na,0,0\nb,1,0\n").unwrap();
+    let e = std::f64::consts::E;
+    let (a, b) = (0.25 * e, 0.25);
+    let s = 1.0 - a - b;
+    write_npy(&d.join("m.npy"), &[vec![a, b, s], vec![b, a, s]]);
+    let h = d.join("m.json");
+    succeeded(&mdp(&[
+        "import",
+        "--matrix",
+        d.join("m.npy").to_str().unwrap(),
+        "--space",
+        csv.to_str().unwrap(),
+        "--epsilon",
+        "1",
+        "--container",
+        "-o",
+        h.to_str().unwrap(),
+    ]));
+    let hs = h.to_str().unwrap();
+    let r = report(&audit(&["--json", hs]));
+    assert_eq!(r["verdict"], "pass", "{r}");
+    let spent = r["stats"]["structured"]["exact_triples"].as_u64().unwrap();
+    assert!(spent >= 2, "{r}");
+    let out = audit(&["--max-exact-triples", "1", hs]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("exact triples"), "{err}");
+    let out = audit(&["--max-exact-triples", &spent.to_string(), hs]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        audit(&["--max-exact-triples", "0", hs]).status.code(),
+        Some(2)
+    );
+}

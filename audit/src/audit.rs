@@ -71,6 +71,9 @@ pub struct Options {
     /// Largest size in bits of an exactly row-normalized entry H\[u\]\[w\] (see
     /// [`crate::io::Limits::max_number_bits`]); a larger one refuses the file.
     pub max_number_bits: u64,
+    /// Exact triples the structured audit's fallback may decide before it stops with an
+    /// input error (containers, `spec/soundness.md` §7).
+    pub max_exact_triples: u64,
 }
 
 impl Default for Options {
@@ -84,6 +87,7 @@ impl Default for Options {
             loss_tolerance: Q::from_unsigneds(1u32, 1_000_000_000u32),
             max_prec: privacy::DEFAULT_MAX_PREC,
             max_number_bits: crate::io::DEFAULT_MAX_NUMBER_BITS,
+            max_exact_triples: crate::structured::report::DEFAULT_MAX_EXACT_TRIPLES,
         }
     }
 }

@@ -61,6 +61,12 @@ struct Args {
     #[arg(long, default_value_t = mdp_audit::privacy::DEFAULT_MAX_PREC,
           value_parser = clap::value_parser!(u64).range(64..=65536))]
     max_precision: u64,
+    /// Exact triples the structured audit of a container may decide in rationals before it
+    /// stops (exit 2): the budget on a matrix that is within rounding of its bound almost
+    /// everywhere.
+    #[arg(long, default_value_t = mdp_audit::structured::report::DEFAULT_MAX_EXACT_TRIPLES,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    max_exact_triples: u64,
     /// Largest memory (bytes) the audit of a large-mechanism container may plan to use
     /// (matrix, normalized copy and tree, estimated before the matrix is read).
     #[arg(long, default_value_t = 8_000_000_000)]
@@ -106,6 +112,7 @@ fn run(args: &Args) -> Result<i32, String> {
         loss_tolerance: number("loss-tolerance", &args.loss_tolerance, false)?,
         max_prec: args.max_precision,
         max_number_bits: args.max_number_bits,
+        max_exact_triples: args.max_exact_triples,
     };
     if opts.delta.as_ref().is_some_and(|d| *d >= 1u32) {
         return Err("--delta: must be in [0, 1)".into());

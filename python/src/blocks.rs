@@ -41,7 +41,7 @@ pub fn add_sums(parts: Vec<Vec<String>>) -> Result<Vec<String>> {
 /// Audit columns c0..c1 on share `part` of `parts` of the ordered pairs with the whole
 /// rows' sums at ε (None: the header's claim): the block's result as JSON text.
 #[pyfunction]
-#[pyo3(signature = (header, c0, c1, sums, epsilon=None, part=0, parts=1))]
+#[pyo3(signature = (header, c0, c1, sums, epsilon=None, part=0, parts=1, max_exact_triples=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn audit_block(
     py: Python<'_>,
@@ -52,7 +52,13 @@ pub fn audit_block(
     epsilon: Option<String>,
     part: usize,
     parts: usize,
+    max_exact_triples: Option<u64>,
 ) -> Result<String> {
+    let budget =
+        max_exact_triples.unwrap_or(mdp::structured::report::DEFAULT_MAX_EXACT_TRIPLES);
+    if budget == 0 {
+        return Err(Error::input("max_exact_triples", "must be ≥ 1"));
+    }
     let share = mdp::structured::Part::new(part, parts)?;
     py.detach(|| {
         Ok(blocks::audit_block(
@@ -63,6 +69,7 @@ pub fn audit_block(
             &sums,
             epsilon.as_deref(),
             mdp::privacy::DEFAULT_MAX_PREC,
+            budget,
             &Limits::default(),
             BLOCK_MEMORY,
         )?)

@@ -105,6 +105,9 @@ def test_hostile_arguments(city):
     for shares in (0, True, 2.5, 1 << 21):
         with pytest.raises(md.InputError):
             mdd.audit(path, shares=shares)
+    for budget in (0, -1, True, 1 << 64):
+        with pytest.raises(md.InputError):
+            mdd.audit(path, max_exact_triples=budget)
     with pytest.raises(md.InputError):
         md._core.audit_block(str(path), 0, 10, ["1"] * 300, None, 2, 2)
     # A share missing (or given twice) from the combination is refused, not passed.
@@ -168,3 +171,17 @@ def test_exact_sampling_follows_the_row(tmp_path):
     expected = m[1] * 40000
     chi2 = float(((counts - expected) ** 2 / expected).sum())
     assert chi2 < 21.1, (counts, expected)  # χ²(3) upper 1e-4 quantile
+
+
+def test_exact_budget(tmp_path):
+    # Ratios fl(e) < e at d = 1, ε = 1: one ulp inside the bound, decided in rationals only.
+    import math
+
+    a, b = 0.25 * math.e, 0.25
+    m = np.array([[a, b, 1 - a - b], [b, a, 1 - a - b], [b, b, 1 - 2 * b]])
+    path = tmp_path / "tight.json"
+    md.save_container(m, md.space(np.array([[0.0], [1.0], [10.0]])), 1, path)
+    assert mdd.audit(path)["verdict"] == "pass"
+    with pytest.raises(md.InputError) as e:
+        mdd.audit(path, max_exact_triples=1)
+    assert "exact triples" in str(e.value)

@@ -12,7 +12,7 @@
 //!
 //! What travels is text: sums and ε as exact rationals (`p/q`), a block's result as JSON.
 
-use super::report::{witness_check, DEFAULT_MAX_EXACT_TRIPLES};
+use super::report::witness_check;
 use super::{tight_eps, Part, TightError, Work};
 use crate::audit::{Check, Verdict};
 use crate::dense::{exact_sum, Normalized};
@@ -101,6 +101,7 @@ pub fn audit_block(
     sums: &[String],
     epsilon: Option<&str>,
     max_prec: u64,
+    max_exact_triples: u64,
     limits: &Limits,
     max_memory: u64,
 ) -> Result<String, InputError> {
@@ -122,7 +123,7 @@ pub fn audit_block(
         None => c.epsilon.clone(),
     };
     let norm = Normalized::with_sums(&c.matrix, sums);
-    let budget = DEFAULT_MAX_EXACT_TRIPLES;
+    let budget = max_exact_triples;
     let (structure, _, _) = super::of_container(&c, &norm, max_prec, budget, part)?;
     let over = |o: super::OverBudget| {
         input_error(

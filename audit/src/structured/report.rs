@@ -16,8 +16,9 @@ use crate::progress::Progress;
 use serde_json::{json, Value};
 use std::time::Instant;
 
-/// Exact triples the fallback may decide before the audit stops (exit 2): each costs a
-/// division of ≤ 2 100-bit rationals, so this is minutes of work at most.
+/// Exact triples the fallback may decide before the audit stops (exit 2), unless the
+/// caller sets another budget (`mdp-audit --max-exact-triples`): each costs a division of
+/// ≤ 2 100-bit rationals, so this is minutes of work at most.
 pub const DEFAULT_MAX_EXACT_TRIPLES: u64 = 200_000_000;
 
 fn label(c: &Container, u: usize) -> Option<&str> {
@@ -46,7 +47,7 @@ pub fn audit_container(
     progress.finish(&format!("audit: row sums ({:.1} s)", stats.seconds_prepare));
     checks.push(row_sums);
     let (n, k) = (c.matrix.rows, c.matrix.cols);
-    let budget = DEFAULT_MAX_EXACT_TRIPLES;
+    let budget = opts.max_exact_triples;
     let t = Instant::now();
     progress.start("audit: structure", None);
     let (structure, method, pairs) =

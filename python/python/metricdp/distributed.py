@@ -54,13 +54,13 @@ def _sums(header: str, c0: int, c1: int) -> List[str]:
 
 
 def _block(header: str, c0: int, c1: int, sums: List[str], epsilon: Optional[str], part: int,
-           parts: int) -> str:
-    return _core.audit_block(header, c0, c1, sums, epsilon, part, parts)
+           parts: int, budget: Optional[int]) -> str:
+    return _core.audit_block(header, c0, c1, sums, epsilon, part, parts, budget)
 
 
 def audit(header: "os.PathLike[str] | str", *, client: Any = None, blocks: Optional[int] = None,
           shares: Optional[int] = None, epsilon: Any = None,
-          timeout: Optional[float] = None) -> Dict[str, Any]:
+          timeout: Optional[float] = None, max_exact_triples: Optional[int] = None) -> Dict[str, Any]:
     """Prove (or refute) the container at ``header`` ε·d private, task by task.
 
     ``client``: a ``dask.distributed.Client`` (None: run here). ``blocks``: how many
@@ -69,7 +69,9 @@ def audit(header: "os.PathLike[str] | str", *, client: Any = None, blocks: Optio
     than outputs (the pair work dominates) one share per worker (each share reads the whole
     matrix), else two column blocks per worker. The row sums are taken by column blocks,
     at least one per task. ``epsilon``: the ε to prove (default: the header's claim). ``timeout``: seconds
-    each phase may wait for its tasks on the cluster (``TimeoutError`` past it). Returns
+    each phase may wait for its tasks on the cluster (``TimeoutError`` past it).
+    ``max_exact_triples``: the exact fallback's budget per task (default 2·10⁸; past it the
+    task raises ``InputError``, as ``mdp-audit --max-exact-triples``). Returns
     the combined report as a dict:
     ``verdict`` (``pass``/``fail``/``inconclusive``), ``epsilon_tight`` [lo, hi],
     ``witness`` (the failing block's check, with global indices), ``row_sums``, and the
@@ -91,6 +93,9 @@ def audit(header: "os.PathLike[str] | str", *, client: Any = None, blocks: Optio
     for name, value in (("blocks", blocks), ("shares", shares)):
         if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= 1 << 20:
             raise InputError(name, "must be an integer in [1, 2^20]")
+    if max_exact_triples is not None and (not isinstance(max_exact_triples, int) or isinstance(max_exact_triples, bool)
+                                          or not 1 <= max_exact_triples < 1 << 64):
+        raise InputError("max_exact_triples", "must be an integer in [1, 2^64)")
     bounds = _bounds(k, blocks)
     work = [(a, b, s) for a, b in bounds for s in range(shares)]
     sum_bounds = _bounds(k, max(blocks, len(work)))
@@ -99,7 +104,7 @@ def audit(header: "os.PathLike[str] | str", *, client: Any = None, blocks: Optio
     if client is None:
         parts = [_sums(path, a, b) for a, b in sum_bounds]
         sums = _core.add_sums(parts)
-        results = [_block(path, a, b, sums, eps, s, shares) for a, b, s in work]
+        results = [_block(path, a, b, sums, eps, s, shares, max_exact_triples) for a, b, s in work]
     else:
         from dask.distributed import wait
 
@@ -113,7 +118,7 @@ def audit(header: "os.PathLike[str] | str", *, client: Any = None, blocks: Optio
         w = len(work)
         results = done(client.map(_block, [path] * w, [t[0] for t in work], [t[1] for t in work],
                                   [shared] * w, [eps] * w, [t[2] for t in work], [shares] * w,
-                                  pure=False))
+                                  [max_exact_triples] * w, pure=False))
     report = json.loads(_core.combine_blocks(results, sums, n, k, eps))
     report["header"] = path
     return report

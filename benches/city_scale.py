@@ -130,7 +130,7 @@ EXHAUSTIVE = """
 import json, sys, time, numpy as np, metricdp
 m = np.load(sys.argv[1]); pts = np.loadtxt(sys.argv[2], delimiter=",", skiprows=1, usecols=(1, 2))
 t = time.perf_counter()
-r = metricdp.audit(m, metricdp.space(pts), sys.argv[3])
+r = metricdp.audit(m, metricdp.space(pts), sys.argv[3], max_entries=m.size)
 print(json.dumps({"seconds": time.perf_counter() - t, "verdict": r.verdict, "tight": r.epsilon_tight,
                   "pure": r.to_dict()["stats"]["seconds_pure"], "tight_s": r.to_dict()["stats"]["seconds_tight"]}))
 """

@@ -1181,7 +1181,7 @@ pub fn human(report: &Report) -> String {
     let st = &report.stats;
     if let Some(ss) = &st.structured {
         s.push_str(&format!(
-            "  structured audit ({}): {} passes over {} triples, {} settled by box pairs ({:.4} % per pass), {} checked pair by pair ({} ordered pairs in scope), {} exact; {:.3} s\n",
+            "  structured audit ({}): passes {} over {} triples, {} settled by box pairs ({:.4} % per pass), {} checked pair by pair ({} ordered pairs in scope), {} exact; {:.3} s\n",
             ss.method,
             ss.passes,
             st.triples,

@@ -54,8 +54,7 @@ pub fn audit_block(
     parts: usize,
     max_exact_triples: Option<u64>,
 ) -> Result<String> {
-    let budget =
-        max_exact_triples.unwrap_or(mdp::structured::report::DEFAULT_MAX_EXACT_TRIPLES);
+    let budget = max_exact_triples.unwrap_or(mdp::structured::report::DEFAULT_MAX_EXACT_TRIPLES);
     if budget == 0 {
         return Err(Error::input("max_exact_triples", "must be ≥ 1"));
     }
@@ -120,7 +119,10 @@ pub fn write_container(
     if rows != space.inner.n() || cols != rows {
         return Err(Error::input(
             "matrix",
-            format!("is {rows} × {cols}; a container of this space is {n} × {n}", n = space.inner.n()),
+            format!(
+                "is {rows} × {cols}; a container of this space is {n} × {n}",
+                n = space.inner.n()
+            ),
         ));
     }
     let data: Vec<f64> = view.iter().copied().collect();
@@ -145,12 +147,17 @@ pub fn write_container(
 /// Gated containers of this process, kept across calls (a Dask worker audits a container
 /// once, then samples every partition it is given): keyed by the header's canonical path,
 /// both files' sizes and modification times, and the policy.
-type GateKey = (std::path::PathBuf, Vec<(u64, std::time::SystemTime)>, String);
+type GateKey = (
+    std::path::PathBuf,
+    Vec<(u64, std::time::SystemTime)>,
+    String,
+);
 static GATED: std::sync::Mutex<Vec<(GateKey, std::sync::Arc<mdp::large::GatedContainer>)>> =
     std::sync::Mutex::new(Vec::new());
 
 fn stamp(p: &Path) -> Result<(u64, std::time::SystemTime)> {
-    let m = std::fs::metadata(p).map_err(|e| Error::input("path", format!("{}: {e}", p.display())))?;
+    let m =
+        std::fs::metadata(p).map_err(|e| Error::input("path", format!("{}: {e}", p.display())))?;
     Ok((m.len(), m.modified().unwrap_or(std::time::UNIX_EPOCH)))
 }
 
@@ -169,11 +176,18 @@ fn gated(
         stamps.push(s);
     }
     let key = (canon.clone(), stamps, policy_key);
-    if let Some((_, g)) = GATED.lock().unwrap_or_else(|e| e.into_inner()).iter().find(|(k, _)| *k == key) {
+    if let Some((_, g)) = GATED
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .find(|(k, _)| *k == key)
+    {
         return Ok(g.clone());
     }
     let g = mdp::large::load_gated(&canon, opts, BLOCK_MEMORY, progress).map_err(|e| match e {
-        mdp::privatize::GateError::Read(e) | mdp::privatize::GateError::Invalid(e) => Error::from(e),
+        mdp::privatize::GateError::Read(e) | mdp::privatize::GateError::Invalid(e) => {
+            Error::from(e)
+        }
         mdp::privatize::GateError::NotPrivate(r) => Error::Audit(r),
     })?;
     let g = std::sync::Arc::new(g);
@@ -206,9 +220,12 @@ pub fn privatize_container(
     let mut keys: Vec<std::result::Result<usize, String>> = Vec::with_capacity(records.len());
     for (i, r) in records.iter().enumerate() {
         if by_index {
-            let u: usize = r
-                .extract()
-                .map_err(|_| Error::input(format!("records[{i}]"), "expected a non-negative integer index"))?;
+            let u: usize = r.extract().map_err(|_| {
+                Error::input(
+                    format!("records[{i}]"),
+                    "expected a non-negative integer index",
+                )
+            })?;
             keys.push(Ok(u));
         } else {
             let l: String = r
@@ -229,14 +246,24 @@ pub fn privatize_container(
                 let u = match k {
                     Ok(u) if *u < n => *u,
                     Ok(u) => {
-                        return Err(Error::input(format!("records[{i}]"), format!("index {u} out of range 0..{n}")))
+                        return Err(Error::input(
+                            format!("records[{i}]"),
+                            format!("index {u} out of range 0..{n}"),
+                        ))
                     }
                     Err(l) => g.input(l).ok_or_else(|| {
-                        Error::input(format!("records[{i}]"), format!("{l:?} is not an input label of the container"))
+                        Error::input(
+                            format!("records[{i}]"),
+                            format!("{l:?} is not an input label of the container"),
+                        )
                     })?,
                 };
                 let w = g.sample(u, &mut rng);
-                Ok(if by_index { w.to_string() } else { g.output_label(w) })
+                Ok(if by_index {
+                    w.to_string()
+                } else {
+                    g.output_label(w)
+                })
             })
             .collect()
     })

@@ -50,13 +50,13 @@ fn checked_labels(labels: Option<Vec<String>>, n: usize) -> Result<Option<Vec<St
 
 /// The n × m array's size against the default entry limit (`what` names it).
 pub fn check_size(a: &PyReadonlyArray2<'_, f64>, what: &str) -> Result<()> {
+    check_size_within(a, what, &Limits::default())
+}
+
+/// [`check_size`] against the caller's limits.
+pub fn check_size_within(a: &PyReadonlyArray2<'_, f64>, what: &str, limits: &Limits) -> Result<()> {
     let s = a.shape();
-    Ok(io::check_entries(
-        what,
-        s[0] as u64,
-        s[1] as u64,
-        &Limits::default(),
-    )?)
+    Ok(io::check_entries(what, s[0] as u64, s[1] as u64, limits)?)
 }
 
 #[pymethods]

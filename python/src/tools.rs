@@ -5,7 +5,7 @@
 use crate::errors::{Error, Result};
 use crate::mechanism::{policy, Mechanism};
 use crate::progress::run;
-use crate::space::{check_size, exact_rows, Space};
+use crate::space::{check_size_within, exact_rows, Space};
 use mdp::audit;
 use mdp::certified::Certified;
 use mdp::exact::Q;
@@ -17,8 +17,8 @@ use pyo3::prelude::*;
 use serde_json::{json, Value};
 
 /// The exact matrix of a float64 array (each entry the dyadic rational it is).
-fn exact_matrix(m: &PyReadonlyArray2<'_, f64>) -> Result<Matrix> {
-    check_size(m, "matrix")?;
+fn exact_matrix(m: &PyReadonlyArray2<'_, f64>, limits: &Limits) -> Result<Matrix> {
+    check_size_within(m, "matrix", limits)?;
     let rows = exact_rows(m, "matrix")?;
     let (r, c) = (rows.len(), rows.first().map_or(0, Vec::len));
     if r == 0 || c == 0 {
@@ -94,7 +94,7 @@ pub fn audit_file(
 /// only, if given); `eps_in_metric`: the space's distances already include ε (libqif's
 /// convention). The report as JSON.
 #[pyfunction]
-#[pyo3(signature = (matrix, space, epsilon, *, within=None, delta=None, eps_in_metric=false, outputs_are_inputs=None, progress=None))]
+#[pyo3(signature = (matrix, space, epsilon, *, within=None, delta=None, eps_in_metric=false, outputs_are_inputs=None, max_entries=None, progress=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn audit_matrix(
     py: Python<'_>,
@@ -105,9 +105,14 @@ pub fn audit_matrix(
     delta: Option<&str>,
     eps_in_metric: bool,
     outputs_are_inputs: Option<bool>,
+    max_entries: Option<u64>,
     progress: Option<Py<PyAny>>,
 ) -> Result<String> {
-    let m = exact_matrix(&matrix)?;
+    let limits = Limits {
+        max_entries: max_entries.unwrap_or(Limits::default().max_entries),
+        ..Limits::default()
+    };
+    let m = exact_matrix(&matrix, &limits)?;
     let opts = import_options(space, epsilon, eps_in_metric, outputs_are_inputs, m.cols)?;
     let eta = within
         .map(|w| crate::mechanism::q("within", w))
@@ -117,7 +122,7 @@ pub fn audit_matrix(
         // The claim as a document, the exact matrix beside it (no JSON numbers to write
         // and parse back: the reader's checks apply to it all the same).
         let doc = claim(&m, space, &opts, eta.as_ref())?;
-        let file = io::mechanism_with_matrix(&doc, m, &Limits::default())?;
+        let file = io::mechanism_with_matrix(&doc, m, &limits)?;
         Ok(audit::json(&audit::audit_with(&file, &aopts, p)?))
     })
 }
@@ -135,7 +140,7 @@ pub fn import_matrix(
     outputs_are_inputs: Option<bool>,
     progress: Option<Py<PyAny>>,
 ) -> Result<Mechanism> {
-    let m = exact_matrix(&matrix)?;
+    let m = exact_matrix(&matrix, &Limits::default())?;
     if let Some((i, _)) = m.data.iter().enumerate().find(|(_, x)| **x < 0u32) {
         return Err(Error::input(
             format!("matrix[{}][{}]", i / m.cols, i % m.cols),
@@ -172,7 +177,7 @@ pub fn repair_matrix(
     if !(tolerance.is_finite() && tolerance > 0.0) {
         return Err(Error::input("tolerance", "must be a finite number > 0"));
     }
-    let raw = exact_matrix(&matrix)?;
+    let raw = exact_matrix(&matrix, &Limits::default())?;
     let opts = import_options(space, epsilon, eps_in_metric, outputs_are_inputs, raw.cols)?;
     run(py, progress, |p| {
         let limits = Limits::default();

@@ -81,17 +81,18 @@ pub fn account_item_wise(
     let distance = distance.map(|t| q("distance", t)).transpose()?;
     let accountant = self::accountant(accountant)?;
     py.detach(|| {
-        Ok(shuffle::account(model, &target, &delta, distance.as_ref(), accountant)?
-            .json()
-            .to_string())
+        Ok(
+            shuffle::account(model, &target, &delta, distance.as_ref(), accountant)?
+                .json()
+                .to_string(),
+        )
     })
 }
 
 /// `closed`, `numerical` or `tighter` (the shuffle accountant).
 fn accountant(name: &str) -> Result<Accountant> {
-    Accountant::from_name(name).ok_or_else(|| {
-        Error::input("accountant", "must be 'closed', 'numerical' or 'tighter'")
-    })
+    Accountant::from_name(name)
+        .ok_or_else(|| Error::input("accountant", "must be 'closed', 'numerical' or 'tighter'"))
 }
 
 /// A release's error (`--flag: message` from the library) as an input error naming the

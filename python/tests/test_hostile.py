@@ -99,3 +99,15 @@ def test_spaces(points, metric, radius):
     call(md.space, np.array(points), metric, radius=radius)
     n = len(points)
     call(md.distances, np.resize(np.array(points).ravel(), (n, n)))
+
+
+def test_audit_max_entries_is_the_callers():
+    m = np.full((5, 5), 0.2)
+    sp = md.space(np.arange(5.0).reshape(5, 1))
+    assert md.audit(m, sp, 1, max_entries=25).passed
+    with pytest.raises(md.InputError) as e:
+        md.audit(m, sp, 1, max_entries=24)
+    assert e.value.field == "matrix" and "exceed the limit of 24" in str(e.value)
+    for bad in (0, -3, True, 2.0, 1 << 64):
+        with pytest.raises(md.InputError):
+            md.audit(m, sp, 1, max_entries=bad)

@@ -396,6 +396,7 @@ def audit(
     eps_in_metric: bool = False,
     outputs_are_inputs: Optional[bool] = None,
     allow_scoped: bool = False,
+    max_entries: Optional[int] = None,
     progress: Progress = None,
 ) -> Report:
     """Prove (or refute) that ``matrix`` is ε·d private.
@@ -405,7 +406,9 @@ def audit(
     ``mdp/1`` file. ``epsilon``: the ε to prove (required for arrays; for files and
     mechanisms it replaces the file's claim). ``within``: privacy for pairs with d ≤ η only.
     ``eps_in_metric``: ``space``'s distances already include ε (libqif's convention).
-    Returns the :class:`Report` whatever the verdict (check ``report.passed``).
+    ``max_entries``: the largest n·K of an array (default 16·10⁶, as ``mdp-audit
+    --max-entries``; the exhaustive audit's memory grows with it: ≈ 0.23 KB an entry at
+    n = 5 000). Returns the :class:`Report` whatever the verdict (check ``report.passed``).
     """
     eps = None if epsilon is None else _q(epsilon, "epsilon")
     w = None if within is None else _q(within, "within")
@@ -418,10 +421,14 @@ def audit(
                                            allow_scoped=allow_scoped, delta=dl, progress=cb))
     if space is None or eps is None:
         raise InputError("space" if space is None else "epsilon", "required to audit a matrix")
+    if max_entries is not None and (not isinstance(max_entries, int) or isinstance(max_entries, bool)
+                                    or not 1 <= max_entries < 1 << 64):
+        raise InputError("max_entries", "must be an integer in [1, 2^64)")
     m, sp = _f64(matrix, "matrix"), _as_space(space)
     with _progress(progress) as cb:
         return Report(_core.audit_matrix(m, sp, eps, within=w, delta=dl, eps_in_metric=eps_in_metric,
-                                         outputs_are_inputs=outputs_are_inputs, progress=cb))
+                                         outputs_are_inputs=outputs_are_inputs, max_entries=max_entries,
+                                         progress=cb))
 
 
 def _refuse(r: Report) -> None:

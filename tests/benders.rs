@@ -64,6 +64,7 @@ fn arb_options() -> impl Strategy<Value = Options> {
                 stabilize,
                 chains,
                 master_neighbours,
+                ..Options::default()
             },
         )
 }
@@ -361,6 +362,7 @@ fn qiu_p33_slack_at_the_optimum_converges() {
         stabilize: 0.5,
         chains: false,
         master_neighbours: 1,
+        ..Options::default()
     };
     let (built, report) = benders::benders(&space, &eps, &p, &opts, PREC, &Silent).unwrap();
     assert_eq!(
@@ -539,4 +541,156 @@ fn benders_bad_input_is_one_line_exit_2() {
         assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
         assert!(err.contains(field), "{args:?}: {err}");
     }
+}
+
+/// A solver "elsewhere" that sends every job through its JSON text and the worker's entry
+/// point, as the Python package's Dask tasks do (`benders::remote`), and counts them.
+struct ByText(std::sync::atomic::AtomicUsize);
+
+impl benders::remote::SubSolver for ByText {
+    fn solve(
+        &self,
+        jobs: Vec<benders::remote::SubJob>,
+    ) -> Result<Vec<benders::sub::SubOutput>, mdp::lp::LpError> {
+        self.0
+            .fetch_add(jobs.len(), std::sync::atomic::Ordering::Relaxed);
+        jobs.iter()
+            .map(|j| {
+                let text = benders::remote::solve_text(&benders::remote::job_text(j))?;
+                benders::remote::output_of(&text, j)
+            })
+            .collect()
+    }
+}
+
+/// A solver elsewhere that fails (a lost worker), or answers with a forged result.
+struct Broken(bool);
+
+impl benders::remote::SubSolver for Broken {
+    fn solve(
+        &self,
+        jobs: Vec<benders::remote::SubJob>,
+    ) -> Result<Vec<benders::sub::SubOutput>, mdp::lp::LpError> {
+        if self.0 {
+            return Err(mdp::lp::LpError::Remote("worker lost".into()));
+        }
+        let mut out: Vec<_> = jobs
+            .iter()
+            .map(benders::remote::solve_job)
+            .collect::<Result<_, _>>()?;
+        // One entry too few in the primal: refused by its shape.
+        let text = serde_json::to_string(&{
+            let mut o = out[0].clone();
+            o.x.pop();
+            o
+        })
+        .unwrap();
+        out[0] = benders::remote::output_of(&text, &jobs[0])?;
+        Ok(out)
+    }
+}
+
+/// Subproblems solved elsewhere (issue 36 part 3): through their JSON texts and the
+/// worker's entry point the build writes the same bytes as here, and a failing or forged
+/// answer is the build's error (never a quiet stop with an incumbent).
+#[test]
+fn subproblems_elsewhere_give_the_same_file() {
+    let pts = (0..12).map(|i| vec![q(i, 1), q((i * 7) % 5, 1)]).collect();
+    let space = Space::from_points(MetricKind::Euclidean, pts, None).unwrap();
+    let req = Request::new(&space, "points", q(1, 1));
+    let pmo = Pmo {
+        within: Some(q(3, 1)),
+        ..Pmo::default()
+    };
+    let run = |subproblems| {
+        let options = Options {
+            partitions: Some(3),
+            max_iter: 6,
+            subproblems,
+            ..Options::default()
+        };
+        produce(
+            &req,
+            &Family::Benders {
+                pmo: pmo.clone(),
+                options,
+            },
+            &Silent,
+        )
+    };
+    let here = run(benders::remote::Subproblems::Here).unwrap();
+    let solver = std::sync::Arc::new(ByText(0.into()));
+    let there = run(benders::remote::Subproblems::Elsewhere(solver.clone())).unwrap();
+    assert!(solver.0.load(std::sync::atomic::Ordering::Relaxed) > 0);
+    assert_eq!(here.certified.to_json(), there.certified.to_json());
+    for broken in [true, false] {
+        let err = run(benders::remote::Subproblems::Elsewhere(
+            std::sync::Arc::new(Broken(broken)),
+        ))
+        .err()
+        .expect("a broken solver elsewhere is an error");
+        assert!(err.to_string().contains("subproblems elsewhere"), "{err}");
+    }
+}
+
+/// A worker refuses malformed jobs before any work (`remote::check`): wrong lengths, pair
+/// ends out of range, non-finite or negative numbers, a constant below 1, two fixed ends,
+/// sizes past the bound, and text that is not a job.
+#[test]
+fn malformed_jobs_are_refused() {
+    use benders::remote::{job_text, solve_text, SubJob};
+    use benders::sub::{End, SubInput, SubPair};
+    let good = SubJob {
+        input: SubInput {
+            k: 2,
+            n_free: 2,
+            n_fixed: 1,
+            cost: vec![0.0, 1.0, 1.0, 0.0],
+            pairs: vec![
+                SubPair {
+                    a: End::Free(0),
+                    b: End::Free(1),
+                    c: 2.0,
+                },
+                SubPair {
+                    a: End::Free(1),
+                    b: End::Free(0),
+                    c: 2.0,
+                },
+                SubPair {
+                    a: End::Free(0),
+                    b: End::Fixed(0),
+                    c: 2.0,
+                },
+            ],
+            y: vec![0.5, 0.5],
+            penalty: 10.0,
+        },
+        cuts: true,
+    };
+    assert!(solve_text(&job_text(&good)).is_ok());
+    let bad: Vec<Box<dyn Fn(&mut SubJob)>> = vec![
+        Box::new(|j| j.input.cost.pop().map(drop).unwrap_or(())),
+        Box::new(|j| j.input.y.push(0.1)),
+        Box::new(|j| j.input.pairs[0].b = End::Free(2)),
+        Box::new(|j| j.input.pairs[2].b = End::Fixed(1)),
+        Box::new(|j| j.input.pairs[2].a = End::Fixed(0)),
+        Box::new(|j| j.input.pairs[0].c = 0.5),
+        Box::new(|j| j.input.pairs[0].c = f64::NAN),
+        Box::new(|j| j.input.cost[0] = -1.0),
+        Box::new(|j| j.input.y[0] = f64::INFINITY),
+        Box::new(|j| j.input.penalty = 0.0),
+        Box::new(|j| j.input.k = 0),
+        Box::new(|j| j.input.n_free = usize::MAX),
+        Box::new(|j| j.input.n_fixed = 1 << 40),
+    ];
+    for (i, f) in bad.iter().enumerate() {
+        let mut j = good.clone();
+        f(&mut j);
+        let text = serde_json::to_string(&j).unwrap_or_default();
+        let err = solve_text(&text).expect_err(&format!("mutation {i} accepted"));
+        assert!(err.to_string().contains("malformed"), "{i}: {err}");
+    }
+    assert!(solve_text("{\"input\": 3}").is_err());
+    assert!(solve_text("").is_err());
 }

@@ -7,7 +7,8 @@
 //! byte 2 = n (2..=40), byte 3 = K (1..=12), byte 4 = ε in 1/16 steps; then coordinates
 //! (or edges) and entries as bytes: entries are 2^(-b/8) or 0 for b = 255, so near-ties
 //! and zeros are common. The tree or edge check must give the exhaustive verdict, and
-//! their tight-ε enclosures must intersect.
+//! their tight-ε enclosures must intersect; split into 2–5 shares of the pairs (`Part`,
+//! the next byte), the shares' broken pairs must be disjoint and make up the whole's.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use mdp_audit::dense::{Dense, Normalized};
@@ -16,7 +17,7 @@ use mdp_audit::metric::{MetricKind, Space};
 use mdp_audit::privacy::{self, Decision, Prepared};
 use mdp_audit::structured::edges::{Edges, Graph};
 use mdp_audit::structured::tree::Tree;
-use mdp_audit::structured::{tight_eps, Structure};
+use mdp_audit::structured::{tight_eps, Part, Structure};
 
 fn take(data: &[u8], i: &mut usize) -> u8 {
     let b = data.get(*i).copied().unwrap_or(0);
@@ -87,6 +88,33 @@ fuzz_target!(|data: &[u8]| {
             &tree
         }
     };
+    let of = 2 + take(data, &mut i) as usize % 4;
+    let broken = |s: &dyn Structure| -> Vec<(usize, usize, usize)> {
+        let out = s.check(&eps, true).expect("no budget");
+        out.fails.iter().map(|p| (p.u, p.v, p.id)).collect()
+    };
+    let whole = broken(s);
+    let mut union = Vec::new();
+    for index in 0..of {
+        let part = Part::new(index, of).expect("valid share");
+        union.extend(match &graph {
+            Some(g) => {
+                let mut e = Edges::new(g, &m, &norm, None, 4096, u64::MAX);
+                e.restrict(part);
+                broken(&e)
+            }
+            None => {
+                let mut t = Tree::new(&space, &m, &norm, None, 4096, u64::MAX);
+                t.restrict(part);
+                broken(&t)
+            }
+        });
+    }
+    let found = union.len();
+    union.sort();
+    union.dedup();
+    assert_eq!(found, union.len(), "a pair broken in two shares");
+    assert_eq!(union, whole, "shares against the whole");
     let out = s.check(&eps, false).expect("no budget");
     let got = if !out.fails.is_empty() {
         Decision::Fails

@@ -12,6 +12,7 @@ mod blocks;
 mod errors;
 mod mechanism;
 mod progress;
+mod remote;
 mod space;
 mod tools;
 mod user;
@@ -35,6 +36,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(user::release_linear, m)?)?;
     m.add_function(wrap_pyfunction!(user::release_item_wise, m)?)?;
     m.add_function(wrap_pyfunction!(user::release_freq, m)?)?;
+    m.add_function(wrap_pyfunction!(remote::benders_subproblem, m)?)?;
     m.add_function(wrap_pyfunction!(blocks::container_shape, m)?)?;
     m.add_function(wrap_pyfunction!(blocks::block_sums, m)?)?;
     m.add_function(wrap_pyfunction!(blocks::add_sums, m)?)?;

@@ -7,6 +7,8 @@ use crate::progress::run;
 use crate::space::{check_size, exact_rows, Space};
 use mdp::audit::{self, Options, ScopePolicy, Verdict};
 use mdp::benders::partition::{MasterSet, Method};
+use mdp::benders::remote::Subproblems;
+use std::sync::Arc;
 use mdp::certified::Certified;
 use mdp::exact::{f64_nearest, format_rational, parse_rational, Q};
 use mdp::io::{self, Limits, MechanismFile};
@@ -132,7 +134,7 @@ fn solver(name: &str) -> Result<Solver> {
 #[pyo3(signature = (space, family, epsilon, *, weights=None, solver="auto", prior=None, cost=None,
     outputs=None, within=None, gap=None, k=2, r=10, replacement=None, lambdas=None, beta=None,
     gamma=None, partitions=None, method="km-rec", master="cover", max_iter=500, seed=0,
-    max_memory=None, progress=None))]
+    max_memory=None, subproblems=None, progress=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn build(
     py: Python<'_>,
@@ -158,6 +160,7 @@ pub fn build(
     max_iter: usize,
     seed: u64,
     max_memory: Option<u64>,
+    subproblems: Option<Py<PyAny>>,
     progress: Option<Py<PyAny>>,
 ) -> Result<Mechanism> {
     let eps = mdp::produce::epsilon(epsilon)?;
@@ -219,6 +222,10 @@ pub fn build(
                 gap: gap.unwrap_or(1e-6),
                 max_iter,
                 seed,
+                subproblems: match subproblems {
+                    None => Subproblems::Here,
+                    Some(f) => Subproblems::Elsewhere(Arc::new(crate::remote::PyMap(f))),
+                },
                 ..Default::default()
             },
         },

@@ -185,3 +185,44 @@ def test_exact_budget(tmp_path):
     with pytest.raises(md.InputError) as e:
         mdd.audit(path, max_exact_triples=1)
     assert "exact triples" in str(e.value)
+
+
+def test_benders_subproblems_on_a_two_worker_cluster():
+    # Master here, subproblems as Dask tasks: the same certified file as without a client.
+    from dask.distributed import Client, LocalCluster
+
+    rng = np.random.default_rng(36)
+    sp = md.space(np.round(rng.uniform(0, 4, (24, 2)), 3))
+    here = mdd.benders(sp, 2, within=1, partitions=3, max_iter=6)
+    assert here.report.passed and here.certificate["benders"]["lower"] <= here.certificate["benders"]["upper"]
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                      dashboard_address="127.0.0.1:0", worker_dashboard_address="127.0.0.1:0") as cluster, \
+            Client(cluster, timeout=60) as client:
+        there = mdd.benders(sp, 2, within=1, partitions=3, max_iter=6, client=client, timeout=120)
+        assert there.to_json() == here.to_json()
+
+
+def test_benders_subproblems_hostile():
+    rng = np.random.default_rng(37)
+    sp = md.space(np.round(rng.uniform(0, 4, (12, 2)), 3))
+    for job in ("", "{}", '{"input": 3, "cuts": true}', "[" * 100000):
+        with pytest.raises(md.InputError):
+            md._core.benders_subproblem(job)
+    with pytest.raises(md.InputError):
+        md.benders(sp, 2, within=1, subproblems=5)
+
+    def short(jobs):
+        return [md._core.benders_subproblem(j) for j in jobs][:-1]
+
+    def raising(jobs):
+        raise RuntimeError("worker lost")
+
+    def forged(jobs):
+        out = [json.loads(md._core.benders_subproblem(j)) for j in jobs]
+        out[0]["x"] = out[0]["x"][:-1]
+        return [json.dumps(o) for o in out]
+
+    for f, says in ((short, "results for"), (raising, "worker lost"), (forged, "malformed")):
+        with pytest.raises(md.SolverError) as e:
+            md.benders(sp, 2, within=1, partitions=3, max_iter=3, subproblems=f)
+        assert says in str(e.value)

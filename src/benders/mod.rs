@@ -23,6 +23,7 @@ mod incumbent;
 mod lazy;
 pub mod master;
 pub mod partition;
+pub mod remote;
 pub mod sub;
 
 use crate::exact::Q;
@@ -35,7 +36,6 @@ use crate::progress::Progress;
 use incumbent::Incumbent;
 use master::{Master, StoredCut};
 use partition::{Decomposition, MasterSet, Method};
-use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::HashMap;
 use std::time::Instant;
@@ -63,6 +63,9 @@ pub struct Options {
     /// nearest master records; the others join when a master solve breaks them
     /// ([`master::Master`]; `usize::MAX`: every row from the start).
     pub master_neighbours: usize,
+    /// Where the subproblems run ([`remote`]): here (rayon), or by a caller's solver (the
+    /// Python package's Dask tasks). The result is the same.
+    pub subproblems: remote::Subproblems,
 }
 
 /// [`Options::master_neighbours`]'s default. Measured on Rome road nodes (η = 2 km,
@@ -85,6 +88,7 @@ impl Default for Options {
             stabilize: 0.5,
             chains: true,
             master_neighbours: MASTER_NEIGHBOURS,
+            subproblems: remote::Subproblems::Here,
         }
     }
 }
@@ -210,9 +214,9 @@ fn weighted_max_costs(lp: &PrivacyLp) -> Vec<f64> {
 }
 
 /// Every subproblem at the master values `y` whose component is still open (`None` for the
-/// others); those in `constant` (no fixed record) are not solved again. With `cuts` false
-/// (the final polish, which needs values and primals only) a subproblem is solved in its
-/// aggregated form alone ([`sub::solve_primal`]).
+/// others), solved where `opts.subproblems` says; those in `constant` (no fixed record) are
+/// not solved again. With `cuts` false (the final polish, which needs values and primals
+/// only) a subproblem is solved in its aggregated form alone ([`sub::solve_primal`]).
 #[allow(clippy::too_many_arguments)]
 fn solve_all(
     lp: &PrivacyLp,
@@ -223,24 +227,29 @@ fn solve_all(
     y: &[f64],
     penalty: f64,
     cuts: bool,
+    opts: &Options,
 ) -> Result<Vec<Option<SubOutput>>, LpError> {
-    dec.subsets
-        .par_iter()
-        .zip(constant)
-        .enumerate()
-        .map(|(i, (s, c))| match c {
-            _ if !inc.active(i) => Ok(None),
-            Some(out) => Ok(Some(out.clone())),
-            None => {
-                let input = sub_input(lp, s, master.fixed_values(s, y), penalty);
-                if cuts {
-                    sub::solve_subproblem(&input).map(Some)
-                } else {
-                    sub::solve_primal(&input).map(Some)
-                }
+    let todo: Vec<usize> = (0..dec.subsets.len())
+        .filter(|&i| inc.active(i) && constant[i].is_none())
+        .collect();
+    let jobs = todo
+        .iter()
+        .map(|&i| {
+            let s = &dec.subsets[i];
+            remote::SubJob {
+                input: sub_input(lp, s, master.fixed_values(s, y), penalty),
+                cuts,
             }
         })
-        .collect()
+        .collect();
+    let mut solved = opts.subproblems.solve(jobs)?.into_iter();
+    let mut out: Vec<Option<SubOutput>> = (0..dec.subsets.len())
+        .map(|i| constant[i].clone().filter(|_| inc.active(i)))
+        .collect();
+    for i in todo {
+        out[i] = solved.next();
+    }
+    Ok(out)
 }
 
 /// How many of the solved subproblems' x do not fit the master's values.
@@ -302,17 +311,21 @@ pub fn solve(
     // Subproblems with no fixed record depend neither on the master nor on the penalty
     // (they have no slack rows): solved once, here.
     let t = Instant::now();
-    let constant: Vec<Option<SubOutput>> = dec
-        .subsets
-        .par_iter()
-        .map(|s| {
-            s.fixed
-                .is_empty()
-                .then(|| sub::solve_subproblem(&sub_input(lp, s, vec![], penalty)))
-                .transpose()
+    let fixed_free: Vec<usize> = (0..dec.subsets.len())
+        .filter(|&i| dec.subsets[i].fixed.is_empty())
+        .collect();
+    let jobs = fixed_free
+        .iter()
+        .map(|&i| remote::SubJob {
+            input: sub_input(lp, &dec.subsets[i], vec![], penalty),
+            cuts: true,
         })
-        .collect::<Result<_, _>>()
-        .map_err(solver)?;
+        .collect();
+    let mut solved = opts.subproblems.solve(jobs).map_err(solver)?.into_iter();
+    let mut constant: Vec<Option<SubOutput>> = vec![None; dec.subsets.len()];
+    for i in fixed_free {
+        constant[i] = solved.next();
+    }
     seconds_sub += t.elapsed().as_secs_f64();
     let mut inc = Incumbent::new(lp, dec, &costs);
     let mut trace = vec![];
@@ -349,10 +362,13 @@ pub fn solve(
         solve_master = true;
         let y_sep = mix(&last.y, &inc.core, beta);
         let t = Instant::now();
-        let outs = solve_all(lp, dec, &master, &constant, &inc, &y_sep, penalty, true);
+        let outs = solve_all(
+            lp, dec, &master, &constant, &inc, &y_sep, penalty, true, opts,
+        );
         seconds_sub += t.elapsed().as_secs_f64();
         let outs = match outs {
             Ok(outs) => outs,
+            Err(e @ LpError::Remote(_)) => return Err(solver(e)),
             Err(e) if inc.total().is_finite() => {
                 progress.note(&format!("benders: {e}; stopping with the incumbent"));
                 status = Status::SolverFailed;
@@ -446,10 +462,14 @@ pub fn solve(
         }
         let y_try = mix(&last.y, &inc.core, POLISH_TAU);
         let t = Instant::now();
-        let outs = solve_all(lp, dec, &master, &constant, &inc, &y_try, penalty, false);
+        let outs = solve_all(
+            lp, dec, &master, &constant, &inc, &y_try, penalty, false, opts,
+        );
         seconds_sub += t.elapsed().as_secs_f64();
-        let Ok(outs) = outs else {
-            break;
+        let outs = match outs {
+            Ok(outs) => outs,
+            Err(e @ LpError::Remote(_)) => return Err(solver(e)),
+            Err(_) => break,
         };
         let before = inc.total();
         let this = inc.offer(lp, dec, &y_try, &outs);

@@ -34,6 +34,10 @@ pub enum LpError {
     /// the budget (both in MiB): refused before it is built.
     #[error("LP solver: the localized LP does not apply here (neighbourhoods too large) and the whole LP needs about {need_mib} MiB, over the memory budget of {budget_mib} MiB")]
     OverMemory { need_mib: u64, budget_mib: u64 },
+    /// A subproblem solved elsewhere (a cluster's task) failed or came back malformed
+    /// (`benders::remote`): always the build's error, never a reason to stop quietly.
+    #[error("subproblems elsewhere: {0}")]
+    Remote(String),
 }
 
 /// Why an LP mechanism was not built.

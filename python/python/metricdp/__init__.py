@@ -316,16 +316,22 @@ def pmo(space: Any, epsilon: Number, *, prior: Optional[Sequence[Number]] = None
 def benders(space: Any, epsilon: Number, *, within: Number, prior: Optional[Sequence[Number]] = None,
             cost: Any = None, outputs: Optional[Sequence[int]] = None, partitions: Optional[int] = None,
             method: str = "km-rec", master: str = "cover", gap: float = 1e-6, max_iter: int = 500,
-            seed: int = 0, progress: Progress = None) -> Mechanism:
+            seed: int = 0, subproblems: Optional[Callable[[List[str]], List[str]]] = None,
+            progress: Progress = None) -> Mechanism:
     """PMO by Benders decomposition (Qiu 2024 §3), certified like ``pmo`` and with a
-    ``benders`` certificate (lower and upper bound)."""
+    ``benders`` certificate (lower and upper bound). ``subproblems``: where each
+    iteration's subproblems are solved, a callable from their job texts to their results'
+    texts in order, each by :func:`metricdp._core.benders_subproblem` (default: here, in
+    parallel); :func:`metricdp.distributed.benders` passes one that maps them over Dask."""
+    if subproblems is not None and not callable(subproblems):
+        raise InputError("subproblems", "must be callable")
     return _build(
         "benders", space, epsilon, progress,
         prior=_q_list(prior, "prior"),
         cost=None if cost is None else _f64(cost, "cost"),
         outputs=None if outputs is None else [int(o) for o in outputs],
         within=_q(within, "within"), partitions=partitions, method=method, master=master,
-        gap=gap, max_iter=max_iter, seed=seed,
+        gap=gap, max_iter=max_iter, seed=seed, subproblems=subproblems,
     )
 
 

@@ -173,4 +173,31 @@ def privatize(header: "os.PathLike[str] | str", frame: Any, column: str, *, epsi
     return _privatize_part(frame, *args)
 
 
-__all__ = ["audit", "privatize"]
+def benders(space: Any, epsilon: Any, *, within: Any, client: Any = None, timeout: Optional[float] = None,
+            **options: Any) -> Any:
+    """PMO by Benders decomposition (:func:`metricdp.benders`, Qiu 2024 §3) with the master
+    on this process and each iteration's subproblems as Dask tasks on ``client``'s workers
+    (``spec/benders.md`` §6). Each subproblem is a pure function of the JSON text the loop
+    sends (its records' costs and rows, the master's values of its fixed records); a worker
+    returns its value, primal and cut, which the loop checks in shape and uses as it would
+    its own. The result is the same certified mechanism as without a client (the lower
+    bound is the exactly verified ``lp_dual``, the incumbent is repaired and audited
+    exactly here). ``timeout``: seconds one iteration may wait for its tasks
+    (``TimeoutError`` past it, raised as the build's error). ``options``: those of
+    :func:`metricdp.benders` (``partitions``, ``method``, ``gap``, ``max_iter``, ...).
+    """
+    from . import benders as build_benders
+
+    if client is None:
+        return build_benders(space, epsilon, within=within, **options)
+    from dask.distributed import wait
+
+    def solve(jobs: List[str]) -> List[str]:
+        futures = client.map(_core.benders_subproblem, jobs, pure=False)
+        wait(futures, timeout=timeout)
+        return client.gather(futures)
+
+    return build_benders(space, epsilon, within=within, subproblems=solve, **options)
+
+
+__all__ = ["audit", "benders", "privatize"]

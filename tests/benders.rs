@@ -693,4 +693,29 @@ fn malformed_jobs_are_refused() {
     }
     assert!(solve_text("{\"input\": 3}").is_err());
     assert!(solve_text("").is_err());
+    // Answers: the cut is recomputed from γ on the driver (a forged constant or
+    // coefficient is replaced); a value below the primal's cost, γ off its rows or
+    // negative, or a primal of the wrong size is refused.
+    let out = benders::remote::solve_job(&good).unwrap();
+    assert!(!out.cut.gamma.is_empty());
+    let read = |o: &benders::sub::SubOutput| {
+        benders::remote::output_of(&serde_json::to_string(o).unwrap(), &good)
+    };
+    assert_eq!(read(&out).unwrap(), out);
+    let mut forged = out.clone();
+    forged.cut.constant += 1.0;
+    forged.cut.coef[0] -= 5.0;
+    assert_eq!(read(&forged).unwrap().cut, out.cut);
+    let refused: Vec<Box<dyn Fn(&mut benders::sub::SubOutput)>> = vec![
+        Box::new(|o| o.value = -1.0),
+        Box::new(|o| o.slack = -1.0),
+        Box::new(|o| o.cut.gamma.push((u32::MAX, 1.0))),
+        Box::new(|o| o.cut.gamma[0].1 = -1.0),
+        Box::new(|o| o.x.push(0.0)),
+    ];
+    for (i, f) in refused.iter().enumerate() {
+        let mut o = out.clone();
+        f(&mut o);
+        assert!(read(&o).is_err(), "forged answer {i} accepted");
+    }
 }

@@ -77,6 +77,8 @@ pub fn solve_job(job: &SubJob) -> Result<SubOutput, LpError> {
 /// the subproblems of a 10⁵-record input at K = 100 split 100 ways.
 const MAX_VARS: usize = 1 << 24;
 const MAX_PAIRS: usize = 1 << 24;
+/// Rows (pairs · K) a job may ask for.
+const MAX_ROWS: usize = 1 << 26;
 
 /// Why a job's text was refused before any work.
 fn malformed(what: impl std::fmt::Display) -> LpError {
@@ -99,7 +101,7 @@ pub fn check(job: &SubJob) -> Result<(), LpError> {
     if s.cost.len() != vars || s.y.len() != fixed {
         return Err(malformed("cost or y of the wrong length"));
     }
-    if s.pairs.len() > MAX_PAIRS {
+    if s.pairs.len() > MAX_PAIRS || s.pairs.len().saturating_mul(s.k) > MAX_ROWS {
         return Err(malformed("too many pairs"));
     }
     let nonneg = |x: &f64| x.is_finite() && *x >= 0.0;
@@ -139,28 +141,40 @@ pub fn solve_text(text: &str) -> Result<String, LpError> {
     serde_json::to_string(&out).map_err(|e| LpError::Remote(e.to_string()))
 }
 
-/// A worker's answer read back (a malformed one is an error, not a cut).
+/// A worker's answer read back (a malformed one is an error, not a cut). Its cut is
+/// recomputed here from its multipliers γ ([`sub::cut_of`], valid for any γ ≥ 0), so the
+/// master never takes a worker's constant or coefficients; its value must be at least its
+/// primal's cost (a forged low value is refused). What stays the worker's word: the primal
+/// and its slack, which decide only whether a point is offered as an incumbent (every
+/// incumbent is repaired and audited exactly here), and so the loop's float bounds.
 pub fn output_of(text: &str, job: &SubJob) -> Result<SubOutput, LpError> {
-    let out: SubOutput = serde_json::from_str(text)
+    let mut out: SubOutput = serde_json::from_str(text)
         .map_err(|e| LpError::Remote(format!("malformed subproblem result: {e}")))?;
     let s = &job.input;
-    let finite = |v: &[f64]| v.iter().all(|x| x.is_finite());
-    if out.x.len() != s.n_free * s.k
-        || out.cut.coef.len() != s.n_fixed * s.k
-        || !finite(&out.x)
-        || !finite(&out.cut.coef)
-        || !out.value.is_finite()
-        || !out.slack.is_finite()
-        || !out.cut.constant.is_finite()
-        || out
-            .cut
-            .gamma
-            .iter()
-            .any(|&(r, g)| r as usize >= s.pairs.len() * s.k || !(g.is_finite() && g >= 0.0))
-    {
-        return Err(LpError::Remote(
-            "malformed subproblem result: sizes or values do not fit its job".into(),
-        ));
+    let bad = |what: &str| {
+        Err(LpError::Remote(format!(
+            "malformed subproblem result: {what}"
+        )))
+    };
+    if out.x.len() != s.n_free * s.k || !out.x.iter().all(|x| x.is_finite()) {
+        return bad("the primal's size or values");
     }
+    if !(out.slack.is_finite() && out.slack >= 0.0 && out.value.is_finite()) {
+        return bad("its value or slack");
+    }
+    let cost: f64 = s.cost.iter().zip(&out.x).map(|(c, x)| c * x.max(0.0)).sum();
+    if out.value < cost * (1.0 - 1e-9) {
+        return bad("a value below its primal's cost");
+    }
+    let rows = s.pairs.len() * s.k;
+    if out
+        .cut
+        .gamma
+        .iter()
+        .any(|&(r, g)| r as usize >= rows || !(g.is_finite() && g >= 0.0))
+    {
+        return bad("a multiplier off its rows or not finite and ≥ 0");
+    }
+    out.cut = sub::cut_of(s, std::mem::take(&mut out.cut.gamma));
     Ok(out)
 }

@@ -175,8 +175,6 @@ fn lower(input: &SubInput, aggregate: bool, present: &[bool]) -> (SparseLp, Vec<
 fn cut(input: &SubInput, z: &[f64]) -> Cut {
     let k = input.k;
     let zmax = z.iter().cloned().fold(0.0, f64::max);
-    let mut t_free = vec![0.0; input.n_free * k];
-    let mut t_fixed = vec![0.0; input.n_fixed * k];
     let mut gamma = vec![];
     for (pi, p) in input.pairs.iter().enumerate() {
         for j in 0..k {
@@ -185,16 +183,29 @@ fn cut(input: &SubInput, z: &[f64]) -> Cut {
             if zr <= GAMMA_FLOOR * zmax || zr.is_nan() {
                 continue;
             }
-            let g = zr / p.c;
-            gamma.push((r as u32, g));
-            match p.a {
-                End::Free(a) => t_free[a as usize * k + j] += g,
-                End::Fixed(a) => t_fixed[a as usize * k + j] += g,
-            }
-            match p.b {
-                End::Free(b) => t_free[b as usize * k + j] -= p.c * g,
-                End::Fixed(b) => t_fixed[b as usize * k + j] -= p.c * g,
-            }
+            gamma.push((r as u32, zr / p.c));
+        }
+    }
+    cut_of(input, gamma)
+}
+
+/// The cut θ ≥ Σ_i min_k [π_i c(i,k) + T(i,k)] + Σ T(b,k)·y_b,k of multipliers `gamma`
+/// ≥ 0 on rows (pair index · K + k) of `input` (spec/benders.md §3): valid for any such γ,
+/// so the driver recomputes it from a remote worker's γ (`remote::output_of`).
+pub fn cut_of(input: &SubInput, gamma: Vec<(u32, f64)>) -> Cut {
+    let k = input.k;
+    let mut t_free = vec![0.0; input.n_free * k];
+    let mut t_fixed = vec![0.0; input.n_fixed * k];
+    for &(r, g) in &gamma {
+        let (pi, j) = (r as usize / k, r as usize % k);
+        let p = &input.pairs[pi];
+        match p.a {
+            End::Free(a) => t_free[a as usize * k + j] += g,
+            End::Fixed(a) => t_fixed[a as usize * k + j] += g,
+        }
+        match p.b {
+            End::Free(b) => t_free[b as usize * k + j] -= p.c * g,
+            End::Fixed(b) => t_fixed[b as usize * k + j] -= p.c * g,
         }
     }
     let constant = (0..input.n_free)

@@ -163,18 +163,45 @@ pub fn audit_block(
             }),
         ),
     };
+    let pass_triples = structure
+        .pairs()
+        .saturating_mul((c1 - c0) as u64)
+        .saturating_mul(work.passes);
     Ok(json!({
         "columns": [c0, c1],
         "part": [part.index, part.of],
+        "layout": format!("{:016x}", structure.layout()),
+        "file": format!("{:016x}", file_digest(header, &v)),
         "verdict": verdict,
         "tight": tight.as_ref().map(|e| json!([format_rational(&e.lo), e.hi.as_ref().map(format_rational)])),
         "tight_pair": tight.as_ref().and_then(|e| e.pair).map(|(u, v)| [u, v]),
         "check": check,
         "work": {"settled_triples": work.settled_triples, "pair_triples": work.pair_triples,
-                 "exact_triples": work.exact_triples, "passes": work.passes},
+                 "exact_triples": work.exact_triples, "passes": work.passes,
+                 "pass_triples": pass_triples},
         "seconds": t.elapsed().as_secs_f64(),
     })
     .to_string())
+}
+
+/// What a task audited, for the combination to refuse tasks that read different files: the
+/// header as parsed, the `.npy` file's length and modification time, and this build's
+/// version (shares are dealt by this build's tree).
+fn file_digest(header: &Path, v: &Value) -> u64 {
+    let npy = v["matrix"]["npy"]
+        .as_str()
+        .map(|name| header.parent().unwrap_or(Path::new(".")).join(name));
+    let meta = npy.and_then(|p| std::fs::metadata(p).ok());
+    let (len, mtime) = meta.map_or((0, 0), |m| {
+        let t = m
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_nanos() as u64);
+        (m.len(), t)
+    });
+    let text = format!("{}{}", env!("CARGO_PKG_VERSION"), v);
+    super::digest(text.bytes().map(u64::from).chain([len, mtime]))
 }
 
 /// Combine the blocks' results (JSON texts from [`audit_block`]) with the whole sums into
@@ -209,15 +236,25 @@ pub fn combine(
             ));
         }
         let of = num(&blocks[i], "part", 1, 0);
-        for share in 0..of.max(1) {
+        if !(1..=1 << 20).contains(&of) {
+            return Err(input_error(
+                "results",
+                format!("columns {c0}..{c1}: {of} shares of the pairs (need 1 to 2^20)"),
+            ));
+        }
+        let layout = blocks[i]["layout"].clone();
+        for share in 0..of {
             let b = blocks.get(i).filter(|b| {
                 (num(b, "columns", 0, u64::MAX), num(b, "columns", 1, 0)) == (c0, c1)
                     && (num(b, "part", 0, u64::MAX), num(b, "part", 1, 0)) == (share, of)
+                    && (of == 1 || b["layout"] == layout)
+                    && b["file"].is_string()
+                    && b["file"] == blocks[0]["file"]
             });
             if b.is_none() {
                 return Err(input_error(
                     "results",
-                    format!("columns {c0}..{c1}: share {share} of {of} of the pairs is missing or repeated"),
+                    format!("columns {c0}..{c1}: share {share} of {of} of the pairs is missing or repeated, or was dealt from another file or build"),
                 ));
             }
             i += 1;
@@ -287,20 +324,12 @@ pub fn combine(
         blocks
             .iter()
             .map(|b| b["work"][key].as_u64().unwrap_or(0))
-            .sum::<u64>()
+            .fold(0u64, u64::saturating_add)
     };
-    // Each block's passes over its own columns' triples.
-    let pass_triples: u64 = blocks
+    // Each task's passes over its own share's pairs and its columns.
+    let pass_triples = blocks
         .iter()
-        .map(|b| {
-            let col = |i: usize| b["columns"][i].as_u64().unwrap_or(0);
-            let pairs = (n as u64).saturating_mul((n as u64).saturating_sub(1));
-            b["work"]["passes"]
-                .as_u64()
-                .unwrap_or(0)
-                .saturating_mul(pairs)
-                .saturating_mul(col(1).saturating_sub(col(0)))
-        })
+        .map(|b| b["work"]["pass_triples"].as_u64().unwrap_or(0))
         .fold(0u64, u64::saturating_add);
     Ok(json!({
         "verdict": verdict,

@@ -121,6 +121,8 @@ pub struct Edges<'a> {
     ordered: Vec<Pair>,
     max_prec: u64,
     max_exact_triples: u64,
+    /// [`super::digest`] of the ordered edges before a restriction (0 before one).
+    layout: u64,
 }
 
 impl<'a> Edges<'a> {
@@ -149,18 +151,20 @@ impl<'a> Edges<'a> {
             ordered,
             max_prec,
             max_exact_triples,
+            layout: 0,
         }
     }
 
     /// Keep only `part`'s share of the ordered edges (round-robin).
     pub fn restrict(&mut self, part: super::Part) {
-        let all = std::mem::take(&mut self.ordered);
-        self.ordered = all
-            .into_iter()
-            .enumerate()
-            .filter(|(i, _)| part.keeps(*i))
-            .map(|(_, p)| p)
-            .collect();
+        self.layout = super::digest(
+            [self.ordered.len() as u64].into_iter().chain(
+                self.ordered
+                    .iter()
+                    .flat_map(|p| [p.u as u64, p.v as u64, p.id as u64]),
+            ),
+        );
+        self.ordered = part.take(std::mem::take(&mut self.ordered));
     }
 
     /// Ordered edges checked.
@@ -209,6 +213,14 @@ impl Structure for Edges<'_> {
             })
             .collect();
         Ok(crate::privacy::best_candidates(est))
+    }
+
+    fn pairs(&self) -> u64 {
+        self.ordered.len() as u64
+    }
+
+    fn layout(&self) -> u64 {
+        self.layout
     }
 
     fn pair_eps(&self, p: Pair) -> Result<Option<Interval>, ()> {

@@ -56,9 +56,31 @@ impl Part {
         Ok(Part { index, of })
     }
 
-    fn keeps(&self, i: usize) -> bool {
-        i % self.of == self.index
+    /// This share of `items` dealt round-robin (the i-th item to share i mod `of`).
+    fn take<T>(&self, items: Vec<T>) -> Vec<T> {
+        items
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| i % self.of == self.index)
+            .map(|(_, x)| x)
+            .collect()
     }
+}
+
+/// A digest of how a structure dealt its pairs into shares (the box pairs' row sets, or
+/// the ordered edges), so that the combination of a split audit can refuse tasks that
+/// dealt differently (another build, another file): shares partition the pairs only when
+/// every task deals the same list.
+pub(crate) fn digest(words: impl IntoIterator<Item = u64>) -> u64 {
+    // FNV-1a over the words' bytes: stable across builds and platforms.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for w in words {
+        for b in w.to_le_bytes() {
+            h ^= b as u64;
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    h
 }
 
 /// An ordered pair (u, v) the structure checks; `id` is the structure's own index of it
@@ -124,6 +146,10 @@ pub trait Structure: Sync {
     fn candidates(&self) -> Result<Vec<Pair>, OverBudget>;
     /// The exact ε of one pair over all outputs: `None` = +∞, `Err` = undecidable.
     fn pair_eps(&self, p: Pair) -> Result<Option<Interval>, ()>;
+    /// Ordered pairs this structure checks (its share's, after a restriction).
+    fn pairs(&self) -> u64;
+    /// [`digest`] of the whole list its shares are dealt from.
+    fn layout(&self) -> u64;
 }
 
 /// The shared state of one check: the threshold, the early stop, the findings, the
@@ -415,7 +441,6 @@ pub fn of_container<'a>(
     part: Part,
 ) -> Result<(Box<dyn Structure + 'a>, &'static str, u64), crate::error::InputError> {
     use crate::io::container::Geometry;
-    let n = c.matrix.rows as u64;
     Ok(match &c.geometry {
         Geometry::Graph(g) => {
             let mut e = edges::Edges::new(
@@ -427,7 +452,7 @@ pub fn of_container<'a>(
                 max_exact_triples,
             );
             e.restrict(part);
-            let p = e.pairs() as u64;
+            let p = Structure::pairs(&e);
             (Box::new(e), "edges", p)
         }
         Geometry::Points(space) => {
@@ -446,7 +471,8 @@ pub fn of_container<'a>(
                 max_exact_triples,
             );
             t.restrict(part);
-            (Box::new(t), "boxes", n * n.saturating_sub(1))
+            let p = t.pairs();
+            (Box::new(t), "boxes", p)
         }
     })
 }

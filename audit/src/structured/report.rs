@@ -127,7 +127,7 @@ pub fn audit_container(
         pairs_checked: pairs,
         triples_settled_by_boxes: work.settled_triples,
         triples_checked_by_pairs: work.pair_triples,
-        settled_fraction: settled_fraction(work.settled_triples, total * work.passes),
+        settled_fraction: settled_fraction(work.settled_triples, total.saturating_mul(work.passes)),
         passes: work.passes,
         box_tests: work.box_tests,
         exact_pairs: work.exact_pairs,

@@ -8,8 +8,9 @@
 //!
 //! then every u ∈ A, v ∈ B has H\[u\]\[w\]/H\[v\]\[w\] ≤ e^{T·d(u,v)} (the filter's error model
 //! applied to the two extreme rows, and dist_lo ≤ d(u, v)); a column whose rows in A are
-//! all 0 is settled too. The recursion starts at (root, root) with every column, keeps the
-//! columns not settled, and splits the larger box; at two leaves each pair is decided on
+//! all 0 is settled too. The recursion starts at (root, root) with every column (or at a
+//! share's box pairs, [`Tree::restrict`]), keeps the columns not settled, and splits the
+//! larger box; at two leaves each pair is decided on
 //! its open columns by the exhaustive audit's filter and exact fallback. No n×n table is
 //! formed: distances are enclosed when a leaf pair needs them.
 
@@ -26,6 +27,8 @@ use std::sync::Mutex;
 /// A split audit's shares start from at least this many box pairs each
 /// ([`Tree::restrict`]).
 const SHARE_PAIRS: usize = 16;
+/// ... and from at most this many box pairs in all (2²⁰ shares would otherwise deal 2²⁴).
+const MAX_SHARE_PAIRS: usize = 1 << 20;
 
 /// Leaves hold at most this many inputs.
 pub const LEAF: usize = 16;
@@ -66,6 +69,8 @@ pub struct Tree<'a> {
     /// The box pairs the recursions start from: (root, root), or a share of the pairs a
     /// few levels below it ([`Tree::restrict`]).
     roots: Vec<(usize, usize)>,
+    /// [`super::digest`] of the dealt box pairs (0 before a restriction).
+    layout: u64,
 }
 
 /// The metric kinds the tree handles.
@@ -132,6 +137,7 @@ impl<'a> Tree<'a> {
             max_prec,
             max_exact_triples,
             roots: vec![(0, 0)],
+            layout: 0,
         };
         let mut perm = std::mem::take(&mut t.perm);
         t.build(&mut perm, 0);
@@ -149,7 +155,8 @@ impl<'a> Tree<'a> {
     /// shares partition them too.
     pub fn restrict(&mut self, part: super::Part) {
         let mut pairs = vec![(0usize, 0usize)];
-        while pairs.len() < SHARE_PAIRS * part.of {
+        let want = SHARE_PAIRS.saturating_mul(part.of).min(MAX_SHARE_PAIRS);
+        while pairs.len() < want {
             let mut next = Vec::with_capacity(4 * pairs.len());
             let mut grew = false;
             for &(a, b) in &pairs {
@@ -165,17 +172,27 @@ impl<'a> Tree<'a> {
                 break;
             }
         }
-        pairs.sort_by_key(|&(a, b)| match (a == b, self.box_distance(a, b) > 0.0) {
+        pairs.sort_by_cached_key(|&(a, b)| match (a == b, self.box_distance(a, b) > 0.0) {
             (true, _) => 0u8,
             (false, false) => 1,
             (false, true) => 2,
         });
-        self.roots = pairs
-            .into_iter()
-            .enumerate()
-            .filter(|(i, _)| part.keeps(*i))
-            .map(|(_, p)| p)
-            .collect();
+        // The dealt list by its boxes' rows: the same digest iff the same boxes (the
+        // permutation and the node ranges) in the same order.
+        let node = |x: usize| [self.nodes[x].start as u64, self.nodes[x].end as u64];
+        self.layout = super::digest(
+            self.perm.iter().map(|&u| u as u64).chain(
+                pairs
+                    .iter()
+                    .flat_map(|&(a, b)| node(a).into_iter().chain(node(b))),
+            ),
+        );
+        self.roots = part.take(pairs);
+    }
+
+    /// Ordered pairs in this tree's share (all n(n − 1) before a restriction).
+    pub fn pairs(&self) -> u64 {
+        self.roots.iter().map(|&(a, b)| self.pairs_of(a, b)).sum()
     }
 
     /// Build the subtree over `idx` (rows `perm[start..start + idx.len()]`), split on the
@@ -520,6 +537,14 @@ impl Structure for Tree<'_> {
         Ok(crate::privacy::best_candidates(
             s.found.into_inner().unwrap_or_else(|e| e.into_inner()),
         ))
+    }
+
+    fn pairs(&self) -> u64 {
+        Tree::pairs(self)
+    }
+
+    fn layout(&self) -> u64 {
+        self.layout
     }
 
     fn pair_eps(&self, p: Pair) -> Result<Option<Interval>, ()> {

@@ -44,6 +44,13 @@ Progress = Union[None, bool, Callable[[str, str, Any], None]]
 # ---------------------------------------------------------------- numbers and spaces
 
 
+def _int_in(x: Any, field: str, lo: int, hi: int) -> int:
+    """An integer argument in [lo, hi] (bools and floats refused), else InputError."""
+    if not isinstance(x, int) or isinstance(x, bool) or not lo <= x <= hi:
+        raise InputError(field, f"must be an integer in [{lo}, {hi}]")
+    return x
+
+
 def _q(x: Any, field: str) -> str:
     """An exact number as the library reads it: an int, a Fraction as p/q, a float as its
     shortest decimal, a string as given."""
@@ -412,13 +419,15 @@ def audit(
     ``mdp/1`` file. ``epsilon``: the ε to prove (required for arrays; for files and
     mechanisms it replaces the file's claim). ``within``: privacy for pairs with d ≤ η only.
     ``eps_in_metric``: ``space``'s distances already include ε (libqif's convention).
-    ``max_entries``: the largest n·K of an array (default 16·10⁶, as ``mdp-audit
+    ``max_entries``: the largest n·K of an array, arrays only (default 16·10⁶, as ``mdp-audit
     --max-entries``; the exhaustive audit's memory grows with it: ≈ 0.23 KB an entry at
     n = 5 000). Returns the :class:`Report` whatever the verdict (check ``report.passed``).
     """
     eps = None if epsilon is None else _q(epsilon, "epsilon")
     w = None if within is None else _q(within, "within")
     dl = None if delta is None else _q(delta, "delta")
+    if max_entries is not None and isinstance(matrix, (Mechanism, str, os.PathLike)):
+        raise InputError("max_entries", "applies to arrays only (files are read under the default limits)")
     if isinstance(matrix, Mechanism):
         return matrix.audit(epsilon=epsilon, within=within, allow_scoped=allow_scoped, delta=delta, progress=progress)
     if isinstance(matrix, (str, os.PathLike)):
@@ -427,9 +436,8 @@ def audit(
                                            allow_scoped=allow_scoped, delta=dl, progress=cb))
     if space is None or eps is None:
         raise InputError("space" if space is None else "epsilon", "required to audit a matrix")
-    if max_entries is not None and (not isinstance(max_entries, int) or isinstance(max_entries, bool)
-                                    or not 1 <= max_entries < 1 << 64):
-        raise InputError("max_entries", "must be an integer in [1, 2^64)")
+    if max_entries is not None:
+        _int_in(max_entries, "max_entries", 1, (1 << 64) - 1)
     m, sp = _f64(matrix, "matrix"), _as_space(space)
     with _progress(progress) as cb:
         return Report(_core.audit_matrix(m, sp, eps, within=w, delta=dl, eps_in_metric=eps_in_metric,

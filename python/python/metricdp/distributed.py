@@ -35,7 +35,24 @@ import os
 from typing import Any, Dict, List, Optional, Tuple
 
 from . import _core
+from . import _int_in
 from .errors import InputError
+
+
+# Memory a task may plan (bytes), as the library's block audit (`BLOCK_MEMORY`).
+_TASK_MEMORY = 16_000_000_000
+
+
+def _gather(client: Any, futures: List[Any], timeout: Optional[float]) -> List[Any]:
+    """The futures' results in order; on a timeout (or any error) they are cancelled first."""
+    from dask.distributed import wait
+
+    try:
+        wait(futures, timeout=timeout)
+        return client.gather(futures)
+    except BaseException:
+        client.cancel(futures)
+        raise
 
 
 def _bounds(k: int, blocks: int) -> List[Tuple[int, int]]:
@@ -86,16 +103,16 @@ def audit(header: "os.PathLike[str] | str", *, client: Any = None, blocks: Optio
 
         eps = _q(epsilon, "epsilon")
     workers = max(1, len(client.scheduler_info().get("workers", {}))) if client is not None else 0
+    # Shares when the pair work dominates (n > K) and each task can hold the whole matrix.
+    by_shares = n > k and 24 * n * k <= _TASK_MEMORY
     if blocks is None:
-        blocks = 1 if shares is not None or n > k else max(1, 2 * workers)
+        blocks = 1 if shares is not None or by_shares else max(1, 2 * workers)
     if shares is None:
-        shares = max(1, workers) if n > k and blocks == 1 else 1
-    for name, value in (("blocks", blocks), ("shares", shares)):
-        if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= 1 << 20:
-            raise InputError(name, "must be an integer in [1, 2^20]")
-    if max_exact_triples is not None and (not isinstance(max_exact_triples, int) or isinstance(max_exact_triples, bool)
-                                          or not 1 <= max_exact_triples < 1 << 64):
-        raise InputError("max_exact_triples", "must be an integer in [1, 2^64)")
+        shares = max(1, workers) if by_shares and blocks == 1 else 1
+    _int_in(blocks, "blocks", 1, 1 << 20)
+    _int_in(shares, "shares", 1, 1 << 20)
+    if max_exact_triples is not None:
+        _int_in(max_exact_triples, "max_exact_triples", 1, (1 << 64) - 1)
     bounds = _bounds(k, blocks)
     work = [(a, b, s) for a, b in bounds for s in range(shares)]
     sum_bounds = _bounds(k, max(blocks, len(work)))
@@ -106,11 +123,8 @@ def audit(header: "os.PathLike[str] | str", *, client: Any = None, blocks: Optio
         sums = _core.add_sums(parts)
         results = [_block(path, a, b, sums, eps, s, shares, max_exact_triples) for a, b, s in work]
     else:
-        from dask.distributed import wait
-
         def done(futures: List[Any]) -> List[Any]:
-            wait(futures, timeout=timeout)
-            return client.gather(futures)
+            return _gather(client, futures, timeout)
 
         parts = done(client.map(_sums, heads, c0s, c1s, pure=False))
         sums = _core.add_sums(parts)
@@ -188,14 +202,13 @@ def benders(space: Any, epsilon: Any, *, within: Any, client: Any = None, timeou
     """
     from . import benders as build_benders
 
+    if "subproblems" in options:
+        raise InputError("subproblems", "set by distributed.benders (pass a client instead)")
     if client is None:
         return build_benders(space, epsilon, within=within, **options)
-    from dask.distributed import wait
 
     def solve(jobs: List[str]) -> List[str]:
-        futures = client.map(_core.benders_subproblem, jobs, pure=False)
-        wait(futures, timeout=timeout)
-        return client.gather(futures)
+        return _gather(client, client.map(_core.benders_subproblem, jobs, pure=False), timeout)
 
     return build_benders(space, epsilon, within=within, subproblems=solve, **options)
 

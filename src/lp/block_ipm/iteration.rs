@@ -62,7 +62,13 @@ const ACCURACY: f64 = 1e-6;
 /// the verifier proves from the duals reached.
 const WORKING_ACCURACY: f64 = 1e-3;
 /// A working set's iteration within [`WORKING_GAP`] stops once its bound has not improved
-/// for this many iterations (and gives up after three times as many).
+/// for this many iterations (and gives up after three times as many once it is nearly
+/// feasible, primal residual ≤ [`SOLVED_GAP`], or after ten times as many in any case:
+/// started from the hand-over's iterate without
+/// the unused outputs' mass, it is ≈ 10⁻¹ infeasible while the warm duals' bound is
+/// already near its best, and on planar ε = 2 at n = 300 it was given up at iteration
+/// 31–35, residual 0.11, and Clarabel took 200–300 s over each such round; session 25,
+/// `benches/reports/optmech_matrix_n300_s21.md`).
 const STALL: usize = 10;
 
 /// Where [`run`] stopped: the returned iterate's objectives, relative gap and primal
@@ -420,7 +426,8 @@ pub(super) fn run(
         // 5·10⁻¹⁰ with the bound's gap at 6.4·10⁻⁸).
         if !working && gap < target && res_p < 1e-6 && res_d < 1e-6
             || working && end.gap <= WORKING_GAP && iter >= improved + STALL
-            || working && iter >= improved + 3 * STALL
+            || working && iter >= improved + 3 * STALL && res_p <= SOLVED_GAP
+            || working && iter >= improved + 10 * STALL
         {
             break;
         }

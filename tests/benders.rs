@@ -422,14 +422,20 @@ fn qiu_fin_terminates_under_every_limit() {
     }
 }
 
-fn produced_file() -> Value {
+/// Twelve planar points and PMO within η = 3: the small Benders instance of the file tests.
+fn twelve_points() -> (Space, Pmo) {
     let pts = (0..12).map(|i| vec![q(i, 1), q((i * 7) % 5, 1)]).collect();
     let space = Space::from_points(MetricKind::Euclidean, pts, None).unwrap();
-    let req = Request::new(&space, "points", q(1, 1));
     let pmo = Pmo {
         within: Some(q(3, 1)),
         ..Pmo::default()
     };
+    (space, pmo)
+}
+
+fn produced_file() -> Value {
+    let (space, pmo) = twelve_points();
+    let req = Request::new(&space, "points", q(1, 1));
     let options = Options {
         partitions: Some(3),
         ..Options::default()
@@ -595,13 +601,8 @@ impl benders::remote::SubSolver for Broken {
 /// answer is the build's error (never a quiet stop with an incumbent).
 #[test]
 fn subproblems_elsewhere_give_the_same_file() {
-    let pts = (0..12).map(|i| vec![q(i, 1), q((i * 7) % 5, 1)]).collect();
-    let space = Space::from_points(MetricKind::Euclidean, pts, None).unwrap();
+    let (space, pmo) = twelve_points();
     let req = Request::new(&space, "points", q(1, 1));
-    let pmo = Pmo {
-        within: Some(q(3, 1)),
-        ..Pmo::default()
-    };
     let run = |subproblems| {
         let options = Options {
             partitions: Some(3),

@@ -453,6 +453,25 @@ fn import_writes_containers() {
 /// `mdp build clustered-rr` (issue 35: the clustered randomizer in the container): the
 /// Chebyshev embedding realizes the clustered metric, the matrix passes at α₀ and fails at
 /// 0.99·α₀ (its ratios a/b and a/c are tight), and items are named `c<c>-<i>`.
+/// `mdp build clustered-rr` at α₀ = 2 into `h`, quietly.
+fn clustered_rr(h: &Path, clusters: &str, size: &str, r: &str) -> Output {
+    mdp(&[
+        "build",
+        "clustered-rr",
+        "--clusters",
+        clusters,
+        "--size",
+        size,
+        "--r",
+        r,
+        "--epsilon",
+        "2",
+        "-o",
+        h.to_str().unwrap(),
+        "--quiet",
+    ])
+}
+
 /// The k-d tree splits between clusters (`structured::tree::split_point`), so every
 /// cross-cluster pair is settled by a box pair at distance 1 and only within-cluster pairs
 /// reach the pair-by-pair check; 12 clusters (not a power of two) put the median inside a
@@ -463,21 +482,7 @@ fn clustered_randomizer_boxes_follow_the_clusters() {
     let d = dir("clustered_boxes");
     let h = d.join("rr.json");
     let (clusters, size) = (12u64, 20u64);
-    let out = mdp(&[
-        "build",
-        "clustered-rr",
-        "--clusters",
-        &clusters.to_string(),
-        "--size",
-        &size.to_string(),
-        "--r",
-        "1/4",
-        "--epsilon",
-        "2",
-        "-o",
-        h.to_str().unwrap(),
-        "--quiet",
-    ]);
+    let out = clustered_rr(&h, &clusters.to_string(), &size.to_string(), "1/4");
     succeeded(&out);
     let r = report(&audit(&["--json", h.to_str().unwrap()]));
     assert_eq!(r["verdict"], "pass", "{r}");
@@ -499,21 +504,7 @@ fn clustered_randomizer_boxes_follow_the_clusters() {
 fn clustered_randomizer_container_is_tight() {
     let d = dir("clustered");
     let h = d.join("rr.json");
-    let out = mdp(&[
-        "build",
-        "clustered-rr",
-        "--clusters",
-        "4",
-        "--size",
-        "5",
-        "--r",
-        "1/4",
-        "--epsilon",
-        "2",
-        "-o",
-        h.to_str().unwrap(),
-        "--quiet",
-    ]);
+    let out = clustered_rr(&h, "4", "5", "1/4");
     succeeded(&out);
     let hs = h.to_str().unwrap();
     let r = report(&audit(&["--json", hs]));
@@ -529,20 +520,7 @@ fn clustered_randomizer_container_is_tight() {
         text.lines().all(|l| l.starts_with('c') && l.contains('-')),
         "{text}"
     );
-    let out = mdp(&[
-        "build",
-        "clustered-rr",
-        "--clusters",
-        "4",
-        "--size",
-        "5",
-        "--r",
-        "1",
-        "--epsilon",
-        "2",
-        "-o",
-        h.to_str().unwrap(),
-    ]);
+    let out = clustered_rr(&h, "4", "5", "1");
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(String::from_utf8_lossy(&out.stderr).lines().count(), 1);
 }

@@ -181,6 +181,22 @@ fn plant(m: &Dense, u: usize, v: usize, w: usize, eps: f64, d: f64, ulps: i64) -
     Dense::new(m.rows, k, data, "matrix").ok()
 }
 
+/// A connected random graph on n nodes (a random tree plus `extra` edges, parallel edges
+/// and loops allowed; weights in eighths) as its shortest-path space and its edges.
+fn random_graph(rng: &mut ChaCha8Rng, n: usize, extra: usize) -> (Space, Graph) {
+    let mut edges = Vec::new();
+    for v in 1..n {
+        let u = rng.gen_range(0..v);
+        edges.push((u, v, Q::from_unsigneds(rng.gen_range(1u32..40), 8u32)));
+    }
+    for _ in 0..extra {
+        let (u, v) = (rng.gen_range(0..n), rng.gen_range(0..n));
+        edges.push((u, v, Q::from_unsigneds(rng.gen_range(1u32..80), 8u32)));
+    }
+    let space = Space::from_graph(n, &edges).unwrap();
+    (space, Graph::new(n, edges, "metric").unwrap())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
 
@@ -228,17 +244,7 @@ proptest! {
     fn edges_match_exhaustive(seed in any::<u64>(), n in 2usize..40, k in 1usize..16, extra in 0usize..40,
                               smooth in any::<bool>(), zeros in any::<bool>(), scoped in any::<bool>()) {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
-        let mut edges = Vec::new();
-        for v in 1..n {
-            let u = rng.gen_range(0..v);
-            edges.push((u, v, Q::from_unsigneds(rng.gen_range(1u32..40), 8u32)));
-        }
-        for _ in 0..extra {
-            let (u, v) = (rng.gen_range(0..n), rng.gen_range(0..n));
-            edges.push((u, v, Q::from_unsigneds(rng.gen_range(1u32..80), 8u32)));
-        }
-        let space = Space::from_graph(n, &edges).unwrap();
-        let graph = Graph::new(n, edges, "metric").unwrap();
+        let (space, graph) = random_graph(&mut rng, n, extra);
         let m = random_matrix(&mut rng, n, k, |u, v| space.approx(u, v), smooth, zeros);
         let norm = Normalized::new(&m);
         let within = scoped.then(|| Q::from_unsigneds(rng.gen_range(1u32..60), 8u32));
@@ -414,17 +420,7 @@ proptest! {
     fn edge_shares_partition_the_pairs(seed in any::<u64>(), n in 2usize..40, k in 1usize..8, extra in 0usize..30,
                                        of in 1usize..7) {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
-        let mut edges = Vec::new();
-        for v in 1..n {
-            let u = rng.gen_range(0..v);
-            edges.push((u, v, Q::from_unsigneds(rng.gen_range(1u32..40), 8u32)));
-        }
-        for _ in 0..extra {
-            let (u, v) = (rng.gen_range(0..n), rng.gen_range(0..n));
-            edges.push((u, v, Q::from_unsigneds(rng.gen_range(1u32..80), 8u32)));
-        }
-        let space = Space::from_graph(n, &edges).unwrap();
-        let graph = Graph::new(n, edges, "metric").unwrap();
+        let (space, graph) = random_graph(&mut rng, n, extra);
         let m = random_matrix(&mut rng, n, k, |u, v| space.approx(u, v), false, true);
         let norm = Normalized::new(&m);
         let whole = Edges::new(&graph, &m, &norm, None, PREC, BUDGET);

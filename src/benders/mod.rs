@@ -36,6 +36,7 @@ use crate::progress::Progress;
 use incumbent::Incumbent;
 use master::{Master, StoredCut};
 use partition::{Decomposition, MasterSet, Method};
+use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::HashMap;
 use std::time::Instant;
@@ -233,7 +234,7 @@ fn solve_all(
         .filter(|&i| inc.active(i) && constant[i].is_none())
         .collect();
     let jobs = todo
-        .iter()
+        .par_iter()
         .map(|&i| {
             let s = &dec.subsets[i];
             remote::SubJob {

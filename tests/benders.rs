@@ -560,12 +560,11 @@ impl benders::remote::SubSolver for ByText {
     ) -> Result<Vec<benders::sub::SubOutput>, mdp::lp::LpError> {
         self.0
             .fetch_add(jobs.len(), std::sync::atomic::Ordering::Relaxed);
-        jobs.iter()
-            .map(|j| {
-                let text = benders::remote::solve_text(&benders::remote::job_text(j))?;
-                benders::remote::output_of(&text, j)
-            })
-            .collect()
+        let texts = jobs
+            .iter()
+            .map(|j| benders::remote::solve_text(&benders::remote::job_text(j)))
+            .collect::<Result<Vec<_>, _>>()?;
+        benders::remote::outputs_of(&texts, &jobs)
     }
 }
 

@@ -181,6 +181,30 @@ fn plant(m: &Dense, u: usize, v: usize, w: usize, eps: f64, d: f64, ulps: i64) -
     Dense::new(m.rows, k, data, "matrix").ok()
 }
 
+/// A smooth random mechanism on random points of metric `kind` (`seed`), and the same with a
+/// violation planted `ulps` from the boundary at ε = `eps` on a random triple (`None` when
+/// the plant is not representable). ε = 4 is well above the base's own ε0 (≤ 2a ≤ 3), so
+/// the plant is the tightest triple.
+fn planted_instance(
+    seed: u64,
+    kind: u8,
+    n: usize,
+    k: usize,
+    eps: f64,
+    ulps: i64,
+) -> (Space, Dense, Option<Dense>) {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let space = random_space(&mut rng, kind_of(kind), n, false);
+    let base = random_matrix(&mut rng, n, k, |u, v| space.approx(u, v), true, false);
+    let (u, v, w) = (
+        rng.gen_range(0..n),
+        rng.gen_range(0..n),
+        rng.gen_range(0..k),
+    );
+    let planted = plant(&base, u, v, w, eps, space.approx(u, v), ulps);
+    (space, base, planted)
+}
+
 /// A connected random graph on n nodes (a random tree plus `extra` edges, parallel edges
 /// and loops allowed; weights in eighths) as its shortest-path space and its edges.
 fn random_graph(rng: &mut ChaCha8Rng, n: usize, extra: usize) -> (Space, Graph) {
@@ -224,14 +248,9 @@ proptest! {
     #[test]
     fn tree_matches_exhaustive_on_planted_near_ties(seed in any::<u64>(), kind in 0u8..4, n in 20usize..120,
                                                     k in 2usize..12, ulps in -3i64..4) {
-        let mut rng = ChaCha8Rng::seed_from_u64(seed);
-        let kind = kind_of(kind);
-        let space = random_space(&mut rng, kind, n, false);
-        let base = random_matrix(&mut rng, n, k, |u, v| space.approx(u, v), true, false);
-        // ε well above the base's own ε0 (≤ 2a ≤ 3), so the plant is the tightest triple.
         let eps = 4.0;
-        let (u, v, w) = (rng.gen_range(0..n), rng.gen_range(0..n), rng.gen_range(0..k));
-        let Some(m) = plant(&base, u, v, w, eps, space.approx(u, v), ulps) else { return Ok(()) };
+        let (space, _, planted) = planted_instance(seed, kind, n, k, eps, ulps);
+        let Some(m) = planted else { return Ok(()) };
         let norm = Normalized::new(&m);
         let tree = Tree::new(&space, &m, &norm, None, PREC, BUDGET);
         let q = Q::try_from(eps).unwrap();
@@ -393,13 +412,9 @@ proptest! {
     #[test]
     fn tree_shares_partition_the_pairs(seed in any::<u64>(), kind in 0u8..4, n in 2usize..90, k in 1usize..10,
                                        of in 1usize..7, ulps in -2i64..3, scoped in any::<bool>()) {
-        let mut rng = ChaCha8Rng::seed_from_u64(seed);
-        let kind = kind_of(kind);
-        let space = random_space(&mut rng, kind, n, false);
-        let base = random_matrix(&mut rng, n, k, |u, v| space.approx(u, v), true, false);
         let eps = 4.0;
-        let (u, v, w) = (rng.gen_range(0..n), rng.gen_range(0..n), rng.gen_range(0..k));
-        let m = plant(&base, u, v, w, eps, space.approx(u, v), ulps).unwrap_or(base);
+        let (space, base, planted) = planted_instance(seed, kind, n, k, eps, ulps);
+        let m = planted.unwrap_or(base);
         let norm = Normalized::new(&m);
         let within = scoped.then(|| Q::try_from(space.approx(0, n - 1).max(1e-3) * 0.6).unwrap());
         let whole = Tree::new(&space, &m, &norm, within.as_ref(), PREC, BUDGET);

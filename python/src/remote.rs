@@ -20,17 +20,7 @@ impl SubSolver for PyMap {
                 .and_then(|r| r.extract::<Vec<String>>(py))
                 .map_err(|e| LpError::Remote(e.to_string()))
         })?;
-        if got.len() != jobs.len() {
-            return Err(LpError::Remote(format!(
-                "{} results for {} subproblems",
-                got.len(),
-                jobs.len()
-            )));
-        }
-        got.iter()
-            .zip(&jobs)
-            .map(|(t, j)| remote::output_of(t, j))
-            .collect()
+        remote::outputs_of(&got, &jobs)
     }
 }
 

@@ -2,9 +2,10 @@
 //! serializable data ([`SubJob`] → [`SubOutput`]), so a batch can be solved here on rayon
 //! ([`Subproblems::Here`]) or elsewhere ([`Subproblems::Elsewhere`]: the Python package
 //! sends the batch as JSON texts to Dask workers, which call [`solve_text`]). The master
-//! stays with the caller. Nothing a remote solver returns is trusted for the result: a cut
-//! is valid for any γ ≥ 0 (§3), the lower bound is the exactly verified `lp_dual`, and the
-//! incumbent is repaired and audited exactly; a malformed answer is an error.
+//! stays with the caller. Nothing a remote solver returns is trusted for the certificate:
+//! a cut is recomputed here from its γ and valid for any γ ≥ 0 (§3), the lower bound is the
+//! exactly verified `lp_dual`, and the incumbent is repaired and audited exactly; a
+//! malformed answer is an error.
 
 use super::sub::{self, SubInput, SubOutput};
 use crate::lp::LpError;
@@ -177,4 +178,21 @@ pub fn output_of(text: &str, job: &SubJob) -> Result<SubOutput, LpError> {
     }
     out.cut = sub::cut_of(s, std::mem::take(&mut out.cut.gamma));
     Ok(out)
+}
+
+/// A batch's answers read back in the jobs' order ([`output_of`] each); a count other than
+/// the jobs' is an error (extra answers are not ignored).
+pub fn outputs_of(texts: &[String], jobs: &[SubJob]) -> Result<Vec<SubOutput>, LpError> {
+    if texts.len() != jobs.len() {
+        return Err(LpError::Remote(format!(
+            "{} results for {} subproblems",
+            texts.len(),
+            jobs.len()
+        )));
+    }
+    texts
+        .iter()
+        .zip(jobs)
+        .map(|(t, j)| output_of(t, j))
+        .collect()
 }

@@ -157,6 +157,9 @@ impl<'a> Edges<'a> {
 
     /// Keep only `part`'s share of the ordered edges (round-robin).
     pub fn restrict(&mut self, part: super::Part) {
+        if part.of == 1 {
+            return;
+        }
         self.layout = super::digest(
             [self.ordered.len() as u64].into_iter().chain(
                 self.ordered
@@ -165,11 +168,6 @@ impl<'a> Edges<'a> {
             ),
         );
         self.ordered = part.take(std::mem::take(&mut self.ordered));
-    }
-
-    /// Ordered edges checked.
-    pub fn pairs(&self) -> usize {
-        self.ordered.len()
     }
 
     fn weight(&self, id: usize) -> &Q {

@@ -471,7 +471,7 @@ pub fn of_container<'a>(
                 max_exact_triples,
             );
             t.restrict(part);
-            let p = t.pairs();
+            let p = Structure::pairs(&t);
             (Box::new(t), "boxes", p)
         }
     })

@@ -152,8 +152,11 @@ impl<'a> Tree<'a> {
     /// boxes (distance bound 0), then the rest (a stable sort: the near pairs, which cost
     /// the most, are spread evenly), and share i takes every `of`-th from the i-th. The
     /// recursion splits a box pair into box pairs that partition its ordered pairs, so the
-    /// shares partition them too.
+    /// shares partition them too. One share is the whole tree: (root, root) stays.
     pub fn restrict(&mut self, part: super::Part) {
+        if part.of == 1 {
+            return;
+        }
         let mut pairs = vec![(0usize, 0usize)];
         let want = SHARE_PAIRS.saturating_mul(part.of).min(MAX_SHARE_PAIRS);
         while pairs.len() < want {
@@ -190,11 +193,6 @@ impl<'a> Tree<'a> {
         self.roots = part.take(pairs);
     }
 
-    /// Ordered pairs in this tree's share (all n(n − 1) before a restriction).
-    pub fn pairs(&self) -> u64 {
-        self.roots.iter().map(|&(a, b)| self.pairs_of(a, b)).sum()
-    }
-
     /// Build the subtree over `idx` (rows `perm[start..start + idx.len()]`), split on the
     /// widest coordinate at [`split_point`]; returns its node index.
     fn build(&mut self, idx: &mut [u32], start: usize) -> usize {
@@ -225,8 +223,12 @@ impl<'a> Tree<'a> {
                 let x = self.space.float_coords(*u as usize)[dim];
                 0.5 * x.lo + 0.5 * x.hi
             };
-            idx.sort_unstable_by(|a, b| key(a).total_cmp(&key(b)).then(a.cmp(b)));
-            let keys: Vec<f64> = idx.iter().map(key).collect();
+            let mut keyed: Vec<(f64, u32)> = idx.iter().map(|u| (key(u), *u)).collect();
+            keyed.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+            for (slot, &(_, u)) in idx.iter_mut().zip(&keyed) {
+                *slot = u;
+            }
+            let keys: Vec<f64> = keyed.iter().map(|x| x.0).collect();
             let at = split_point(&keys);
             let (left, right) = idx.split_at_mut(at);
             let l = self.build(left, start);
@@ -539,8 +541,9 @@ impl Structure for Tree<'_> {
         ))
     }
 
+    /// Ordered pairs in this tree's share (all n(n − 1) before a restriction).
     fn pairs(&self) -> u64 {
-        Tree::pairs(self)
+        self.roots.iter().map(|&(a, b)| self.pairs_of(a, b)).sum()
     }
 
     fn layout(&self) -> u64 {

@@ -129,16 +129,37 @@ pub fn solve(
                      present: &HashSet<Row>,
                      round: usize,
                      start: Instant| {
-        let solved = match warm.map(|w| block_ipm::solve_rows(sub, rows, w, keep, progress)) {
-            Some(Ok(s)) => s,
-            Some(Err(e)) => {
-                progress.note(&format!("lp: {e}; Clarabel solves this round"));
-                ipm::solve_rows(sub, rows)?
-            }
-            None => ipm::solve_rows(sub, rows)?,
+        let clarabel = |why: &str| {
+            progress.note(&format!("lp: {why}; Clarabel solves this round"));
+            ipm::solve_rows(sub, rows)
         };
-        let (p, d, mut new) =
-            ipm::finish_round(sub, rows, present, margin, round, start, progress, solved);
+        let finish = |solved| {
+            ipm::finish_round(sub, rows, present, margin, round, start, progress, solved)
+        };
+        let (p, d, mut new) = match warm.map(|w| block_ipm::solve_rows(sub, rows, w, keep, progress)) {
+            Some(Ok((s, None))) => finish(s),
+            // Stopped short of the accuracy a last round needs: good enough to separate,
+            // and solved again only if it breaks no row.
+            // If it breaks none, Clarabel solves the round again when it is small enough
+            // to be quick; past that the point is kept (its gap is reported).
+            Some(Ok((s, Some(why)))) => match finish(s) {
+                done if !done.2.is_empty() => {
+                    progress.note(&format!("lp: {why}; its point finds the next round's rows"));
+                    done
+                }
+                _ if rows.len() <= ipm::FULL_ROWS => finish(clarabel(&why)?),
+                done => {
+                    progress.note(&format!(
+                        "lp: {why}; kept: {} rows are more than Clarabel solves in reasonable time ({})",
+                        rows.len(),
+                        ipm::FULL_ROWS
+                    ));
+                    done
+                }
+            },
+            Some(Err(e)) => finish(clarabel(&e.to_string())?),
+            None => finish(ipm::solve_rows(sub, rows)?),
+        };
         if new.is_empty() && warm.is_some() {
             new = costly_violations(sub, &p.m, present);
             if !new.is_empty() {

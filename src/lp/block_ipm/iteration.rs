@@ -446,7 +446,7 @@ pub(super) fn run(
         let ta = Target::Affine;
         let tol = refine_tol(gap, max_loss);
         let aff = direction(
-            &st, &it, &f, &theta, &rd, &rpe, &rp_l, &rsz_l, ta, &rxw_aff, tol,
+            &st, &it, &f, &theta, &rd, &rpe, &rp_l, &rsz_l, ta, &rxw_aff, tol, accuracy,
         )?;
         if aff.accuracy > accuracy {
             break;
@@ -505,7 +505,7 @@ pub(super) fn run(
             sigma_mu,
         };
         let d = direction(
-            &st, &it, &f, &theta, &rd, &rpe, &rp_l, &rsz_l, tc, &rxw, tol,
+            &st, &it, &f, &theta, &rd, &rpe, &rp_l, &rsz_l, tc, &rxw, tol, accuracy,
         )?;
         if d.accuracy > accuracy {
             break;

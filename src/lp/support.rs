@@ -133,10 +133,11 @@ pub fn solve(
             progress.note(&format!("lp: {why}; Clarabel solves this round"));
             ipm::solve_rows(sub, rows)
         };
-        let finish = |solved| {
-            ipm::finish_round(sub, rows, present, margin, round, start, progress, solved)
-        };
-        let (p, d, mut new) = match warm.map(|w| block_ipm::solve_rows(sub, rows, w, keep, progress)) {
+        let finish =
+            |solved| ipm::finish_round(sub, rows, present, margin, round, start, progress, solved);
+        let (p, d, mut new) = match warm
+            .map(|w| block_ipm::solve_rows(sub, rows, w, keep, progress))
+        {
             Some(Ok((s, None))) => finish(s),
             // Stopped short of the accuracy a last round needs: good enough to separate,
             // and solved again only if it breaks no row.

@@ -113,8 +113,9 @@ pub fn price(lp: &PrivacyLp, keep: &[usize], d: &Dual) -> Priced {
 /// [`used_outputs`] after a first round over all), the others priced ([`price`]); the
 /// primal and dual of the whole LP. Without unused outputs this is [`ipm::solve_from`].
 /// Each round is solved by the structured interior point started from `warm` when given
-/// (the whole LP's iterate, `block_ipm::solve_rows`), else (or when that stops short)
-/// by Clarabel.
+/// (the whole LP's iterate, `block_ipm::solve_rows`), else by Clarabel; a structured solve
+/// that stops short (`block_ipm::SHORT_GAP`) still separates, and Clarabel re-solves it
+/// only if it is the last round and has at most `ipm::FULL_ROWS` rows (spec/lp.md §4.7).
 pub fn solve(
     lp: &PrivacyLp,
     rows: Vec<Row>,
@@ -139,10 +140,9 @@ pub fn solve(
             .map(|w| block_ipm::solve_rows(sub, rows, w, keep, progress))
         {
             Some(Ok((s, None))) => finish(s),
-            // Stopped short of the accuracy a last round needs: good enough to separate,
-            // and solved again only if it breaks no row.
-            // If it breaks none, Clarabel solves the round again when it is small enough
-            // to be quick; past that the point is kept (its gap is reported).
+            // Stopped short of the accuracy a last round needs: good enough to separate.
+            // If it breaks no row, Clarabel solves the round again when it has at most
+            // `FULL_ROWS` rows; past that the point is kept (the gap line reports its dual).
             Some(Ok((s, Some(why)))) => match finish(s) {
                 done if !done.2.is_empty() => {
                     progress.note(&format!("lp: {why}; its point finds the next round's rows"));

@@ -618,11 +618,16 @@ pub(super) fn direction(
     // Iterative refinement on the reduced system, while it keeps halving the residual.
     let norm = |a: &[f64], b: &[f64]| a.iter().chain(b).fold(0.0f64, |m, v| m.max(v.abs()));
     let scale = norm(&r1, &r2).max(1e-300);
-    let mut best: Option<(f64, Vec<f64>, Vec<f64>)> = None;
-    for _ in 0..REFINE {
-        let (g, e) = apply_reduced(st, it, theta, &dx, &dy);
+    // The reduced system's residual (r1, r2) − A(Δx, Δy).
+    let residual = |dx: &[f64], dy: &[f64]| {
+        let (g, e) = apply_reduced(st, it, theta, dx, dy);
         let c1: Vec<f64> = r1.iter().zip(&g).map(|(a, b)| a - b).collect();
         let c2: Vec<f64> = r2.iter().zip(&e).map(|(a, b)| a - b).collect();
+        (c1, c2)
+    };
+    let mut best: Option<(f64, Vec<f64>, Vec<f64>)> = None;
+    for _ in 0..REFINE {
+        let (c1, c2) = residual(&dx, &dy);
         let res = norm(&c1, &c2);
         if let Some((b, _, _)) = &best {
             if res > 0.5 * b {
@@ -646,8 +651,8 @@ pub(super) fn direction(
     // GMRES from the direction so far, to the absolute residual `goal` in at most `steps`
     // steps; kept if its residual is smaller.
     let nx = dx.len();
-    let b: Vec<f64> = r1.iter().chain(&r2).copied().collect();
     let improve = |dx: &[f64], dy: &[f64], goal: f64, steps: usize| {
+        let b: Vec<f64> = r1.iter().chain(&r2).copied().collect();
         let x = gmres(
             |x| {
                 let (g, e) = apply_reduced(st, it, theta, &x[..nx], &x[nx..]);
@@ -663,9 +668,7 @@ pub(super) fn direction(
             steps,
         )?;
         let (gx, gy) = (x[..nx].to_vec(), x[nx..].to_vec());
-        let (g, e) = apply_reduced(st, it, theta, &gx, &gy);
-        let c1: Vec<f64> = r1.iter().zip(&g).map(|(a, b)| a - b).collect();
-        let c2: Vec<f64> = r2.iter().zip(&e).map(|(a, b)| a - b).collect();
+        let (c1, c2) = residual(&gx, &gy);
         Ok::<_, LpError>((gx, gy, norm(&c1, &c2) / scale))
     };
     // Where the refinement stops short of what the iteration needs (the factor has lost

@@ -64,7 +64,8 @@ pub fn greedy_spanner(space: &Space, t: f64) -> (Vec<(usize, usize)>, Vec<f64>) 
 }
 
 /// Prove that the spanner's stretch is ≤ `t`: for every pair, either (u, v) is an edge
-/// (d_G = d), or a path's upward-rounded length is ≤ t × the downward-rounded d(u, v).
+/// (d_G = d), or a path's upward-rounded length is ≤ t × the downward-rounded d(u, v), or
+/// u and v are the same point and a path of length exactly 0 joins them.
 /// Returns the largest proven ratio bound (1 when every pair is an edge), or the first pair
 /// that could not be proven.
 pub fn verify_stretch(
@@ -86,11 +87,18 @@ pub fn verify_stretch(
             if v == u || adj[u * n + v] {
                 continue;
             }
+            // Two copies of one point (d = 0 exactly): a path of length exactly 0 proves
+            // d_G = 0 ≤ t·0 (its zero-length edges hold the rows equal, as the pair needs).
+            if space.is_zero(u, v) && dg[v] == 0.0 {
+                continue;
+            }
             let d = dist_fi(space, u, v);
             if !(dg[v].is_finite() && d.lo > 0.0 && dg[v] <= mul_down(t, d.lo)) {
                 return Err((u, v));
             }
-            worst = worst.max(FI::point(dg[v]).div(FI::point(d.lo)).hi);
+            // dg ≤ t·d.lo rounded down, so dg/d.lo ≤ t exactly: the quotient's outward
+            // rounding must not report more.
+            worst = worst.max(FI::point(dg[v]).div(FI::point(d.lo)).hi.min(t));
         }
     }
     Ok(worst)

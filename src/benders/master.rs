@@ -4,6 +4,16 @@
 //! subproblem's value is ≥ 0 because costs are), the cuts, and the chain rows of
 //! Proposition 3.2 added when the master's point breaks them ([`super::chain`]). The master
 //! records' cost is counted here and only here.
+//!
+//! **Layer copies** (partial Benders decomposition, Crainic, Rahmaniani, Gendreau & Rei
+//! 2021; `spec/benders.md` §5): with [`Master::new`]'s `copies`, every free record with a
+//! row to a master record (the *layer*) also has a copy x̃ in the master: its row sum, its
+//! rows to master records and to other layer records, and per subset the row
+//! θ_s ≥ Σ_{layer a of s} π_a c(a,k)·x̃_a,k (the free records' costs are ≥ 0). Any feasible
+//! mechanism gives a feasible master point (x̃ = its rows), so the master's optimum is still
+//! a lower bound; its duals still give a whole-LP dual, the copy rows' multipliers added to
+//! the same rows' (spec/benders.md §3). The copies carry the subproblems' constraints that
+//! the cuts would otherwise find one at a time.
 
 use super::chain::{self, Chain};
 use super::lazy;
@@ -30,17 +40,24 @@ pub struct StoredCut {
 pub struct Master<'a> {
     lp: &'a PrivacyLp<'a>,
     dec: &'a Decomposition,
-    /// Global record → its index among the master records (usize::MAX if none).
+    /// Global record → its index among the master's records: the master records
+    /// (`dec.master` order), then the layer copies (`copies` order); usize::MAX if none.
     index: Vec<usize>,
+    /// The layer records with a copy (ascending) and each one's subset (index into
+    /// `dec.subsets`).
+    copies: Vec<(usize, usize)>,
+    /// The privacy rows' pairs (u, v) as global records: `dec.master_pairs`, then the
+    /// pairs between a copy and a master record or another copy.
+    pub pairs_global: Vec<(usize, usize)>,
     pub cuts: Vec<StoredCut>,
     /// Proposition 3.2's chains between master records ([`chain::chains`]; empty when off)
     /// and the (chain, output) rows added so far.
     pub chains: Vec<Chain>,
     pub chain_rows: Vec<(usize, usize)>,
     chain_set: HashSet<(usize, usize)>,
-    /// `dec.master_pairs` as lazy pairs (master indices and c_dn), the rows in the LP as
-    /// (pair index, output) in the order they joined, and which are present (pair
-    /// index · K + output).
+    /// `pairs_global` as lazy pairs (indices among the master's records and c_dn), the
+    /// rows in the LP as (pair index, output) in the order they joined, and which are
+    /// present (pair index · K + output).
     pairs: Vec<Option<(usize, usize, f64)>>,
     rows: Vec<(usize, usize)>,
     present: Vec<bool>,
@@ -53,35 +70,67 @@ pub struct MasterSolution {
     /// Per subset.
     pub theta: Vec<f64>,
     pub objective: f64,
-    /// γ = z/c_dn of each master privacy row, in `master_pairs` × K order.
+    /// γ = z/c_dn of each privacy row of the master, in [`Master::pairs_global`] × K
+    /// order.
     pub gamma: Vec<f64>,
     /// The dual of each cut (λ ≥ 0), in `cuts` order as of this solve.
     pub cut_duals: Vec<f64>,
     /// γ = z/C of each chain row, in `chain_rows` order as of this solve.
     pub chain_gamma: Vec<f64>,
+    /// The master records' values, then the copies' (records × K): what the lazy rows
+    /// are separated on.
+    records: Vec<f64>,
 }
 
 impl<'a> Master<'a> {
     /// The master of `dec`; with `chains`, Proposition 3.2's chains between its records
-    /// are found (and later added lazily by [`Self::add_violated_chains`]). Its privacy
-    /// rows start from each master record's rows to its `neighbours` nearest master
-    /// records (every output); the others join when a solve breaks them
-    /// ([`Self::solve_with_chains`], as `ipm`'s lazy rows; spec/benders.md §5).
+    /// are found (and later added lazily by [`Self::add_violated_chains`]); with
+    /// `copies`, the layer's copies (module doc). Its privacy rows start from each
+    /// record's rows to its `neighbours` nearest records (every output); the others join
+    /// when a solve breaks them ([`Self::solve_with_chains`], as `ipm`'s lazy rows;
+    /// spec/benders.md §5).
     pub fn new(
         lp: &'a PrivacyLp<'a>,
         dec: &'a Decomposition,
         chains: bool,
+        copies: bool,
         neighbours: usize,
     ) -> Master<'a> {
         let mut index = vec![usize::MAX; lp.n];
         for (j, &m) in dec.master.iter().enumerate() {
             index[m] = j;
         }
+        let mut layer = vec![];
+        if copies {
+            for (s, sub) in dec.subsets.iter().enumerate() {
+                for &(u, v) in &sub.pairs {
+                    if dec.is_master[u] != dec.is_master[v] {
+                        layer.push((if dec.is_master[u] { v } else { u }, s));
+                    }
+                }
+            }
+            layer.sort_unstable();
+            layer.dedup();
+        }
+        for (c, &(a, _)) in layer.iter().enumerate() {
+            index[a] = dec.master.len() + c;
+        }
+        let mut pairs_global = dec.master_pairs.clone();
+        for sub in &dec.subsets {
+            pairs_global.extend(
+                sub.pairs
+                    .iter()
+                    .filter(|&&(u, v)| index[u] != usize::MAX && index[v] != usize::MAX),
+            );
+        }
         let k = lp.k();
-        let pairs = lazy_pairs(lp, dec, &index);
-        let mut present = vec![false; dec.master_pairs.len() * k];
+        let pairs: Vec<Option<(usize, usize, f64)>> = pairs_global
+            .iter()
+            .map(|&(u, v)| Some((index[u], index[v], lp.c_dn[u * lp.n + v])))
+            .collect();
+        let mut present = vec![false; pairs_global.len() * k];
         let mut rows = vec![];
-        for p in lazy::nearest(&pairs, dec.master.len(), neighbours) {
+        for p in lazy::nearest(&pairs, dec.master.len() + layer.len(), neighbours) {
             present[p * k..(p + 1) * k].fill(true);
             rows.extend((0..k).map(|t| (p, t)));
         }
@@ -89,6 +138,8 @@ impl<'a> Master<'a> {
             lp,
             dec,
             index,
+            copies: layer,
+            pairs_global,
             cuts: vec![],
             chains: if chains {
                 chain::chains(lp, dec)
@@ -144,7 +195,7 @@ impl<'a> Master<'a> {
         let mut chain_rounds = 1;
         loop {
             let sol = self.solve()?;
-            let rows = lazy::separate(&self.pairs, self.lp.k(), &sol.y, &mut self.present);
+            let rows = lazy::separate(&self.pairs, self.lp.k(), &sol.records, &mut self.present);
             self.rows.extend(&rows);
             let chains = if chain_rounds < CHAIN_ROUNDS {
                 chain_rounds += 1;
@@ -164,23 +215,39 @@ impl<'a> Master<'a> {
         let (lp, dec) = (self.lp, self.dec);
         let (n, k) = (lp.n, lp.k());
         let nm = dec.master.len();
+        let nr = nm + self.copies.len();
         let mut sp = SparseLp::default();
+        // The master records' values (their cost), then the copies' (no cost here).
         for &m in &dec.master {
             let w = lp.prior_f64(m);
             for j in 0..k {
                 sp.var(w * lp.cost_dn[m * k + j]);
             }
         }
+        for _ in 0..self.copies.len() * k {
+            sp.var(0.0);
+        }
         let theta0 = sp.n_vars();
         for _ in &dec.subsets {
             sp.var(1.0);
         }
-        for j in 0..nm {
+        for j in 0..nr {
             sp.row((0..k).map(|t| (j * k + t, 1.0)).collect(), Sense::Eq, 1.0);
+        }
+        // θ_s ≥ the layer copies' cost.
+        for s in 0..dec.subsets.len() {
+            let mut coefs = vec![(theta0 + s, 1.0)];
+            for (c, &(a, _)) in self.copies.iter().enumerate().filter(|(_, e)| e.1 == s) {
+                let w = lp.prior_f64(a);
+                coefs.extend((0..k).map(|t| ((nm + c) * k + t, -w * lp.cost_dn[a * k + t])));
+            }
+            if coefs.len() > 1 {
+                sp.row(coefs, Sense::Ge, 0.0);
+            }
         }
         let priv0 = sp.rows.len();
         for &(p, t) in &self.rows {
-            let (u, v) = dec.master_pairs[p];
+            let (u, v) = self.pairs_global[p];
             let c = lp.c_dn[u * n + v];
             let (a, b) = (self.index[u], self.index[v]);
             sp.row(
@@ -222,14 +289,15 @@ impl<'a> Master<'a> {
         let y = sol.x[..nm * k].to_vec();
         // Rows not in the LP keep γ = 0 (any γ ≥ 0 is a valid dual; at the loop's end
         // none is broken, so this is an optimal dual of the whole master).
-        let mut gamma = vec![0.0; dec.master_pairs.len() * k];
+        let mut gamma = vec![0.0; self.pairs_global.len() * k];
         for (&(p, t), &z) in self.rows.iter().zip(&sol.duals[priv0..chain0]) {
-            let (u, v) = dec.master_pairs[p];
+            let (u, v) = self.pairs_global[p];
             gamma[p * k + t] = z.max(0.0) / lp.c_dn[u * n + v];
         }
         Ok(MasterSolution {
             theta: sol.x[theta0..theta0 + dec.subsets.len()].to_vec(),
             y,
+            records: sol.x[..nr * k].to_vec(),
             // Computed from the point (as the subproblems' values; see `sub::solve_subproblem`).
             objective: sp
                 .cost
@@ -247,16 +315,4 @@ impl<'a> Master<'a> {
                 .collect(),
         })
     }
-}
-
-/// `dec.master_pairs` as [`lazy`] pairs: (master index of u, of v, c_dn(u, v)).
-fn lazy_pairs(
-    lp: &PrivacyLp,
-    dec: &Decomposition,
-    index: &[usize],
-) -> Vec<Option<(usize, usize, f64)>> {
-    dec.master_pairs
-        .iter()
-        .map(|&(u, v)| Some((index[u], index[v], lp.c_dn[u * lp.n + v])))
-        .collect()
 }

@@ -60,6 +60,9 @@ pub struct Options {
     pub stabilize: f64,
     /// Add Proposition 3.2's chained inequalities to the master lazily ([`chain`]).
     pub chains: bool,
+    /// Copy the layer (free records with a row to a master record) into the master
+    /// ([`master`]'s module doc; partial Benders decomposition).
+    pub copies: bool,
     /// The master's privacy rows start from each master record's rows to this many
     /// nearest master records; the others join when a master solve breaks them
     /// ([`master::Master`]; `usize::MAX`: every row from the start).
@@ -88,6 +91,7 @@ impl Default for Options {
             seed: 0,
             stabilize: 0.5,
             chains: true,
+            copies: true,
             master_neighbours: MASTER_NEIGHBOURS,
             subproblems: remote::Subproblems::Here,
         }
@@ -293,7 +297,7 @@ pub fn solve(
         context: Some("benders"),
         err,
     };
-    let mut master = Master::new(lp, dec, opts.chains, opts.master_neighbours);
+    let mut master = Master::new(lp, dec, opts.chains, opts.copies, opts.master_neighbours);
     if opts.chains {
         progress.note(&format!(
             "benders: {} chained inequalities between master records (Prop. 3.2), added when broken",
@@ -549,7 +553,7 @@ fn assemble(
     let mut acc: HashMap<(u32, u32, u32), f64> = HashMap::new();
     for (r, &g) in last.gamma.iter().enumerate() {
         if g > 0.0 {
-            let (u, v) = dec.master_pairs[r / k];
+            let (u, v) = master.pairs_global[r / k];
             *acc.entry((u as u32, v as u32, (r % k) as u32)).or_default() += g;
         }
     }

@@ -376,6 +376,11 @@ pub(crate) enum Mechanism {
         /// lazily by default: only the rows the master's point breaks).
         #[arg(long)]
         no_chains: bool,
+        /// Do not copy the layer (free records with a row to a master record) into the
+        /// master (partial decomposition, on by default: the master holds the constraints
+        /// the cuts would otherwise find one at a time).
+        #[arg(long)]
+        no_copies: bool,
         /// Output file (`-` for standard output).
         #[arg(short, long, default_value = "-")]
         output: String,

@@ -523,6 +523,7 @@ fn run(cli: Cli) -> Result<i32, String> {
                 seed,
                 stabilize,
                 no_chains,
+                no_copies,
                 output,
                 quiet,
             } => {
@@ -537,6 +538,7 @@ fn run(cli: Cli) -> Result<i32, String> {
                     seed,
                     stabilize,
                     chains: !no_chains,
+                    copies: !no_copies,
                     ..Default::default()
                 };
                 let family = Family::Benders {

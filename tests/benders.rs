@@ -353,7 +353,6 @@ fn qiu_p33_slack_at_the_optimum_converges() {
     let pts = pts.iter().map(|&(x, y)| vec![q(x, 10), q(y, 10)]).collect();
     let space = Space::from_points(MetricKind::Euclidean, pts, None).unwrap();
     let (eps, eta) = (q(113, 100), q(5, 2));
-    let p = params(&eta);
     let opts = Options {
         partitions: Some(4),
         method: Method::KmRec,
@@ -366,15 +365,7 @@ fn qiu_p33_slack_at_the_optimum_converges() {
         master_neighbours: 1,
         ..Options::default()
     };
-    let (built, report) = benders::benders(&space, &eps, &p, &opts, PREC, &Silent).unwrap();
-    assert_eq!(
-        report.status,
-        Status::Converged,
-        "{:?}",
-        report.trace.last()
-    );
-    let (lb, ub) = certified_bounds_bracket(&space, &eps, &eta, &built);
-    assert!(ub - lb <= 1e-5 * ub, "certified gap [{lb}, {ub}]");
+    converges_certified(&space, &eps, &eta, &opts);
 }
 
 /// QIU-CONV (layer copies): 20 random planar points in [0, 2]², ε = 2, η = 1, three subsets
@@ -413,7 +404,6 @@ fn qiu_conv_layer_copies_converge() {
         .collect();
     let space = Space::from_points(MetricKind::Euclidean, pts, None).unwrap();
     let (eps, eta) = (q(2, 1), q(1, 1));
-    let p = params(&eta);
     let opts = Options {
         partitions: Some(3),
         gap: 1e-6,
@@ -421,16 +411,23 @@ fn qiu_conv_layer_copies_converge() {
         ..Options::default()
     };
     assert!(opts.copies, "copies are the default");
-    let (built, report) = benders::benders(&space, &eps, &p, &opts, PREC, &Silent).unwrap();
+    let report = converges_certified(&space, &eps, &eta, &opts);
+    assert!(report.iterations <= 5, "{} iterations", report.iterations);
+}
+
+/// Benders on `space` within `eta` converges (status) and its certified bounds bracket the
+/// whole LP's optimum within 10⁻⁵ relative.
+fn converges_certified(space: &Space, eps: &Q, eta: &Q, opts: &Options) -> benders::Report {
+    let (built, report) = benders::benders(space, eps, &params(eta), opts, PREC, &Silent).unwrap();
     assert_eq!(
         report.status,
         Status::Converged,
         "{:?}",
         report.trace.last()
     );
-    assert!(report.iterations <= 5, "{} iterations", report.iterations);
-    let (lb, ub) = certified_bounds_bracket(&space, &eps, &eta, &built);
+    let (lb, ub) = certified_bounds_bracket(space, eps, eta, &built);
     assert!(ub - lb <= 1e-5 * ub, "certified gap [{lb}, {ub}]");
+    report
 }
 
 /// QIU-P31 in the loop: each component of the η-graph keeps its own bounds. A lone record

@@ -3,7 +3,7 @@
 
 Random planar points (uniform in [0, n/10]², or [0, 4]² for n = 40: issue 36's instance),
 ε = 2, η = 1, three k-means subsets; `mdp build benders` with the default options and with
-`--no-copies`, one run each, at most --max-iter iterations, gap 10⁻⁶. Reported: the
+`--copies`, one run each, at most --max-iter iterations, gap 10⁻⁶. Reported: the
 iterations, the status, the loop's relative gap (UB − LB)/UB, the certified lower bound and
 the wall time.
 
@@ -36,8 +36,8 @@ def points(n: int) -> list[list[float]]:
 def run(space: Path, copies: bool, max_iter: int, timeout: float) -> dict:
     cmd = [str(BIN), "build", "benders", "--space", str(space), "--epsilon", "2", "--within", "1",
            "--partitions", "3", "--gap", "1e-6", "--max-iter", str(max_iter), "-o", "-"]
-    if not copies:
-        cmd.append("--no-copies")
+    if copies:
+        cmd.append("--copies")
     t = time.monotonic()
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)

@@ -408,9 +408,9 @@ fn qiu_conv_layer_copies_converge() {
         partitions: Some(3),
         gap: 1e-6,
         max_iter: 10,
+        copies: true,
         ..Options::default()
     };
-    assert!(opts.copies, "copies are the default");
     let report = converges_certified(&space, &eps, &eta, &opts);
     assert!(report.iterations <= 5, "{} iterations", report.iterations);
 }

@@ -376,11 +376,12 @@ pub(crate) enum Mechanism {
         /// lazily by default: only the rows the master's point breaks).
         #[arg(long)]
         no_chains: bool,
-        /// Do not copy the layer (free records with a row to a master record) into the
-        /// master (partial decomposition, on by default: the master holds the constraints
-        /// the cuts would otherwise find one at a time).
+        /// Copy the layer (free records with a row to a master record) into the master
+        /// (partial decomposition: the master holds the constraints the cuts would otherwise
+        /// find one at a time; small instances that stalled converge in a few iterations,
+        /// but each master solve costs more: Rome500 took 4× longer, spec/benders.md §5).
         #[arg(long)]
-        no_copies: bool,
+        copies: bool,
         /// Output file (`-` for standard output).
         #[arg(short, long, default_value = "-")]
         output: String,

@@ -523,7 +523,7 @@ fn run(cli: Cli) -> Result<i32, String> {
                 seed,
                 stabilize,
                 no_chains,
-                no_copies,
+                copies,
                 output,
                 quiet,
             } => {
@@ -538,7 +538,7 @@ fn run(cli: Cli) -> Result<i32, String> {
                     seed,
                     stabilize,
                     chains: !no_chains,
-                    copies: !no_copies,
+                    copies,
                     ..Default::default()
                 };
                 let family = Family::Benders {

@@ -15,16 +15,15 @@ Outputs: benches/reports/benders_convergence.md and .csv (--out NAME for another
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import random
-import subprocess
 import sys
 import time
 from pathlib import Path
 
+from benders_bench import BIN, run as timed, stats, write_csv
+
 HERE = Path(__file__).resolve().parent
-BIN = HERE.parent / "target" / "release" / "mdp"
 
 
 def points(n: int) -> list[list[float]]:
@@ -34,23 +33,21 @@ def points(n: int) -> list[list[float]]:
 
 
 def run(space: Path, copies: bool, max_iter: int, timeout: float) -> dict:
-    cmd = [str(BIN), "build", "benders", "--space", str(space), "--epsilon", "2", "--within", "1",
+    cmd = [str(BIN / "mdp"), "build", "benders", "--space", str(space), "--epsilon", "2", "--within", "1",
            "--partitions", "3", "--gap", "1e-6", "--max-iter", str(max_iter), "-o", "-"]
     if copies:
         cmd.append("--copies")
-    t = time.monotonic()
-    try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return {"status": f"timeout {timeout:.0f} s", "seconds": timeout}
-    seconds = round(time.monotonic() - t, 2)
-    stats = next((json.loads(l[7:]) for l in reversed(p.stderr.splitlines()) if l.startswith("stats: ")), None)
-    if p.returncode != 0 or stats is None:
-        return {"status": f"exit {p.returncode}", "seconds": seconds}
-    b = stats["benders"]
+    r = timed(cmd, timeout)
+    seconds = round(r["seconds"], 2)
+    if r["code"] is None:
+        return {"status": f"timeout {timeout:.0f} s", "seconds": seconds}
+    st = stats(r["err"])
+    if r["code"] != 0 or not st:
+        return {"status": f"exit {r['code']}", "seconds": seconds}
+    b = st["benders"]
     ub, lb = b["ub_float"], b["lb_float"]
     return {"status": b["status"], "iterations": b["iterations"], "seconds": seconds,
-            "gap": (ub - lb) / ub, "certified_lb": stats["certified_lower_bound"],
+            "gap": (ub - lb) / ub, "certified_lb": st["certified_lower_bound"],
             "master_records": b["shape"]["master_records"],
             "seconds_master": round(b["seconds_master"], 2)}
 
@@ -73,14 +70,8 @@ def main() -> None:
             r.update({"n": n, "copies": copies})
             rows.append(r)
             print(json.dumps(r), file=sys.stderr, flush=True)
-    keys = ["n", "copies", "status", "iterations", "gap", "certified_lb", "seconds", "seconds_master",
-            "master_records"]
     rep = HERE / "reports"
-    with open(rep / f"{a.out}.csv", "w", newline="") as f:
-        w = csv.DictWriter(f, keys)
-        w.writeheader()
-        for r in rows:
-            w.writerow({k: r.get(k) for k in keys})
+    write_csv(rep / f"{a.out}.csv", rows)
     L = [f"# Benders with and without layer copies ({time.strftime('%Y-%m-%d')}, `benches/benders_convergence.py`)", "",
          f"One run each, this machine (2 cores). Random planar points, ε = 2, η = 1, 3 subsets, gap 10⁻⁶, "
          f"at most {a.max_iter} iterations. gap = the loop's (UB − LB)/UB.", "",

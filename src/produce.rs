@@ -27,7 +27,7 @@ use crate::bounds::PackingCandidates;
 use crate::certified::{Certified, CertifyError};
 use crate::exact::{f64_up, parse_rational, Q};
 use crate::io::{self, Limits};
-use crate::lp::{BuildError, Built, Solver};
+use crate::lp::{BuildError, Built, LpKind, Solver};
 use crate::mechanism::Matrix;
 use crate::mechanisms::constopt::{self, Replacement};
 use crate::mechanisms::optimal::{self, PmoParams};
@@ -772,7 +772,7 @@ pub fn build(
         }
         Family::Optimal { solver } => {
             let rows = crate::lp::model::rows_upper(n as u64, n as u64);
-            let solver = solver.resolve(n as u64, n as u64, rows, false, req.max_memory);
+            let solver = solver.resolve(n as u64, n as u64, rows, LpKind::MaxLoss, req.max_memory);
             check_lp_memory_rows(n, n, rows, solver, req.max_memory)?;
             lp_assembled(
                 optimal::optimal(space, eps, solver, MAX_PREC, progress)?,
@@ -783,8 +783,10 @@ pub fn build(
             let k = pmo.outputs.as_ref().map_or(n, Vec::len);
             let rows = pmo.privacy_rows(space, k);
             // Within η, `auto` may take the localized LP (spec/lp.md §4.6).
-            let localizable = pmo.within.is_some();
-            let solver = solver.resolve(n as u64, k as u64, rows, localizable, req.max_memory);
+            let kind = LpKind::Expected {
+                localizable: pmo.within.is_some(),
+            };
+            let solver = solver.resolve(n as u64, k as u64, rows, kind, req.max_memory);
             // `auto` kept within η tries the localized LP, which estimates its own memory
             // from the neighbourhoods (a fraction of the whole LP's: 1 500 points within η
             // were refused at 9.8 GB and ran in 1.1 GB, issue 33); the whole LP's lazy rows

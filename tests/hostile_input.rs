@@ -270,8 +270,9 @@ fn extreme_command_line_values_are_input_errors() {
     assert_eq!(code, 2);
 }
 
-/// `--solver block` holds every privacy row: past its row limit it refuses before
-/// allocating (one line, exit 2), instead of exhausting memory.
+/// `--solver block` holds every privacy row of an expected loss (PMO): past its row limit
+/// it refuses before allocating (one line, exit 2), instead of exhausting memory. (For the
+/// max loss it solves cold working sets of at most that many rows, spec/lp.md §4.7.)
 #[test]
 fn block_solver_refuses_lps_past_its_row_limit() {
     let pts: Vec<Value> = (0..400).map(|i| json!([i, (i * 7) % 13])).collect();
@@ -283,7 +284,7 @@ fn block_solver_refuses_lps_past_its_row_limit() {
         "mdp",
         &[
             "build",
-            "optimal",
+            "pmo",
             "--space",
             &space,
             "--epsilon",

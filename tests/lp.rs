@@ -653,9 +653,10 @@ fn extreme_constants_weak_ipm_dual_is_not_fatal() {
 /// does (the producer's own fallback, `mdp::lp::pipeline::certify_dual`).
 /// With `seeded`, the solve starts from a given support (as after the structured phase):
 /// every other output the whole solve uses, so the rest must enter by pricing.
-/// With `warm`, it starts instead where the structured phase hands over (its working set,
-/// support and iterate: every round is then the structured interior point's, started from
-/// that iterate, spec/lp.md §4.3).
+/// `rounds` says who solves the rounds: 0 Clarabel; 1 the structured interior point from a
+/// cold start (as past the every-row phase's row limit, spec/lp.md §4.7); 2 the structured
+/// interior point started where its every-row phase hands over (its working set, support
+/// and iterate replace `skip` and `seeded`'s, spec/lp.md §4.3).
 /// Returns the number of outputs left at exactly 0 (only the restricted path writes exact
 /// zeros).
 fn support_agrees(
@@ -663,7 +664,7 @@ fn support_agrees(
     eps: &Q,
     skip: usize,
     seeded: bool,
-    warm: bool,
+    rounds: u8,
 ) -> Result<usize, TestCaseError> {
     use mdp::lp::{block_ipm, ipm, simplex, support};
     let lp = optimal::optimal_lp(space, eps, PREC);
@@ -682,7 +683,7 @@ fn support_agrees(
             .step_by(2)
             .collect::<Vec<_>>()
     });
-    let (start, used, warm) = if warm {
+    let (start, used, warm) = if rounds == 2 {
         match block_ipm::solve(&lp, None, &Silent).unwrap() {
             block_ipm::Outcome::WorkingSet(rows, used, w) => (rows, used, Some(w)),
             block_ipm::Outcome::Solved(..) => {
@@ -692,7 +693,11 @@ fn support_agrees(
     } else {
         (start, used, None)
     };
-    let (p, d) = support::solve(&lp, start, used, warm.as_deref(), 0.05, &Silent).unwrap();
+    let rounds = match (rounds, warm.as_deref()) {
+        (0, _) => support::Rounds::Clarabel,
+        (_, w) => support::Rounds::Structured(w),
+    };
+    let (p, d) = support::solve(&lp, start, used, rounds, 0.05, &Silent).unwrap();
     let tol = 1e-7 * (1.0 + pf.objective.abs());
     prop_assert!(
         (p.objective - pf.objective).abs() <= tol,
@@ -782,8 +787,8 @@ proptest! {
     /// LP-SUPPORT: the used-output solve with priced unused outputs (spec/lp.md §4.4)
     /// agrees with the whole LP, and its dual certifies the whole LP's optimum.
     #[test]
-    fn support_solve_agrees_with_the_whole_lp(space in arb_clustered(14), eps in arb_eps(), skip in 2usize..6, seeded: bool, warm: bool) {
-        support_agrees(&space, &eps, skip, seeded, warm)?;
+    fn support_solve_agrees_with_the_whole_lp(space in arb_clustered(14), eps in arb_eps(), skip in 2usize..6, seeded: bool, rounds in 0u8..3) {
+        support_agrees(&space, &eps, skip, seeded, rounds)?;
     }
 }
 
@@ -799,16 +804,19 @@ fn support_solve_drops_and_prices_unused_outputs() {
         Some(rome.radius().clone()),
     )
     .unwrap();
-    let zero = support_agrees(&space, &q(14, 100), 10, false, false).unwrap();
+    let zero = support_agrees(&space, &q(14, 100), 10, false, 0).unwrap();
     assert!(
         zero > 0,
         "no output left unused: the restricted path did not run"
     );
     // Seeded with half the support: the missing outputs enter by pricing, same optimum.
-    support_agrees(&space, &q(14, 100), 10, true, false).unwrap();
+    support_agrees(&space, &q(14, 100), 10, true, 0).unwrap();
     // From the structured phase's hand-over, every round solved by it from its iterate:
     // the same optimum and a dual proving it.
-    support_agrees(&space, &q(14, 100), 10, false, true).unwrap();
+    support_agrees(&space, &q(14, 100), 10, false, 2).unwrap();
+    // Every round solved by it from a cold start (an LP past the every-row phase's row
+    // limit), seeded with half the support.
+    support_agrees(&space, &q(14, 100), 10, true, 1).unwrap();
 }
 
 proptest! {
@@ -883,4 +891,19 @@ proptest! {
         let tried = notes.iter().any(|l| l.contains("localized LP (round 1)"));
         prop_assert_eq!(applies, tried, "{:?}", notes);
     }
+}
+
+/// `support::spread_outputs` (spec/lp.md §4.7, the cold working sets' first outputs): on
+/// nine points of a line, farthest-first from output 0 takes the far end, then the middle;
+/// asked for more outputs than there are, it gives each once.
+#[test]
+fn spread_outputs_traverse_farthest_first() {
+    let pts = (0..9).map(|i| vec![q(i, 1), q(0, 1)]).collect();
+    let space = Space::from_points(MetricKind::Euclidean, pts, None).unwrap();
+    let lp = optimal::optimal_lp(&space, &q(1, 1), PREC);
+    assert_eq!(mdp::lp::support::spread_outputs(&lp, 3), vec![0, 4, 8]);
+    assert_eq!(
+        mdp::lp::support::spread_outputs(&lp, 20),
+        (0..9).collect::<Vec<_>>()
+    );
 }

@@ -35,4 +35,4 @@ pub use crate::progress::Round;
 pub use error::{invalid, BuildError, LpError};
 pub use pipeline::{certified, lp_dual_of, Built, TARGET_GAP};
 pub use solution::{Dual, Primal, Row};
-pub use solver::{memory_need, Solver};
+pub use solver::{memory_need, LpKind, Solver};

@@ -71,11 +71,14 @@ pub fn certified(
     // On a numerical failure, retry with a lower cap on the constants (spec/lp.md §2); the
     // simplex starts at its own cap.
     let rows_total = lp.pairs.len() as u64 * lp.k() as u64;
-    if solver == Solver::Block && rows_total > block_ipm::MAX_ROWS {
+    // Past the limit the max loss's working sets start cold (spec/lp.md §4.7); an expected
+    // loss's would be slower than Clarabel's lazy rows (§4.3).
+    let max_loss = lp.objective == super::model::Objective::MaxLoss;
+    if solver == Solver::Block && rows_total > block_ipm::MAX_ROWS && !max_loss {
         return Err(invalid(
             "solver",
             format!(
-                "block holds every privacy row ({rows_total} here): above its limit of {} rows; use auto (for PMO within η the localized LP, else lazy rows) or ipm (lazy rows)",
+                "block holds every privacy row of an expected loss ({rows_total} here): above its limit of {} rows; use auto (within η the localized LP, else lazy rows) or ipm (lazy rows)",
                 block_ipm::MAX_ROWS
             ),
         ));

@@ -31,22 +31,33 @@ pub enum Solver {
     Auto,
 }
 
+/// The LP `auto` is resolved for ([`Solver::resolve`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LpKind {
+    /// The max loss (OPTMech): past the every-row phase's row limit the structured interior
+    /// point still solves the lazy rounds' working sets, from a cold start (spec/lp.md §4.7).
+    MaxLoss,
+    /// The expected loss (PMO); `localizable` within η (the localized LP, spec/lp.md §4.6).
+    Expected { localizable: bool },
+}
+
 impl Solver {
-    /// `auto` resolved for an LP over `n` inputs and `k` outputs with `rows` privacy rows
-    /// and the memory budget `max_memory` (bytes): [`Solver::Block`] where its every-row
-    /// iterate holds the rows ([`block_ipm::MAX_ROWS`]) and fits the budget
-    /// ([`memory_need`]); else, when `localizable` (a PMO within η), `Auto` itself, which
-    /// `solve_float` takes to the localized LP and then to Clarabel's lazy rows; else
-    /// [`Solver::Ipm`]. Any other choice is returned as it is.
-    pub fn resolve(self, n: u64, k: u64, rows: u64, localizable: bool, max_memory: u64) -> Solver {
+    /// `auto` resolved for an LP of `kind` over `n` inputs and `k` outputs with `rows`
+    /// privacy rows and the memory budget `max_memory` (bytes): [`Solver::Block`] where it
+    /// fits the budget ([`memory_need`]) and either its every-row iterate holds the rows
+    /// ([`block_ipm::MAX_ROWS`]) or the loss is the max loss (cold working sets); else, for
+    /// a localizable PMO, `Auto` itself, which `solve_float` takes to the localized LP and
+    /// then to Clarabel's lazy rows; else [`Solver::Ipm`]. Any other choice is returned as
+    /// it is.
+    pub fn resolve(self, n: u64, k: u64, rows: u64, kind: LpKind, max_memory: u64) -> Solver {
         match self {
             Solver::Auto
-                if rows <= block_ipm::MAX_ROWS
+                if (rows <= block_ipm::MAX_ROWS || kind == LpKind::MaxLoss)
                     && memory_need(n, k, rows, Solver::Block) <= max_memory =>
             {
                 Solver::Block
             }
-            Solver::Auto if localizable => Solver::Auto,
+            Solver::Auto if kind == (LpKind::Expected { localizable: true }) => Solver::Auto,
             Solver::Auto => Solver::Ipm,
             s => s,
         }
@@ -56,11 +67,16 @@ impl Solver {
 /// Estimated peak memory (bytes) of solving an LP over `n` inputs and `k` outputs with
 /// `rows` privacy rows by `solver`: the lazy-row working set
 /// ([`model::memory_estimate`]), plus for [`Solver::Block`] its structured phase's
-/// every-row iterate ([`block_ipm::memory_estimate`]).
+/// iterate ([`block_ipm::memory_estimate`]) over every row, or over at most
+/// [`block_ipm::MAX_ROWS`] (past that it holds working sets only, and refuses larger ones).
 pub fn memory_need(n: u64, k: u64, rows: u64, solver: Solver) -> u64 {
     let need = model::memory_estimate(n, k);
     if solver == Solver::Block {
-        need.saturating_add(block_ipm::memory_estimate(rows, n, k))
+        need.saturating_add(block_ipm::memory_estimate(
+            rows.min(block_ipm::MAX_ROWS),
+            n,
+            k,
+        ))
     } else {
         need
     }
@@ -105,6 +121,28 @@ pub(crate) fn solve_float(
             if let Some((p, d)) = solve_localized(lp, aim, max_memory, progress) {
                 return Ok((p, dual.then_some(d)));
             }
+            let margin = block_ipm::NEAR_TIGHT;
+            let rows_total = lp.pairs.len() as u64 * lp.k() as u64;
+            if lp.objective == Objective::MaxLoss && rows_total > block_ipm::MAX_ROWS {
+                // Past the every-row phase's limit: its working sets from a cold start, seeded
+                // by the nearest neighbours' rows over a spread of outputs, the others
+                // priced (spec/lp.md §4.7).
+                progress.note(&format!(
+                    "lp: {rows_total} privacy rows are past the every-row phase's limit ({}); the structured interior point solves the lazy rounds' working sets from a cold start, over {COLD_OUTPUTS} outputs spread over the space to begin with",
+                    block_ipm::MAX_ROWS
+                ));
+                let rounds = support::Rounds::Structured(None);
+                let spread = support::spread_outputs(lp, COLD_OUTPUTS);
+                return support::solve(
+                    lp,
+                    ipm::start_rows(lp),
+                    Some(spread),
+                    rounds,
+                    margin,
+                    progress,
+                )
+                .map(|(p, d)| (p, dual.then_some(d)));
+            }
             let (mut used, mut warm) = (None, None);
             let rows = match block_ipm::solve(lp, aim, progress) {
                 Ok(block_ipm::Outcome::Solved(p, d)) => {
@@ -133,8 +171,11 @@ pub(crate) fn solve_float(
                     ipm::start_rows(lp)
                 }
             };
-            let margin = block_ipm::NEAR_TIGHT;
-            support::solve(lp, rows, used, warm.as_deref(), margin, progress).map(|(mut p, d)| {
+            let rounds = match warm.as_deref() {
+                Some(w) => support::Rounds::Structured(Some(w)),
+                None => support::Rounds::Clarabel,
+            };
+            support::solve(lp, rows, used, rounds, margin, progress).map(|(mut p, d)| {
                 // The primal's seconds include the structured phase.
                 p.seconds = start.elapsed().as_secs_f64();
                 (p, dual.then_some(d))
@@ -230,6 +271,11 @@ fn solve_localized(
     }
     None
 }
+
+/// The outputs the cold working sets begin with ([`support::spread_outputs`]; the others
+/// enter by pricing). Planar n = 500, ε = 2 (spec/lp.md §4.7): a first round over all 500
+/// outputs took 898 s (2.2 s of block factorization per iteration) and its optimum used 37.
+const COLD_OUTPUTS: usize = 64;
 
 /// Most solves of the localized LP before the whole LP is solved instead.
 const LOCAL_ROUNDS: usize = 3;

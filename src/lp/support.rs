@@ -17,7 +17,7 @@
 
 use super::block_ipm;
 use super::model::{Objective, PrivacyLp};
-pub use super::used::{used_outputs, used_outputs_above, SUPPORT_TOL};
+pub use super::used::{spread_outputs, used_outputs, used_outputs_above, SUPPORT_TOL};
 use super::{ipm, Row};
 use super::{Dual, LpError, Primal};
 use crate::progress::Progress;
@@ -34,6 +34,16 @@ const PRICE_SLACK: f64 = 1e-11;
 /// tolerance for c near 1 that is far above the certified-gap target. Rows costing more
 /// than this join the working set ([`costly_violations`]).
 const MIX_TOL: f64 = 1e-9;
+
+/// [`price`] offers each deficit input u only this many surplus inputs b, those that could
+/// cover most of it alone (largest r_b/c_up(u, b)): first 24, then, where those leave a
+/// shortfall, 96 (on LPs with fewer surplus inputs, all of them). Any γ ≥ 0 is a valid
+/// certificate, so the restriction costs no soundness; an output neither LP prices enters.
+/// Planar n = 500, ε = 2 (spec/lp.md §4.7): every output's LP over all its arcs (≈ 1.3 s
+/// each) made a pricing pass 312–496 s; the 24 nearest (least c_up) priced none of 287,
+/// the 24 of largest reach 430 of 436 (pass 19.7 s), and after the next round 291 of 435,
+/// the 96 the 41 others the full LP priced (pass 53 s against 174 s, the same 103 entering).
+const PRICE_ARCS: [usize; 2] = [24, 96];
 
 /// Multipliers γ on privacy rows (u, v, k).
 type Gamma = Vec<(u32, u32, u32, f64)>;
@@ -93,7 +103,17 @@ pub fn price(lp: &PrivacyLp, keep: &[usize], d: &Dual) -> Priced {
             let r: Vec<f64> = (0..n)
                 .map(|u| w[u] * lp.cost_dn[u * kk + k] - alpha[u])
                 .collect();
-            (k, cover(lp, &allowed, &r, slack, k as u32))
+            // The cheapest arcs first; all of them only where those do not cover.
+            // A wider LP only while the narrower one left some surplus inputs out.
+            let surplus = r.iter().filter(|&&x| x > 0.0).count();
+            let mut g = None;
+            for a in PRICE_ARCS {
+                g = cover(lp, &allowed, &r, slack, k as u32, a);
+                if g.is_some() || a >= surplus {
+                    break;
+                }
+            }
+            (k, g)
         })
         .collect();
     let mut out = Priced {
@@ -109,18 +129,28 @@ pub fn price(lp: &PrivacyLp, keep: &[usize], d: &Dual) -> Priced {
     out
 }
 
+/// Who solves the lazy rounds' working sets ([`solve`]).
+#[derive(Clone, Copy)]
+pub enum Rounds<'a> {
+    /// Clarabel (`ipm::solve_rows`).
+    Clarabel,
+    /// The structured interior point (`block_ipm::solve_rows`), started from the whole LP's
+    /// iterate where its every-row phase handed over (spec/lp.md §4.3), else cold (an LP
+    /// past that phase's row limit, §4.7).
+    Structured(Option<&'a block_ipm::Warm>),
+}
+
 /// Lazy rows from `rows`, over the outputs the solution uses (`used`, or
 /// [`used_outputs`] after a first round over all), the others priced ([`price`]); the
 /// primal and dual of the whole LP. Without unused outputs this is [`ipm::solve_from`].
-/// Each round is solved by the structured interior point started from `warm` when given
-/// (the whole LP's iterate, `block_ipm::solve_rows`), else by Clarabel; a structured solve
+/// Each round is solved as `rounds` says ([`Rounds`]); a structured solve
 /// that stops short (`block_ipm::SHORT_GAP`) still separates, and Clarabel re-solves it
 /// only if it is the last round and has at most `ipm::FULL_ROWS` rows (spec/lp.md §4.7).
 pub fn solve(
     lp: &PrivacyLp,
     rows: Vec<Row>,
     used: Option<Vec<usize>>,
-    warm: Option<&block_ipm::Warm>,
+    rounds: Rounds,
     margin: f64,
     progress: &dyn Progress,
 ) -> Result<(Primal, Dual), LpError> {
@@ -136,9 +166,13 @@ pub fn solve(
         };
         let finish =
             |solved| ipm::finish_round(sub, rows, present, margin, round, start, progress, solved);
-        let (p, d, mut new) = match warm
-            .map(|w| block_ipm::solve_rows(sub, rows, w, keep, progress))
-        {
+        let structured = match rounds {
+            Rounds::Structured(warm) => {
+                Some(block_ipm::solve_rows(sub, rows, warm, keep, progress))
+            }
+            Rounds::Clarabel => None,
+        };
+        let (p, d, mut new) = match structured {
             Some(Ok((s, None))) => finish(s),
             // Stopped short of the accuracy a last round needs: good enough to separate.
             // If it breaks no row, Clarabel solves the round again when it has at most
@@ -161,7 +195,7 @@ pub fn solve(
             Some(Err(e)) => finish(clarabel(&e.to_string())?),
             None => finish(ipm::solve_rows(sub, rows)?),
         };
-        if new.is_empty() && warm.is_some() {
+        if new.is_empty() && matches!(rounds, Rounds::Structured(_)) {
             new = costly_violations(sub, &p.m, present);
             if !new.is_empty() {
                 progress.note(&format!(
@@ -188,7 +222,7 @@ pub fn solve(
             let mut all = rows;
             all.extend(new);
             let keep = used_outputs(&p0.m, kk);
-            if keep.len() == kk && warm.is_none() {
+            if keep.len() == kk && matches!(rounds, Rounds::Clarabel) {
                 return ipm::solve_rounds(lp, all, margin, 1, start, progress);
             }
             (all, keep, 1)
@@ -291,8 +325,16 @@ fn costly_violations(lp: &PrivacyLp, m: &[f64], present: &HashSet<Row>) -> Vec<R
 /// deficit u to each surplus b, a shortfall s_u ≥ 0 per deficit; minimize Σ s_u subject to
 /// Σ_b γ_{u,b} + s_u ≥ −r_u and Σ_u c_up(u,b) γ_{u,b} ≤ r_b) solved by the interior point:
 /// γ on the rows (u, b, k), or `None` if the shortfall exceeds `slack` per deficit (or
-/// the solve fails).
-fn cover(lp: &PrivacyLp, allowed: &[bool], r: &[f64], slack: f64, k: u32) -> Option<Gamma> {
+/// the solve fails). Each deficit u is offered at most `reach` surplus inputs, those of
+/// largest r_b/c_up(u, b) ([`PRICE_ARCS`]).
+fn cover(
+    lp: &PrivacyLp,
+    allowed: &[bool],
+    r: &[f64],
+    slack: f64,
+    k: u32,
+    reach: usize,
+) -> Option<Gamma> {
     use super::sparse::{Sense, SparseLp};
     let n = lp.n;
     let deficits: Vec<usize> = (0..n).filter(|&u| r[u] < 0.0).collect();
@@ -306,13 +348,22 @@ fn cover(lp: &PrivacyLp, allowed: &[bool], r: &[f64], slack: f64, k: u32) -> Opt
     for &u in &deficits {
         let short = t.var(1.0);
         let mut coefs = vec![(short, 1.0)];
-        for &b in &surplus {
-            if allowed[u * n + b] {
-                let j = t.var(0.0);
-                arcs.push((u, b, j));
-                coefs.push((j, 1.0));
-                by_b[b].push((j, lp.c_up[u * n + b]));
-            }
+        let mut to: Vec<usize> = surplus
+            .iter()
+            .copied()
+            .filter(|&b| allowed[u * n + b])
+            .collect();
+        if reach < to.len() {
+            // Ties broken by index: the same arcs on any number of threads.
+            let alone = |b: usize| r[b] / lp.c_up[u * n + b];
+            to.sort_unstable_by(|&a, &b| alone(b).total_cmp(&alone(a)).then(a.cmp(&b)));
+            to.truncate(reach);
+        }
+        for b in to {
+            let j = t.var(0.0);
+            arcs.push((u, b, j));
+            coefs.push((j, 1.0));
+            by_b[b].push((j, lp.c_up[u * n + b]));
         }
         t.row(coefs, Sense::Ge, -r[u] * (1.0 + 1e-9));
     }

@@ -196,10 +196,12 @@ pub(crate) enum SolverArg {
     /// microlp's simplex with warm-started lazy rows (vertex solutions).
     Simplex,
     /// The structured interior point (K dense n×n blocks + a 2n Schur complement, every
-    /// row present) finds the working set, then ipm's lazy rows (spec/lp.md §4.3).
+    /// row present) finds the working set, then solves the lazy rounds' working sets
+    /// (spec/lp.md §4.3); past 5·10⁷ rows (OPTMech, n > 368) only those, from a cold start
+    /// (§4.7).
     Block,
-    /// block for OPTMech and PMO when its every-row iterate fits --max-memory, else ipm;
-    /// ipm for the other LPs.
+    /// block for OPTMech and PMO when it fits --max-memory (PMO: its every-row iterate),
+    /// else ipm; ipm for the other LPs.
     Auto,
 }
 

@@ -167,16 +167,18 @@ fn warm_start(st: &Structure, warm: &Warm, keep: &[usize]) -> Iterate {
 pub(super) enum Rows<'a> {
     /// The whole LP: every row, every variable.
     Every,
-    /// A working set over the outputs `keep` of the whole LP, started from its iterate.
-    Working(&'a [Row], &'a Warm, &'a [usize]),
+    /// A working set over the outputs `keep` of the whole LP, started from its iterate
+    /// when given, else cold like [`Rows::Every`] (an LP over the every-row phase's
+    /// limit, spec/lp.md §4.7).
+    Working(&'a [Row], Option<&'a Warm>, &'a [usize]),
     /// A localized LP ([`solve_local`](super::solve_local)): output k has variables for the
     /// inputs `keep\[k\]` only, and the rows among them.
     Local(&'a [Vec<u32>]),
 }
 
 /// The interior point loop on every privacy row of `lp`, or on the working set `rows`
-/// started from `warm` (the whole LP's iterate, `lp` its restriction to the outputs
-/// `keep`); stops at convergence, at relative gap `target`, on every row also at `aim`
+/// (`lp` the whole LP's restriction to the outputs `keep`) started from `warm` (the whole
+/// LP's iterate) or cold; stops at convergence, at relative gap `target`, on every row also at `aim`
 /// ([`solve`](super::solve)) or the hand-over, or when the reduced system loses accuracy
 /// (then the last good iterate is returned). Every fifth iteration is a round on
 /// `progress`; with `MDP_BLOCK_DEBUG` set, every iteration's measurements are notes on it.
@@ -273,7 +275,7 @@ pub(super) fn run(
         s: vec![1.0 / kk as f64; ni],
         z: vec![START_DUAL / n as f64; ni],
     };
-    if let Rows::Working(_, warm, keep) = rows {
+    if let Rows::Working(_, Some(warm), keep) = rows {
         it = warm_start(&st, warm, keep);
     } else if let Some(present) = &st.present {
         for (j, &p) in present.iter().enumerate() {

@@ -357,18 +357,27 @@ fn solution(
     )
 }
 
-/// The LP `lp` (the whole LP of `warm` restricted to its outputs `keep`) with the privacy
-/// rows `rows` only, solved by the structured interior point started from `warm`, to
-/// relative gap [`TARGET_GAP`]: the lazy rounds' solve after a hand-over (spec/lp.md
-/// §4.3). The duals are those of `rows`, in their order (scaled as Clarabel's,
-/// [`super::ipm::Solved`]); an error when it stops above [`WORKING_GAP`].
+/// The LP `lp` (the whole LP restricted to its outputs `keep`) with the privacy rows `rows`
+/// only, solved by the structured interior point to relative gap [`TARGET_GAP`], started
+/// from `warm` (the whole LP's iterate: the lazy rounds' solve after a hand-over,
+/// spec/lp.md §4.3) or cold (an LP past the every-row phase's [`MAX_ROWS`], §4.7). The
+/// duals are those of `rows`, in their order (scaled as Clarabel's,
+/// [`super::ipm::Solved`]); an error when it stops above [`SHORT_GAP`] or the working set
+/// holds more than [`MAX_ROWS`] rows, and the reason when it stops above [`WORKING_GAP`].
 pub(crate) fn solve_rows(
     lp: &PrivacyLp,
     rows: &[Row],
-    warm: &Warm,
+    warm: Option<&Warm>,
     keep: &[usize],
     progress: &dyn Progress,
 ) -> Result<(super::ipm::Solved, Option<String>), LpError> {
+    if rows.len() as u64 > MAX_ROWS {
+        return Err(LpError::RowLimit {
+            rows: rows.len() as u64,
+            limit: MAX_ROWS,
+            gib: memory_estimate(rows.len() as u64, lp.n as u64, keep.len() as u64) >> 30,
+        });
+    }
     let start = Instant::now();
     // Its iterations are not lazy rounds: only its summary is reported (and the
     // `MDP_BLOCK_DEBUG` notes).

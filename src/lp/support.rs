@@ -37,13 +37,14 @@ const MIX_TOL: f64 = 1e-9;
 
 /// [`price`] offers each deficit input u only this many surplus inputs b, those that could
 /// cover most of it alone (largest r_b/c_up(u, b)): first 24, then, where those leave a
-/// shortfall, 96 (on LPs with fewer surplus inputs, all of them). Any γ ≥ 0 is a valid
-/// certificate, so the restriction costs no soundness; an output neither LP prices enters.
-/// Planar n = 500, ε = 2 (spec/lp.md §4.7): every output's LP over all its arcs (≈ 1.3 s
-/// each) made a pricing pass 312–496 s; the 24 nearest (least c_up) priced none of 287,
-/// the 24 of largest reach 430 of 436 (pass 19.7 s), and after the next round 291 of 435,
-/// the 96 the 41 others the full LP priced (pass 53 s against 174 s, the same 103 entering).
-const PRICE_ARCS: [usize; 2] = [24, 96];
+/// shortfall, 96, and only then all of them, so the outputs that enter are those the full
+/// LP cannot price, as before. Any γ ≥ 0 is a valid certificate, so the restriction costs
+/// no soundness. Planar n = 500, ε = 2 (spec/lp.md §4.7): every output's LP over all its
+/// arcs (≈ 1.3 s each) made a pricing pass 312–496 s; the 24 nearest (least c_up) priced
+/// none of 287, the 24 of largest reach 430 of 436 (pass 19.7 s), and after the next round
+/// 291 of 435, the 96 the 41 others the full LP priced. Stopping at 96 (letting what it
+/// misses enter) slowed n = 200 from 83 to 146 s (planar) and 97 to 237 s (Rome).
+const PRICE_ARCS: [usize; 3] = [24, 96, usize::MAX];
 
 /// Multipliers γ on privacy rows (u, v, k).
 type Gamma = Vec<(u32, u32, u32, f64)>;

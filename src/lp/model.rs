@@ -296,6 +296,12 @@ impl<'a> PrivacyLp<'a> {
         self.outputs.len()
     }
 
+    /// The privacy rows: one per pair and output (what the every-row phase holds, and
+    /// [`crate::lp::block_ipm::MAX_ROWS`] bounds).
+    pub fn rows_total(&self) -> u64 {
+        self.pairs.len() as u64 * self.k() as u64
+    }
+
     /// Objective weight of input u in the primal (1 for max loss; π_u for expected loss).
     pub fn prior_f64(&self, u: usize) -> f64 {
         match &self.objective {

@@ -70,7 +70,7 @@ pub fn certified(
 ) -> Result<Built, BuildError> {
     // On a numerical failure, retry with a lower cap on the constants (spec/lp.md §2); the
     // simplex starts at its own cap.
-    let rows_total = lp.pairs.len() as u64 * lp.k() as u64;
+    let rows_total = lp.rows_total();
     // Past the limit the max loss's working sets start cold (spec/lp.md §4.7); an expected
     // loss's would be slower than Clarabel's lazy rows (§4.3).
     let max_loss = lp.objective == super::model::Objective::MaxLoss;

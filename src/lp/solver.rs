@@ -122,7 +122,7 @@ pub(crate) fn solve_float(
                 return Ok((p, dual.then_some(d)));
             }
             let margin = block_ipm::NEAR_TIGHT;
-            let rows_total = lp.pairs.len() as u64 * lp.k() as u64;
+            let rows_total = lp.rows_total();
             if lp.objective == Objective::MaxLoss && rows_total > block_ipm::MAX_ROWS {
                 // Past the every-row phase's limit: its working sets from a cold start, seeded
                 // by the nearest neighbours' rows over a spread of outputs, the others

@@ -42,8 +42,8 @@ const MIX_TOL: f64 = 1e-9;
 /// no soundness. Planar n = 500, ε = 2 (spec/lp.md §4.7): every output's LP over all its
 /// arcs (≈ 1.3 s each) made a pricing pass 312–496 s; the 24 nearest (least c_up) priced
 /// none of 287, the 24 of largest reach 430 of 436 (pass 19.7 s), and after the next round
-/// 291 of 435, the 96 the 41 others the full LP priced. Stopping at 96 (letting what it
-/// misses enter) slowed n = 200 from 83 to 146 s (planar) and 97 to 237 s (Rome).
+/// 291 of 435, the 96 the 41 others the full LP priced (pass 53 s against 174 s). The
+/// full LP last keeps the entering outputs exactly the full LP's.
 const PRICE_ARCS: [usize; 3] = [24, 96, usize::MAX];
 
 /// Multipliers γ on privacy rows (u, v, k).
@@ -104,7 +104,6 @@ pub fn price(lp: &PrivacyLp, keep: &[usize], d: &Dual) -> Priced {
             let r: Vec<f64> = (0..n)
                 .map(|u| w[u] * lp.cost_dn[u * kk + k] - alpha[u])
                 .collect();
-            // The cheapest arcs first; all of them only where those do not cover.
             // A wider LP only while the narrower one left some surplus inputs out.
             let surplus = r.iter().filter(|&&x| x > 0.0).count();
             let mut g = None;

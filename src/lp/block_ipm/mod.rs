@@ -166,7 +166,7 @@ pub fn solve(
     aim: Option<f64>,
     progress: &dyn Progress,
 ) -> Result<Outcome, LpError> {
-    let rows_total = lp.pairs.len() as u64 * lp.k() as u64;
+    let rows_total = lp.rows_total();
     if rows_total > MAX_ROWS {
         return Err(LpError::RowLimit {
             rows: rows_total,

@@ -656,7 +656,10 @@ fn extreme_constants_weak_ipm_dual_is_not_fatal() {
 /// `rounds` says who solves the rounds: 0 Clarabel; 1 the structured interior point from a
 /// cold start (as past the every-row phase's row limit, spec/lp.md §4.7); 2 the structured
 /// interior point started where its every-row phase hands over (its working set, support
-/// and iterate replace `skip` and `seeded`'s, spec/lp.md §4.3).
+/// and iterate replace `skip` and `seeded`'s, spec/lp.md §4.3); 3 column generation over
+/// restricted LPs from a quarter of the outputs, the whole LP taken to be past the
+/// every-row phase's limit (`solver::solve_by_outputs`, spec/lp.md §4.7; `skip` and
+/// `seeded` unused).
 /// Returns the number of outputs left at exactly 0 (only the restricted path writes exact
 /// zeros).
 fn support_agrees(
@@ -693,11 +696,19 @@ fn support_agrees(
     } else {
         (start, used, None)
     };
+    let rounds_kind = rounds;
     let rounds = match (rounds, warm.as_deref()) {
         (0, _) => support::Rounds::Clarabel,
         (_, w) => support::Rounds::Structured(w),
     };
-    let (p, d) = support::solve(&lp, start, used, rounds, 0.05, &Silent).unwrap();
+    let (p, d) = if rounds_kind == 3 {
+        // Column generation over restricted LPs from a quarter of the outputs, the whole
+        // LP taken to be past the every-row phase's limit and every restricted one within.
+        let limit = lp.rows_total() - 1;
+        mdp::lp::solver::solve_by_outputs(&lp, None, kk / 4, limit, &Silent).unwrap()
+    } else {
+        support::solve(&lp, start, used, rounds, 0.05, &Silent).unwrap()
+    };
     let tol = 1e-7 * (1.0 + pf.objective.abs());
     prop_assert!(
         (p.objective - pf.objective).abs() <= tol,
@@ -787,7 +798,7 @@ proptest! {
     /// LP-SUPPORT: the used-output solve with priced unused outputs (spec/lp.md §4.4)
     /// agrees with the whole LP, and its dual certifies the whole LP's optimum.
     #[test]
-    fn support_solve_agrees_with_the_whole_lp(space in arb_clustered(14), eps in arb_eps(), skip in 2usize..6, seeded: bool, rounds in 0u8..3) {
+    fn support_solve_agrees_with_the_whole_lp(space in arb_clustered(14), eps in arb_eps(), skip in 2usize..6, seeded: bool, rounds in 0u8..4) {
         support_agrees(&space, &eps, skip, seeded, rounds)?;
     }
 }
@@ -817,6 +828,50 @@ fn support_solve_drops_and_prices_unused_outputs() {
     // Every round solved by it from a cold start (an LP past the every-row phase's row
     // limit), seeded with half the support.
     support_agrees(&space, &q(14, 100), 10, true, 1).unwrap();
+    // Column generation over restricted LPs, each solved by the every-row phase.
+    support_agrees(&space, &q(14, 100), 10, false, 3).unwrap();
+}
+
+/// Column generation past the every-row phase's limit (spec/lp.md §4.7) on 48 points in
+/// three clusters (a 4×4 grid 0.01 apart around each of three centres 3 apart, ε = 2),
+/// from 6 spread outputs, every restricted LP within the limit: outputs enter by pricing
+/// (a second round runs), others stay out, no round falls back to cold working sets, and
+/// the optimum is the whole LP's (`support_agrees` checks rows and certificates).
+#[test]
+fn column_generation_prices_outputs_in() {
+    let pts = [(0, 0), (3000, 0), (0, 3000)]
+        .iter()
+        .flat_map(|&(x, y)| {
+            (0..16).map(move |i| vec![q(x + 10 * (i % 4), 1000), q(y + 10 * (i / 4), 1000)])
+        })
+        .collect();
+    let space = Space::from_points(MetricKind::Euclidean, pts, None).unwrap();
+    let lp = optimal::optimal_lp(&space, &q(2, 1), PREC);
+    let notes = Notes::default();
+    let limit = lp.rows_total() - 1;
+    let (p, _) = mdp::lp::solver::solve_by_outputs(&lp, None, 6, limit, &notes).unwrap();
+    let (pf, _) = mdp::lp::ipm::solve(&lp, &Silent).unwrap();
+    let notes = notes.0.into_inner().unwrap();
+    assert!(
+        notes
+            .iter()
+            .any(|l| l.contains("column generation round 2")),
+        "no output entered: {notes:#?}"
+    );
+    assert!(
+        !notes.iter().any(|l| l.contains("cold start")),
+        "fell back to cold working sets: {notes:#?}"
+    );
+    let last = notes
+        .iter()
+        .rfind(|l| l.contains("outside the LP"))
+        .unwrap();
+    assert!(last.contains(", 0 enter ("), "{last}");
+    assert!(
+        !last.contains("priced 0 outputs"),
+        "every output entered: {notes:#?}"
+    );
+    assert!((p.objective - pf.objective).abs() <= 1e-7 * (1.0 + pf.objective.abs()));
 }
 
 proptest! {

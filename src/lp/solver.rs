@@ -112,74 +112,20 @@ pub(crate) fn solve_float(
             ipm::solve(lp, progress).map(|(p, d)| (p, dual.then_some(d)))
         }
         Solver::Block => {
-            // The structured interior point on every row; if it stops short, its working
-            // set, support and iterate start the lazy rounds, which it solves (spec/lp.md
-            // §4.3). Either way the result is
-            // repaired and verified exactly; if it fails, the lazy rows start as
-            // `--solver ipm`'s do.
-            let start = std::time::Instant::now();
+            // The localized LP where it applies; past the every-row phase's limit (max loss)
+            // column generation over restricted LPs; else the structured interior point on
+            // every row, then its lazy rounds (spec/lp.md §4.3). Either way the result is
+            // repaired and verified exactly.
             if let Some((p, d)) = solve_localized(lp, aim, max_memory, progress) {
                 return Ok((p, dual.then_some(d)));
             }
-            let margin = block_ipm::NEAR_TIGHT;
-            let rows_total = lp.rows_total();
-            if lp.objective == Objective::MaxLoss && rows_total > block_ipm::MAX_ROWS {
-                // Past the every-row phase's limit: its working sets from a cold start, seeded
-                // by the nearest neighbours' rows over a spread of outputs, the others
-                // priced (spec/lp.md §4.7).
-                progress.note(&format!(
-                    "lp: {rows_total} privacy rows are past the every-row phase's limit ({}); the structured interior point solves the lazy rounds' working sets from a cold start, over {COLD_OUTPUTS} outputs spread over the space to begin with",
-                    block_ipm::MAX_ROWS
-                ));
-                let rounds = support::Rounds::Structured(None);
-                let spread = support::spread_outputs(lp, COLD_OUTPUTS);
-                return support::solve(
-                    lp,
-                    ipm::start_rows(lp),
-                    Some(spread),
-                    rounds,
-                    margin,
-                    progress,
-                )
-                .map(|(p, d)| (p, dual.then_some(d)));
-            }
-            let (mut used, mut warm) = (None, None);
-            let rows = match block_ipm::solve(lp, aim, progress) {
-                Ok(block_ipm::Outcome::Solved(p, d)) => {
-                    return Ok((p, dual.then_some(d)));
-                }
-                Ok(block_ipm::Outcome::WorkingSet(mut rows, u, w)) => {
-                    // The structured rounds serve the max loss (OPTMech); on PMO (Rome500
-                    // at ε = 2) they took > 300 s against Clarabel's 106 s (spec/lp.md §4.3).
-                    used = u;
-                    if lp.objective == Objective::MaxLoss {
-                        warm = Some(w);
-                    }
-                    let mut seen: std::collections::HashSet<_> = rows.iter().copied().collect();
-                    rows.extend(
-                        simplex::initial_rows(lp, 2)
-                            .into_iter()
-                            .filter(|r| seen.insert(*r)),
-                    );
-                    rows.sort_unstable();
-                    rows
-                }
-                Err(e) => {
-                    progress.note(&format!(
-                        "lp: {e}; the lazy rows start from the nearest neighbours instead"
-                    ));
-                    ipm::start_rows(lp)
-                }
-            };
-            let rounds = match warm.as_deref() {
-                Some(w) => support::Rounds::Structured(Some(w)),
-                None => support::Rounds::Clarabel,
-            };
-            support::solve(lp, rows, used, rounds, margin, progress).map(|(mut p, d)| {
-                // The primal's seconds include the structured phase.
-                p.seconds = start.elapsed().as_secs_f64();
-                (p, dual.then_some(d))
-            })
+            let found =
+                if lp.objective == Objective::MaxLoss && lp.rows_total() > block_ipm::MAX_ROWS {
+                    solve_by_outputs(lp, aim, COLD_OUTPUTS, block_ipm::MAX_ROWS, progress)
+                } else {
+                    solve_block(lp, aim, progress)
+                };
+            found.map(|(p, d)| (p, dual.then_some(d)))
         }
         Solver::Simplex => {
             let p = simplex::solve_primal(lp, INITIAL_NEIGHBOURS, progress)?;
@@ -272,10 +218,117 @@ fn solve_localized(
     None
 }
 
-/// The outputs the cold working sets begin with ([`support::spread_outputs`]; the others
-/// enter by pricing). Planar n = 500, ε = 2 (spec/lp.md §4.7): a first round over all 500
+/// The outputs column generation begins with past the every-row phase's limit
+/// ([`support::spread_outputs`]; the others enter by pricing, [`solve_by_outputs`]). Planar n = 500, ε = 2 (spec/lp.md §4.7): a first round over all 500
 /// outputs took 898 s (2.2 s of block factorization per iteration) and its optimum used 37.
 const COLD_OUTPUTS: usize = 64;
 
 /// Most solves of the localized LP before the whole LP is solved instead.
 const LOCAL_ROUNDS: usize = 3;
+
+/// The structured interior point on every row; if it stops short, its working set,
+/// support and iterate start the lazy rounds, which it solves (spec/lp.md §4.3); if it
+/// fails, the lazy rows start as `--solver ipm`'s do.
+fn solve_block(
+    lp: &PrivacyLp,
+    aim: Option<f64>,
+    progress: &dyn Progress,
+) -> Result<(Primal, Dual), LpError> {
+    let start = std::time::Instant::now();
+    let (mut used, mut warm) = (None, None);
+    let rows = match block_ipm::solve(lp, aim, progress) {
+        Ok(block_ipm::Outcome::Solved(p, d)) => return Ok((p, d)),
+        Ok(block_ipm::Outcome::WorkingSet(mut rows, u, w)) => {
+            // The structured rounds serve the max loss (OPTMech); on PMO (Rome500
+            // at ε = 2) they took > 300 s against Clarabel's 106 s (spec/lp.md §4.3).
+            used = u;
+            if lp.objective == Objective::MaxLoss {
+                warm = Some(w);
+            }
+            let mut seen: std::collections::HashSet<_> = rows.iter().copied().collect();
+            rows.extend(
+                simplex::initial_rows(lp, 2)
+                    .into_iter()
+                    .filter(|r| seen.insert(*r)),
+            );
+            rows.sort_unstable();
+            rows
+        }
+        Err(e) => {
+            progress.note(&format!(
+                "lp: {e}; the lazy rows start from the nearest neighbours instead"
+            ));
+            ipm::start_rows(lp)
+        }
+    };
+    let rounds = match warm.as_deref() {
+        Some(w) => support::Rounds::Structured(Some(w)),
+        None => support::Rounds::Clarabel,
+    };
+    let (mut p, d) = support::solve(lp, rows, used, rounds, block_ipm::NEAR_TIGHT, progress)?;
+    // The primal's seconds include the structured phase.
+    p.seconds = start.elapsed().as_secs_f64();
+    Ok((p, d))
+}
+
+/// A max-loss LP past the every-row phase's row limit (`limit`: [`block_ipm::MAX_ROWS`]),
+/// by column generation (spec/lp.md §4.7): [`solve_block`] on the LP restricted to a set
+/// of outputs (a restriction: its mechanisms padded with zero columns are mechanisms of
+/// the whole LP), beginning with `first` ([`COLD_OUTPUTS`]) spread over the space; every
+/// other output priced against its dual (`support::price`), those that cannot be priced
+/// added, until none enters. The set only grows, so this ends; once the restricted LP's
+/// rows pass the limit too, the structured interior point solves cold working sets over
+/// the outputs kept so far.
+pub fn solve_by_outputs(
+    lp: &PrivacyLp,
+    aim: Option<f64>,
+    first: usize,
+    limit: u64,
+    progress: &dyn Progress,
+) -> Result<(Primal, Dual), LpError> {
+    let start = std::time::Instant::now();
+    let kk = lp.k();
+    let mut keep = support::spread_outputs(lp, first);
+    let mut round = 0;
+    loop {
+        round += 1;
+        let sub = support::restrict(lp, &keep);
+        if sub.rows_total() > limit {
+            progress.note(&format!(
+                "lp: the LP over {} outputs has {} privacy rows, past the every-row phase's limit ({limit}); the structured interior point solves the lazy rounds' working sets over them from a cold start",
+                keep.len(),
+                sub.rows_total(),
+            ));
+            let rounds = support::Rounds::Structured(None);
+            return support::solve(
+                lp,
+                ipm::start_rows(lp),
+                Some(keep),
+                rounds,
+                block_ipm::NEAR_TIGHT,
+                progress,
+            );
+        }
+        progress.note(&format!(
+            "lp: column generation round {round}: the LP over {} of {kk} outputs ({} privacy rows), the others priced against its dual",
+            keep.len(),
+            sub.rows_total()
+        ));
+        let (ps, ds) = solve_block(&sub, aim, progress)?;
+        let t = std::time::Instant::now();
+        let priced = support::price(lp, &keep, &ds);
+        progress.note(&format!(
+            "lp: priced {} outputs outside the LP, {} enter ({:.2} s)",
+            kk - keep.len(),
+            priced.entering.len(),
+            t.elapsed().as_secs_f64()
+        ));
+        if priced.entering.is_empty() {
+            let (mut p, d) = support::lift(lp, &keep, ps, ds, priced.gamma);
+            p.seconds = start.elapsed().as_secs_f64();
+            return Ok((p, d));
+        }
+        keep.extend(priced.entering);
+        keep.sort_unstable();
+    }
+}

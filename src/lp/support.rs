@@ -37,14 +37,16 @@ const MIX_TOL: f64 = 1e-9;
 
 /// [`price`] offers each deficit input u only this many surplus inputs b, those that could
 /// cover most of it alone (largest r_b/c_up(u, b)): first 24, then, where those leave a
-/// shortfall, 96, and only then all of them, so the outputs that enter are those the full
-/// LP cannot price, as before. Any γ ≥ 0 is a valid certificate, so the restriction costs
-/// no soundness. Planar n = 500, ε = 2 (spec/lp.md §4.7): every output's LP over all its
-/// arcs (≈ 1.3 s each) made a pricing pass 312–496 s; the 24 nearest (least c_up) priced
-/// none of 287, the 24 of largest reach 430 of 436 (pass 19.7 s), and after the next round
-/// 291 of 435, the 96 the 41 others the full LP priced (pass 53 s against 174 s). The
-/// full LP last keeps the entering outputs exactly the full LP's.
-const PRICE_ARCS: [usize; 3] = [24, 96, usize::MAX];
+/// shortfall, 96; an output neither prices enters. Any γ ≥ 0 is a valid certificate, so
+/// the restriction costs no soundness, and an output entering that the LP over all its
+/// arcs would have priced costs only a column. Planar n = 500, ε = 2 (spec/lp.md §4.7):
+/// every output's LP over all its arcs (≈ 1.3 s each) made a pricing pass 312–496 s; the
+/// 24 nearest (least c_up) priced none of 287, the 24 of largest reach 430 of 436 (pass
+/// 19.7 s), and after the next round 291 of 435, the 96 the 41 others the full LP priced;
+/// the full LP priced none of those 96 arcs left (103 entered either way; planar n = 200:
+/// the same rows and outputs with or without it). Against the dual of 64 spread outputs'
+/// LP, the full LP tier for the 103 outputs that entered made the pass 299 s.
+const PRICE_ARCS: [usize; 2] = [24, 96];
 
 /// Multipliers γ on privacy rows (u, v, k).
 type Gamma = Vec<(u32, u32, u32, f64)>;
@@ -263,35 +265,9 @@ pub fn solve(
                 t.elapsed().as_secs_f64()
             ));
             if new.is_empty() && priced.entering.is_empty() {
-                let mut m = vec![0.0; lp.n * kk];
-                for u in 0..lp.n {
-                    for (j, &k) in keep.iter().enumerate() {
-                        m[u * kk + k] = ps.m[u * keep.len() + j];
-                    }
-                }
-                let mut rows: Vec<Row> = ps.rows.iter().map(back).collect();
-                rows.extend(priced.gamma.iter().map(|&(u, v, k, _)| (u, v, k)));
-                let mut gamma: Gamma = ds
-                    .gamma
-                    .iter()
-                    .map(|&(u, v, j, g)| (u, v, keep[j as usize] as u32, g))
-                    .collect();
-                gamma.extend(priced.gamma);
-                return Ok((
-                    Primal {
-                        m,
-                        objective: ps.objective,
-                        rows,
-                        rounds: round,
-                        seconds: start.elapsed().as_secs_f64(),
-                    },
-                    Dual {
-                        beta: ds.beta,
-                        gamma,
-                        objective: ds.objective,
-                        seconds: 0.0,
-                    },
-                ));
+                let (mut p, d) = lift(lp, &keep, ps, ds, priced.gamma);
+                (p.rounds, p.seconds) = (round, start.elapsed().as_secs_f64());
+                return Ok((p, d));
             }
             present.extend(new.iter().copied());
             sub_rows.extend(new);
@@ -307,6 +283,36 @@ pub fn solve(
         keep.extend(entering);
         keep.sort_unstable();
     }
+}
+
+/// The primal and dual of the whole LP from those of [`restrict`]`(lp, keep)` (`ps`, `ds`)
+/// and the multipliers [`price`] found for the other outputs against `ds`: the mechanism
+/// padded with zero columns, the rows and multipliers in the whole LP's output indices.
+pub fn lift(lp: &PrivacyLp, keep: &[usize], ps: Primal, ds: Dual, priced: Gamma) -> (Primal, Dual) {
+    let kk = lp.k();
+    let mut m = vec![0.0; lp.n * kk];
+    for u in 0..lp.n {
+        for (j, &k) in keep.iter().enumerate() {
+            m[u * kk + k] = ps.m[u * keep.len() + j];
+        }
+    }
+    let back = |&(u, v, j): &Row| (u, v, keep[j as usize] as u32);
+    let mut rows: Vec<Row> = ps.rows.iter().map(back).collect();
+    rows.extend(priced.iter().map(|&(u, v, k, _)| (u, v, k)));
+    let mut gamma: Gamma = ds
+        .gamma
+        .iter()
+        .map(|&(u, v, j, g)| (u, v, keep[j as usize] as u32, g))
+        .collect();
+    gamma.extend(priced);
+    (
+        Primal { m, rows, ..ps },
+        Dual {
+            gamma,
+            seconds: 0.0,
+            ..ds
+        },
+    )
 }
 
 /// The rows not in `present` that `m` (n×K, row-major) violates at all, by v with

@@ -35,7 +35,7 @@ pub enum Solver {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LpKind {
     /// The max loss (OPTMech): past the every-row phase's row limit the structured interior
-    /// point still solves the lazy rounds' working sets, from a cold start (spec/lp.md §4.7).
+    /// point still solves it, by column generation over restricted LPs (spec/lp.md §4.7).
     MaxLoss,
     /// The expected loss (PMO); `localizable` within η (the localized LP, spec/lp.md §4.6).
     Expected { localizable: bool },
@@ -45,7 +45,7 @@ impl Solver {
     /// `auto` resolved for an LP of `kind` over `n` inputs and `k` outputs with `rows`
     /// privacy rows and the memory budget `max_memory` (bytes): [`Solver::Block`] where it
     /// fits the budget ([`memory_need`]) and either its every-row iterate holds the rows
-    /// ([`block_ipm::MAX_ROWS`]) or the loss is the max loss (cold working sets); else, for
+    /// ([`block_ipm::MAX_ROWS`]) or the loss is the max loss (column generation); else, for
     /// a localizable PMO, `Auto` itself, which `solve_float` takes to the localized LP and
     /// then to Clarabel's lazy rows; else [`Solver::Ipm`]. Any other choice is returned as
     /// it is.

@@ -3,7 +3,7 @@
 //! outputs (`lp::support`, which re-exports these) and the structured interior point, which
 //! hands them its iterate's support (`lp::block_ipm`), take them from here: a module of
 //! their own, so that `block_ipm` does not depend on the rounds that call it. Where no
-//! mechanism is at hand yet (the cold working sets past the every-row phase's limit,
+//! mechanism is at hand yet (column generation past the every-row phase's limit,
 //! spec/lp.md §4.7), [`spread_outputs`] guesses a support.
 
 /// An output is used when its column has an entry above this fraction of the largest

@@ -197,8 +197,8 @@ pub(crate) enum SolverArg {
     Simplex,
     /// The structured interior point (K dense n×n blocks + a 2n Schur complement, every
     /// row present) finds the working set, then solves the lazy rounds' working sets
-    /// (spec/lp.md §4.3); past 5·10⁷ rows (OPTMech, n > 368) only those, from a cold start
-    /// (§4.7).
+    /// (spec/lp.md §4.3); past 5·10⁷ rows (OPTMech, n > 368) the same on the LP over a
+    /// growing set of outputs, the others priced (§4.7).
     Block,
     /// block for OPTMech and PMO when it fits --max-memory (PMO: its every-row iterate),
     /// else ipm; ipm for the other LPs.

@@ -654,7 +654,8 @@ fn extreme_constants_weak_ipm_dual_is_not_fatal() {
 /// With `seeded`, the solve starts from a given support (as after the structured phase):
 /// every other output the whole solve uses, so the rest must enter by pricing.
 /// `rounds` says who solves the rounds: 0 Clarabel; 1 the structured interior point from a
-/// cold start (as past the every-row phase's row limit, spec/lp.md §4.7); 2 the structured
+/// cold start (as once column generation's restricted LP passes the every-row phase's row
+/// limit too, spec/lp.md §4.7); 2 the structured
 /// interior point started where its every-row phase hands over (its working set, support
 /// and iterate replace `skip` and `seeded`'s, spec/lp.md §4.3); 3 column generation over
 /// restricted LPs from a quarter of the outputs, the whole LP taken to be past the
@@ -825,8 +826,8 @@ fn support_solve_drops_and_prices_unused_outputs() {
     // From the structured phase's hand-over, every round solved by it from its iterate:
     // the same optimum and a dual proving it.
     support_agrees(&space, &q(14, 100), 10, false, 2).unwrap();
-    // Every round solved by it from a cold start (an LP past the every-row phase's row
-    // limit), seeded with half the support.
+    // Every round solved by it from a cold start (a restricted LP past the every-row
+    // phase's row limit), seeded with half the support.
     support_agrees(&space, &q(14, 100), 10, true, 1).unwrap();
     // Column generation over restricted LPs, each solved by the every-row phase.
     support_agrees(&space, &q(14, 100), 10, false, 3).unwrap();

@@ -121,7 +121,7 @@ pub(crate) fn solve_float(
             }
             let found =
                 if lp.objective == Objective::MaxLoss && lp.rows_total() > block_ipm::MAX_ROWS {
-                    solve_by_outputs(lp, aim, COLD_OUTPUTS, block_ipm::MAX_ROWS, progress)
+                    solve_by_outputs(lp, aim, FIRST_OUTPUTS, block_ipm::MAX_ROWS, progress)
                 } else {
                     solve_block(lp, aim, progress)
                 };
@@ -219,9 +219,11 @@ fn solve_localized(
 }
 
 /// The outputs column generation begins with past the every-row phase's limit
-/// ([`support::spread_outputs`]; the others enter by pricing, [`solve_by_outputs`]). Planar n = 500, ε = 2 (spec/lp.md §4.7): a first round over all 500
-/// outputs took 898 s (2.2 s of block factorization per iteration) and its optimum used 37.
-const COLD_OUTPUTS: usize = 64;
+/// ([`support::spread_outputs`]; the others enter by pricing, [`solve_by_outputs`]).
+/// Planar n = 500, ε = 2 (spec/lp.md §4.7): a first round over all 500 outputs took 898 s
+/// (2.2 s of block factorization per iteration) and its optimum used 37; the LP over 64
+/// used 44 of them, and 103 more entered.
+const FIRST_OUTPUTS: usize = 64;
 
 /// Most solves of the localized LP before the whole LP is solved instead.
 const LOCAL_ROUNDS: usize = 3;
@@ -274,7 +276,7 @@ fn solve_block(
 /// A max-loss LP past the every-row phase's row limit (`limit`: [`block_ipm::MAX_ROWS`]),
 /// by column generation (spec/lp.md §4.7): [`solve_block`] on the LP restricted to a set
 /// of outputs (a restriction: its mechanisms padded with zero columns are mechanisms of
-/// the whole LP), beginning with `first` ([`COLD_OUTPUTS`]) spread over the space; every
+/// the whole LP), beginning with `first` ([`FIRST_OUTPUTS`]) spread over the space; every
 /// other output priced against its dual (`support::price`), those that cannot be priced
 /// added, until none enters. The set only grows, so this ends; once the restricted LP's
 /// rows pass the limit too, the structured interior point solves cold working sets over

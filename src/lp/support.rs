@@ -42,10 +42,10 @@ const MIX_TOL: f64 = 1e-9;
 /// arcs would have priced costs only a column. Planar n = 500, ε = 2 (spec/lp.md §4.7):
 /// every output's LP over all its arcs (≈ 1.3 s each) made a pricing pass 312–496 s; the
 /// 24 nearest (least c_up) priced none of 287, the 24 of largest reach 430 of 436 (pass
-/// 19.7 s), and after the next round 291 of 435, the 96 the 41 others the full LP priced;
-/// the full LP priced none of those 96 arcs left (103 entered either way; planar n = 200:
-/// the same rows and outputs with or without it). Against the dual of 64 spread outputs'
-/// LP, the full LP tier for the 103 outputs that entered made the pass 299 s.
+/// 19.7 s), and after the next round 291 of 435, the 96 the 41 others the full LP priced,
+/// and the full LP none of those the 96 left (103 entered either way; planar n = 200: the
+/// same rows and outputs with or without it). Against the dual of 64 spread outputs' LP,
+/// the full LP's tier for the 103 outputs that entered made the pass 299 s instead of 87 s.
 const PRICE_ARCS: [usize; 2] = [24, 96];
 
 /// Multipliers γ on privacy rows (u, v, k).

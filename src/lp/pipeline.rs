@@ -71,7 +71,7 @@ pub fn certified(
     // On a numerical failure, retry with a lower cap on the constants (spec/lp.md §2); the
     // simplex starts at its own cap.
     let rows_total = lp.rows_total();
-    // Past the limit the max loss's working sets start cold (spec/lp.md §4.7); an expected
+    // Past the limit the max loss is solved by column generation (spec/lp.md §4.7); an expected
     // loss's would be slower than Clarabel's lazy rows (§4.3).
     let max_loss = lp.objective == super::model::Objective::MaxLoss;
     if solver == Solver::Block && rows_total > block_ipm::MAX_ROWS && !max_loss {

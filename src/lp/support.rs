@@ -248,7 +248,6 @@ pub fn solve(
             .map(|&(u, v, k)| (u, v, pos[k as usize]))
             .collect();
         let mut present: HashSet<Row> = sub_rows.iter().copied().collect();
-        let back = |&(u, v, j): &Row| (u, v, keep[j as usize] as u32);
         // Lazy rounds over the kept outputs, pricing the others after each: an output
         // that cannot be priced against a round's dual enters at once, with the rows the
         // round broke, instead of after the restricted LP has converged (Rome n = 200:
@@ -277,7 +276,7 @@ pub fn solve(
         };
         // The restricted rounds' rows, and the candidate rows of every output not kept
         // (the entering ones among them).
-        let mut next: Vec<Row> = sub_rows.iter().map(back).collect();
+        let mut next: Vec<Row> = sub_rows.iter().map(|&r| to_whole(&keep, r)).collect();
         next.extend(all.iter().filter(|r| pos[r.2 as usize] == u32::MAX));
         all = next;
         keep.extend(entering);
@@ -296,8 +295,7 @@ pub fn lift(lp: &PrivacyLp, keep: &[usize], ps: Primal, ds: Dual, priced: Gamma)
             m[u * kk + k] = ps.m[u * keep.len() + j];
         }
     }
-    let back = |&(u, v, j): &Row| (u, v, keep[j as usize] as u32);
-    let mut rows: Vec<Row> = ps.rows.iter().map(back).collect();
+    let mut rows: Vec<Row> = ps.rows.iter().map(|&r| to_whole(keep, r)).collect();
     rows.extend(priced.iter().map(|&(u, v, k, _)| (u, v, k)));
     let mut gamma: Gamma = ds
         .gamma
@@ -313,6 +311,11 @@ pub fn lift(lp: &PrivacyLp, keep: &[usize], ps: Primal, ds: Dual, priced: Gamma)
             ..ds
         },
     )
+}
+
+/// Row (u, v, j) of [`restrict`]`(lp, keep)` in the whole LP's output indices.
+fn to_whole(keep: &[usize], (u, v, j): Row) -> Row {
+    (u, v, keep[j as usize] as u32)
 }
 
 /// The rows not in `present` that `m` (n×K, row-major) violates at all, by v with

@@ -142,6 +142,19 @@ pub fn local_memory_estimate(lp: &PrivacyLp, keep: &[Vec<u32>]) -> u64 {
     )
 }
 
+/// Refuses `rows` privacy rows over n inputs and k outputs past [`MAX_ROWS`], with the
+/// memory they would need.
+fn within_row_limit(rows: u64, n: usize, k: usize) -> Result<(), LpError> {
+    if rows > MAX_ROWS {
+        return Err(LpError::RowLimit {
+            rows,
+            limit: MAX_ROWS,
+            gib: memory_estimate(rows, n as u64, k as u64) >> 30,
+        });
+    }
+    Ok(())
+}
+
 /// What [`solve`] found.
 pub enum Outcome {
     /// The interior point converged to a relative gap of at most [`SOLVED_GAP`]: the
@@ -166,14 +179,7 @@ pub fn solve(
     aim: Option<f64>,
     progress: &dyn Progress,
 ) -> Result<Outcome, LpError> {
-    let rows_total = lp.rows_total();
-    if rows_total > MAX_ROWS {
-        return Err(LpError::RowLimit {
-            rows: rows_total,
-            limit: MAX_ROWS,
-            gib: memory_estimate(rows_total, lp.n as u64, lp.k() as u64) >> 30,
-        });
-    }
+    within_row_limit(lp.rows_total(), lp.n, lp.k())?;
     let start = Instant::now();
     let (st, it, end) = run(lp, Rows::Every, TARGET_GAP, aim, progress)?;
     let kk = st.kk;
@@ -371,13 +377,7 @@ pub(crate) fn solve_rows(
     keep: &[usize],
     progress: &dyn Progress,
 ) -> Result<(super::ipm::Solved, Option<String>), LpError> {
-    if rows.len() as u64 > MAX_ROWS {
-        return Err(LpError::RowLimit {
-            rows: rows.len() as u64,
-            limit: MAX_ROWS,
-            gib: memory_estimate(rows.len() as u64, lp.n as u64, keep.len() as u64) >> 30,
-        });
-    }
+    within_row_limit(rows.len() as u64, lp.n, keep.len())?;
     let start = Instant::now();
     // Its iterations are not lazy rounds: only its summary is reported (and the
     // `MDP_BLOCK_DEBUG` notes).

@@ -379,7 +379,8 @@ fn gap_message(
     let top = upper.unwrap_or(objective).max(objective);
     let rel = |x: f64| x / top.abs().max(1e-300);
     let gap = rel(top - bound);
-    if !(gap > target) {
+    // No message within the target, nor for a gap that is not a number.
+    if gap.is_nan() || gap <= target {
         return None;
     }
     let dual = rel(objective - bound);

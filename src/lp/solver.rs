@@ -317,14 +317,7 @@ pub fn solve_by_outputs(
             sub.rows_total()
         ));
         let (ps, ds) = solve_block(&sub, aim, progress)?;
-        let t = std::time::Instant::now();
-        let priced = support::price(lp, &keep, &ds);
-        progress.note(&format!(
-            "lp: priced {} outputs outside the LP, {} enter ({:.2} s)",
-            kk - keep.len(),
-            priced.entering.len(),
-            t.elapsed().as_secs_f64()
-        ));
+        let priced = support::price_noted(lp, &keep, &ds, progress);
         if priced.entering.is_empty() {
             let (mut p, d) = support::lift(lp, &keep, ps, ds, priced.gamma);
             p.seconds = start.elapsed().as_secs_f64();

@@ -4,7 +4,8 @@ on local clusters of 1 and 2 workers, with what travels per iteration.
 
 Instance: N Rome road nodes (benders_growth.py's rule: N nodes drawn with seed 1, K = 100
 outputs among them, haversine km, η = 2 km, ε = 10/km), `metricdp.benders` with
---partitions C and --max-iter iterations. Runs:
+--partitions C and --max-iter iterations. First the localized LP of `metricdp.pmo`
+(`gap=1e-6`) on the same instance, the route Benders has to overtake; then the runs:
   * here: subproblems in this process (rayon, 2 threads);
   * dask 1 / 2 workers: LocalCluster on 127.0.0.1, one thread per worker
     (RAYON_NUM_THREADS=1 in the workers), the master on the driver; the mapper is
@@ -12,8 +13,9 @@ outputs among them, haversine km, η = 2 km, ε = 10/km), `metricdp.benders` wit
 Every run must write the same certified file (asserted). Reports wall seconds, calls to
 the workers, subproblems and bytes sent and returned per call.
 
-Usage: VENV/bin/python benches/benders_dask.py --n 1000 --partitions 16 --max-iter 3
-Writes benches/reports/benders_dask.md.
+Usage (a venv with python/requirements-ci.txt and the metricdp wheel, as .ci/run makes):
+    VENV/bin/python benches/benders_dask.py --n 1000 --partitions 16 --max-iter 3
+Writes benches/reports/benders_dask.md (or --out).
 """
 
 from __future__ import annotations

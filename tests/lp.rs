@@ -863,8 +863,10 @@ fn column_generation_prices_outputs_in() {
         !notes.iter().any(|l| l.contains("cold start")),
         "fell back to cold working sets: {notes:#?}"
     );
-    // The last pricing is column generation's own, after the restricted LP's lazy rounds.
-    let last = notes.iter().rfind(|l| l.contains("lp: priced ")).unwrap();
+    let last = notes
+        .iter()
+        .rfind(|l| l.contains("outside the LP"))
+        .unwrap();
     assert!(last.contains(", 0 enter ("), "{last}");
     assert!(
         !last.contains("priced 0 outputs"),

@@ -317,7 +317,7 @@ pub fn solve_by_outputs(
             sub.rows_total()
         ));
         let (ps, ds) = solve_block(&sub, aim, progress)?;
-        let priced = support::price_noted(lp, &keep, &ds, progress);
+        let priced = support::price_noted(lp, &keep, &ds, "outputs outside the LP", progress);
         if priced.entering.is_empty() {
             let (mut p, d) = support::lift(lp, &keep, ps, ds, priced.gamma);
             p.seconds = start.elapsed().as_secs_f64();

@@ -131,13 +131,20 @@ pub fn price(lp: &PrivacyLp, keep: &[usize], d: &Dual) -> Priced {
     out
 }
 
-/// [`price`], with a note on `progress` of how many outputs it priced, how many enter and
-/// how long it took.
-pub fn price_noted(lp: &PrivacyLp, keep: &[usize], ds: &Dual, progress: &dyn Progress) -> Priced {
+/// [`price`], with a note on `progress` of how many outputs it priced (named `what`: the
+/// lazy rounds' unused outputs, column generation's outputs outside the LP), how many
+/// enter and how long it took.
+pub fn price_noted(
+    lp: &PrivacyLp,
+    keep: &[usize],
+    ds: &Dual,
+    what: &str,
+    progress: &dyn Progress,
+) -> Priced {
     let t = Instant::now();
     let priced = price(lp, keep, ds);
     progress.note(&format!(
-        "lp: priced {} unused outputs, {} enter ({:.2} s)",
+        "lp: priced {} {what}, {} enter ({:.2} s)",
         lp.k() - keep.len(),
         priced.entering.len(),
         t.elapsed().as_secs_f64()
@@ -269,7 +276,7 @@ pub fn solve(
         let entering = loop {
             let (ps, ds, new) = one_round(&sub, &keep, &sub_rows, &present, round, start)?;
             round += 1;
-            let priced = price_noted(lp, &keep, &ds, progress);
+            let priced = price_noted(lp, &keep, &ds, "unused outputs", progress);
             if new.is_empty() && priced.entering.is_empty() {
                 let (mut p, d) = lift(lp, &keep, ps, ds, priced.gamma);
                 (p.rounds, p.seconds) = (round, start.elapsed().as_secs_f64());

@@ -184,51 +184,27 @@ fn orthonormalize(q: &mut [Vec<f64>], rng: &mut ChaCha20Rng) {
 }
 
 /// Eigenvalues and eigenvectors (columns of the returned row-major matrix) of a dense
-/// symmetric m×m matrix by cyclic Jacobi rotations.
-fn jacobi_eigen(mut a: Vec<f64>, m: usize) -> (Vec<f64>, Vec<f64>) {
-    let mut v = vec![0.0; m * m];
-    for i in 0..m {
-        v[i * m + i] = 1.0;
-    }
-    let frob: f64 = a.iter().map(|x| x * x).sum();
-    for _sweep in 0..50 {
-        let off: f64 = (0..m)
-            .flat_map(|i| (0..m).filter(move |&j| j != i).map(move |j| (i, j)))
-            .map(|(i, j)| a[i * m + j] * a[i * m + j])
-            .sum();
-        if off <= 1e-28 * frob {
-            break;
+/// symmetric m×m matrix (row-major), by faer's self-adjoint eigendecomposition (it reads
+/// the lower triangle). Should it not converge, the matrix's diagonal and the unit vectors
+/// are returned: the embedding is then the Ritz basis itself, still a subspace of the
+/// Laplacian's smallest eigenvectors, and a partition is still made.
+fn symmetric_eigen(a: &[f64], m: usize) -> (Vec<f64>, Vec<f64>) {
+    let mat = faer::Mat::from_fn(m, m, |i, j| a[i * m + j]);
+    match mat.self_adjoint_eigen(faer::Side::Lower) {
+        Ok(evd) => {
+            let (u, s) = (evd.U(), evd.S().column_vector());
+            (
+                (0..m).map(|i| s[i]).collect(),
+                (0..m * m).map(|r| u[(r / m, r % m)]).collect(),
+            )
         }
-        for p in 0..m {
-            for q in p + 1..m {
-                let apq = a[p * m + q];
-                if apq.abs() < 1e-300 {
-                    continue;
-                }
-                let theta = (a[q * m + q] - a[p * m + p]) / (2.0 * apq);
-                let t = theta.signum() / (theta.abs() + (theta * theta + 1.0).sqrt());
-                let t = if theta == 0.0 { 1.0 } else { t };
-                let c = 1.0 / (t * t + 1.0).sqrt();
-                let s = t * c;
-                for k in 0..m {
-                    let (akp, akq) = (a[k * m + p], a[k * m + q]);
-                    a[k * m + p] = c * akp - s * akq;
-                    a[k * m + q] = s * akp + c * akq;
-                }
-                for k in 0..m {
-                    let (apk, aqk) = (a[p * m + k], a[q * m + k]);
-                    a[p * m + k] = c * apk - s * aqk;
-                    a[q * m + k] = s * apk + c * aqk;
-                }
-                for k in 0..m {
-                    let (vkp, vkq) = (v[k * m + p], v[k * m + q]);
-                    v[k * m + p] = c * vkp - s * vkq;
-                    v[k * m + q] = s * vkp + c * vkq;
-                }
-            }
-        }
+        Err(_) => (
+            (0..m).map(|i| a[i * m + i]).collect(),
+            (0..m * m)
+                .map(|r| f64::from(u8::from(r / m == r % m)))
+                .collect(),
+        ),
     }
-    ((0..m).map(|i| a[i * m + i]).collect(), v)
 }
 
 /// Steps of subspace iteration for the spectral embedding.
@@ -300,7 +276,7 @@ fn spectral_embedding(
             h[j * dim + i] = m;
         }
     }
-    let (vals, vecs) = jacobi_eigen(h, dim);
+    let (vals, vecs) = symmetric_eigen(&h, dim);
     let mut order: Vec<usize> = (0..dim).collect();
     order.sort_by(|&a, &b| vals[b].total_cmp(&vals[a]));
     (0..s)
@@ -651,9 +627,10 @@ mod tests {
         }
     }
 
-    /// Jacobi finds the spectrum of a path graph's Laplacian: 2 − 2cos(πj/m), j < m.
+    /// The eigendecomposition finds the spectrum of a path graph's Laplacian,
+    /// 2 − 2cos(πj/m), j < m, with its eigenvectors as columns.
     #[test]
-    fn jacobi_eigen_of_a_path_laplacian() {
+    fn symmetric_eigen_of_a_path_laplacian() {
         let m = 7;
         let mut a = vec![0.0; m * m];
         for i in 0..m - 1 {
@@ -662,7 +639,7 @@ mod tests {
             a[i * m + i + 1] = -1.0;
             a[(i + 1) * m + i] = -1.0;
         }
-        let (mut vals, vecs) = jacobi_eigen(a.clone(), m);
+        let (mut vals, vecs) = symmetric_eigen(&a, m);
         for e in 0..m {
             for i in 0..m {
                 let av: f64 = (0..m).map(|j| a[i * m + j] * vecs[j * m + e]).sum();

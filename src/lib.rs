@@ -63,13 +63,12 @@
 //! ```
 
 pub use mdp_audit::{
-    audit, bounds, certificate, certified, dense, error, exact, io, loss, mechanism, metric, pipe,
-    privacy, progress, source, structured,
+    audit, bounds, builtin, certificate, certified, dense, error, exact, io, loss, mechanism,
+    metric, pin, pipe, privacy, progress, source, structured,
 };
 
 pub mod atomic;
 pub mod benders;
-pub mod builtin;
 pub mod calibrate;
 pub mod experiment;
 pub mod import;

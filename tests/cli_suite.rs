@@ -73,8 +73,28 @@ fn calibrate_reaches_the_target_and_privatize_samples_it() {
     assert!(err.contains("below the target"), "{err}");
     // Same seed, same output; labels in, labels out.
     let records = "Akron\nArizona\nAlaska\n";
-    let a = mdp_in(&["privatize", "--mechanism", &out, "--seed", "5"], records);
-    let b = mdp_in(&["privatize", "--mechanism", &out, "--seed", "5"], records);
+    let a = mdp_in(
+        &[
+            "privatize",
+            "--trust-file-metric",
+            "--mechanism",
+            &out,
+            "--seed",
+            "5",
+        ],
+        records,
+    );
+    let b = mdp_in(
+        &[
+            "privatize",
+            "--trust-file-metric",
+            "--mechanism",
+            &out,
+            "--seed",
+            "5",
+        ],
+        records,
+    );
     assert_eq!(a.0, 0, "{}", a.2);
     assert_eq!(a.1.lines().count(), 3);
     assert_eq!(a.1, b.1);

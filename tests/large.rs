@@ -290,7 +290,15 @@ fn privatize_reads_containers() {
     // stay at or next to their point.
     let records: String = (0..200).map(|i| format!("p{}\n", i % 60)).collect();
     let out = privatize(
-        &["--mechanism", hs, "--require-epsilon", "2", "--seed", "5"],
+        &[
+            "--trust-file-metric",
+            "--mechanism",
+            hs,
+            "--require-epsilon",
+            "2",
+            "--seed",
+            "5",
+        ],
         &records,
     );
     succeeded(&out);
@@ -312,7 +320,17 @@ fn privatize_reads_containers() {
         "{same} of 200 records released as themselves"
     );
     // Coordinates snapped to the nearest input.
-    let out = privatize(&["--mechanism", hs, "--snap", "--seed", "5"], "3.1,2.2\n");
+    let out = privatize(
+        &[
+            "--trust-file-metric",
+            "--mechanism",
+            hs,
+            "--snap",
+            "--seed",
+            "5",
+        ],
+        "3.1,2.2\n",
+    );
     succeeded(&out);
     assert_eq!(
         String::from_utf8_lossy(&out.stdout)
@@ -324,13 +342,30 @@ fn privatize_reads_containers() {
     // Refusals: a stricter ε than the container passes, and a memory limit below the
     // audit's plan; nothing is released.
     let out = privatize(
-        &["--mechanism", hs, "--require-epsilon", "1", "--seed", "5"],
+        &[
+            "--trust-file-metric",
+            "--mechanism",
+            hs,
+            "--require-epsilon",
+            "1",
+            "--seed",
+            "5",
+        ],
         "p1\n",
     );
     assert_eq!(out.status.code(), Some(1));
     assert!(out.stdout.is_empty());
     assert!(String::from_utf8_lossy(&out.stderr).contains("refusing to sample"));
-    let out = privatize(&["--mechanism", hs, "--max-memory", "1K"], "p1\n");
+    let out = privatize(
+        &[
+            "--trust-file-metric",
+            "--mechanism",
+            hs,
+            "--max-memory",
+            "1K",
+        ],
+        "p1\n",
+    );
     assert_eq!(out.status.code(), Some(2));
     assert!(out.stdout.is_empty());
     assert_eq!(String::from_utf8_lossy(&out.stderr).lines().count(), 1);
@@ -351,6 +386,7 @@ fn privatize_reads_containers() {
     exponential_container(&g, "1", &hg);
     let out = privatize(
         &[
+            "--trust-file-metric",
             "--mechanism",
             hg.to_str().unwrap(),
             "--by-index",
@@ -365,7 +401,15 @@ fn privatize_reads_containers() {
         .map(|l| l.parse().unwrap())
         .collect();
     assert!(idx.len() == 3 && idx.iter().all(|&i| i < 20));
-    let out = privatize(&["--mechanism", hg.to_str().unwrap(), "--snap"], "1,2\n");
+    let out = privatize(
+        &[
+            "--trust-file-metric",
+            "--mechanism",
+            hg.to_str().unwrap(),
+            "--snap",
+        ],
+        "1,2\n",
+    );
     assert_eq!(out.status.code(), Some(2));
 }
 
@@ -513,7 +557,10 @@ fn clustered_randomizer_container_is_tight() {
     assert!(tight <= 2.0 && tight > 1.99, "tight ε {tight}");
     let r = report(&audit(&["--json", "--require-epsilon", "1.98", hs]));
     assert_eq!(r["verdict"], "fail");
-    let out = privatize(&["--mechanism", hs, "--seed", "1"], "c0-0\nc3-4\n");
+    let out = privatize(
+        &["--trust-file-metric", "--mechanism", hs, "--seed", "1"],
+        "c0-0\nc3-4\n",
+    );
     succeeded(&out);
     let text = String::from_utf8_lossy(&out.stdout).to_string();
     assert!(

@@ -31,7 +31,14 @@ fn cities(tag: &str) -> (String, String) {
 
 /// `mdp privatize --mechanism MECH --labels LABELS EXTRA…` with `input` on standard input.
 fn privatize(mech: &str, labels: &str, extra: &[&str], input: &str) -> (i32, String, String) {
-    let mut args = vec!["privatize", "--mechanism", mech, "--labels", labels];
+    let mut args = vec![
+        "privatize",
+        "--trust-file-metric",
+        "--mechanism",
+        mech,
+        "--labels",
+        labels,
+    ];
     args.extend_from_slice(extra);
     mdp(&args, input)
 }
@@ -131,6 +138,7 @@ fn csv_blank_lines_are_reported_not_silently_dropped() {
     let input = "id,poi\n1,rome\n\n2,milan\n";
     let args = [
         "privatize",
+        "--trust-file-metric",
         "--mechanism",
         &mech,
         "--labels",
@@ -159,7 +167,13 @@ fn snapping_has_a_limit_reads_a_header_and_reports_distances() {
     let (mech, _) = cities("snapping_has_a_limit_reads_a_header_and_reports_distances");
     // A header, a point near Milan, then New York and a swapped (lon, lat) for Rome.
     let (code, out, err) = mdp(
-        &["privatize", "--mechanism", &mech, "--snap"],
+        &[
+            "privatize",
+            "--trust-file-metric",
+            "--mechanism",
+            &mech,
+            "--snap",
+        ],
         "lat,lon\n45.4,9.2\n",
     );
     assert_eq!(code, 0, "{err}");
@@ -169,7 +183,16 @@ fn snapping_has_a_limit_reads_a_header_and_reports_distances() {
         "{err}"
     );
     for bad in ["40.71,-74.0\n", "12.5,41.9\n"] {
-        let (code, _, err) = mdp(&["privatize", "--mechanism", &mech, "--snap"], bad);
+        let (code, _, err) = mdp(
+            &[
+                "privatize",
+                "--trust-file-metric",
+                "--mechanism",
+                &mech,
+                "--snap",
+            ],
+            bad,
+        );
         assert_eq!(code, 2, "{bad}");
         assert!(
             err.contains("line 1") && err.contains("snapping limit"),
@@ -180,6 +203,7 @@ fn snapping_has_a_limit_reads_a_header_and_reports_distances() {
     let (code, out, err) = mdp(
         &[
             "privatize",
+            "--trust-file-metric",
             "--mechanism",
             &mech,
             "--snap",
@@ -194,6 +218,7 @@ fn snapping_has_a_limit_reads_a_header_and_reports_distances() {
     let (code, out, err) = mdp(
         &[
             "privatize",
+            "--trust-file-metric",
             "--mechanism",
             &mech,
             "--snap",
@@ -238,7 +263,14 @@ fn labels_travel_in_the_file() {
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(&mech).unwrap()).unwrap();
     assert_eq!(doc["metric"]["labels"], json!(["rome", "milan", "naples"]));
     let (code, out, err) = mdp(
-        &["privatize", "--mechanism", &mech, "--seed", "3"],
+        &[
+            "privatize",
+            "--trust-file-metric",
+            "--mechanism",
+            &mech,
+            "--seed",
+            "3",
+        ],
         "naples\nrome\n",
     );
     assert_eq!(code, 0, "{err}");

@@ -48,14 +48,40 @@ fn privatize_is_randomized_by_default_and_warns_on_a_seed() {
         .map(|i| format!("{i}\n"))
         .collect::<String>()
         .repeat(3);
-    let a = mdp(&["privatize", "--mechanism", &out], &records);
-    let b = mdp(&["privatize", "--mechanism", &out], &records);
+    let a = mdp(
+        &["privatize", "--trust-file-metric", "--mechanism", &out],
+        &records,
+    );
+    let b = mdp(
+        &["privatize", "--trust-file-metric", "--mechanism", &out],
+        &records,
+    );
     assert_eq!(a.0, 0, "{}", a.2);
     assert_eq!(a.1.lines().count(), 300);
     assert_ne!(a.1, b.1, "two default runs gave the same 300 outputs");
     assert!(!a.2.contains("--seed"), "{}", a.2);
-    let s = mdp(&["privatize", "--mechanism", &out, "--seed", "9"], &records);
-    let t = mdp(&["privatize", "--mechanism", &out, "--seed", "9"], &records);
+    let s = mdp(
+        &[
+            "privatize",
+            "--trust-file-metric",
+            "--mechanism",
+            &out,
+            "--seed",
+            "9",
+        ],
+        &records,
+    );
+    let t = mdp(
+        &[
+            "privatize",
+            "--trust-file-metric",
+            "--mechanism",
+            &out,
+            "--seed",
+            "9",
+        ],
+        &records,
+    );
     assert_eq!(s.1, t.1);
     assert!(s.2.contains("warning") && s.2.contains("--seed"), "{}", s.2);
 }
@@ -67,13 +93,27 @@ fn labels_and_indices_never_collide() {
     std::fs::write(&labels, "1\n2\n3\n").unwrap();
     // Labels "1", "2", "3": "1" is the first input, "0" names nothing.
     let (code, out, err) = mdp(
-        &["privatize", "--mechanism", &mech, "--labels", &labels],
+        &[
+            "privatize",
+            "--trust-file-metric",
+            "--mechanism",
+            &mech,
+            "--labels",
+            &labels,
+        ],
         "1\n3\n",
     );
     assert_eq!(code, 0, "{err}");
     assert_eq!(out, "1\n3\n");
     let (code, _, err) = mdp(
-        &["privatize", "--mechanism", &mech, "--labels", &labels],
+        &[
+            "privatize",
+            "--trust-file-metric",
+            "--mechanism",
+            &mech,
+            "--labels",
+            &labels,
+        ],
         "0\n",
     );
     assert_eq!(code, 2);
@@ -85,6 +125,7 @@ fn labels_and_indices_never_collide() {
     let (code, out, err) = mdp(
         &[
             "privatize",
+            "--trust-file-metric",
             "--mechanism",
             &mech,
             "--labels",
@@ -96,13 +137,23 @@ fn labels_and_indices_never_collide() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(out, "0\n2\n");
     // No labels and no flag: refused with the way out named.
-    let (code, _, err) = mdp(&["privatize", "--mechanism", &mech], "0\n");
+    let (code, _, err) = mdp(
+        &["privatize", "--trust-file-metric", "--mechanism", &mech],
+        "0\n",
+    );
     assert_eq!(code, 2);
     assert!(err.contains("--by-index"), "{err}");
     // Duplicate labels are refused.
     std::fs::write(&labels, "a\nb\na\n").unwrap();
     let (code, _, err) = mdp(
-        &["privatize", "--mechanism", &mech, "--labels", &labels],
+        &[
+            "privatize",
+            "--trust-file-metric",
+            "--mechanism",
+            &mech,
+            "--labels",
+            &labels,
+        ],
         "a\n",
     );
     assert_eq!(code, 2);
@@ -114,9 +165,15 @@ fn rome100_labels_are_not_shifted() {
     // rome100's labels are "1".."100": the record "100" is the last input, "0" is none.
     let out = tmp("demo100.json");
     assert_eq!(mdp(&["demo", "-o", &out], "").0, 0);
-    let (code, _, err) = mdp(&["privatize", "--mechanism", &out], "100\n");
+    let (code, _, err) = mdp(
+        &["privatize", "--trust-file-metric", "--mechanism", &out],
+        "100\n",
+    );
     assert_eq!(code, 0, "{err}");
-    let (code, _, err) = mdp(&["privatize", "--mechanism", &out], "0\n");
+    let (code, _, err) = mdp(
+        &["privatize", "--trust-file-metric", "--mechanism", &out],
+        "0\n",
+    );
     assert_eq!(code, 2, "{err}");
 }
 
@@ -127,15 +184,39 @@ fn snap_maps_raw_coordinates_to_the_nearest_input() {
     // Distances ≥ 180 km: ε = 1 per km makes the near-identity private.
     let mech = write("snap.json", &near_identity(metric, "1", json!({})));
     let (code, out, err) = mdp(
-        &["privatize", "--mechanism", &mech, "--snap"],
+        &[
+            "privatize",
+            "--trust-file-metric",
+            "--mechanism",
+            &mech,
+            "--snap",
+        ],
         "45.4,9.2\n40.9 14.3\n41.89,12.49\n",
     );
     assert_eq!(code, 0, "{err}");
     assert_eq!(out, "45.46,9.19\n40.85,14.27\n41.9,12.5\n");
-    let (code, _, err) = mdp(&["privatize", "--mechanism", &mech, "--snap"], "91,0\n");
+    let (code, _, err) = mdp(
+        &[
+            "privatize",
+            "--trust-file-metric",
+            "--mechanism",
+            &mech,
+            "--snap",
+        ],
+        "91,0\n",
+    );
     assert_eq!(code, 2);
     assert!(err.contains("line 1") && err.contains("latitude"), "{err}");
-    let (code, _, err) = mdp(&["privatize", "--mechanism", &mech, "--snap"], "41.9\n");
+    let (code, _, err) = mdp(
+        &[
+            "privatize",
+            "--trust-file-metric",
+            "--mechanism",
+            &mech,
+            "--snap",
+        ],
+        "41.9\n",
+    );
     assert_eq!(code, 2);
     assert!(err.contains("coordinates"), "{err}");
 }
@@ -172,6 +253,7 @@ fn the_gate_checks_the_pipelines_epsilon_not_the_files_claim() {
     let (code, out, err) = mdp(
         &[
             "privatize",
+            "--trust-file-metric",
             "--mechanism",
             &f,
             "--labels",
@@ -200,7 +282,14 @@ fn scoped_claims_fail_unless_the_policy_accepts_them() {
     let labels = tmp("l3b.txt");
     std::fs::write(&labels, "a\nb\nc\n").unwrap();
     let (code, _, err) = mdp(
-        &["privatize", "--mechanism", &f, "--labels", &labels],
+        &[
+            "privatize",
+            "--trust-file-metric",
+            "--mechanism",
+            &f,
+            "--labels",
+            &labels,
+        ],
         "a\n",
     );
     assert_eq!(code, 1, "{err}");
@@ -208,6 +297,7 @@ fn scoped_claims_fail_unless_the_policy_accepts_them() {
     let (code, _, err) = mdp(
         &[
             "privatize",
+            "--trust-file-metric",
             "--mechanism",
             &f,
             "--labels",
@@ -239,7 +329,13 @@ fn privatize_samples_the_exact_rows_of_the_file() {
     let f = write("tiny.json", &doc);
     assert_eq!(audit(&["--quiet", &f]), 0);
     let (code, out, err) = mdp(
-        &["privatize", "--mechanism", &f, "--by-index"],
+        &[
+            "privatize",
+            "--trust-file-metric",
+            "--mechanism",
+            &f,
+            "--by-index",
+        ],
         &"0\n1\n".repeat(200),
     );
     assert_eq!(code, 0, "{err}");

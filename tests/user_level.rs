@@ -924,6 +924,7 @@ fn user_level_commands_run() {
     let (code, out, err) = common::mdp(&[
         "release",
         "item-wise",
+        "--trust-file-metric",
         "--mechanism",
         &mech,
         "--users",
@@ -948,6 +949,7 @@ fn user_level_commands_run() {
     let (code, out, _) = common::mdp(&[
         "release",
         "item-wise",
+        "--trust-file-metric",
         "--mechanism",
         &mech,
         "--users",
@@ -971,6 +973,7 @@ fn user_level_commands_run() {
     let (code, out, _) = common::mdp(&[
         "release",
         "item-wise",
+        "--trust-file-metric",
         "--mechanism",
         &mech,
         "--users",
@@ -980,6 +983,7 @@ fn user_level_commands_run() {
     let (code, out, err) = common::mdp(&[
         "release",
         "item-wise",
+        "--trust-file-metric",
         "--mechanism",
         &mech,
         "--users",
@@ -1019,6 +1023,7 @@ fn user_level_commands_run() {
     let (code, out, _) = common::mdp(&[
         "release",
         "item-wise",
+        "--trust-file-metric",
         "--mechanism",
         &mech,
         "--users",

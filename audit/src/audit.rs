@@ -8,6 +8,7 @@ use crate::io::{InputError, MechanismFile};
 use crate::loss::{self, Cost};
 use crate::mechanism::Outputs;
 use crate::metric::Space;
+use crate::pin::{self, MetricPin};
 use crate::privacy::{self, Decision, EpsEnclosure, Prepared};
 use crate::progress::{Progress, Silent};
 use rayon::prelude::*;
@@ -63,6 +64,9 @@ pub struct Options {
     pub epsilon: Option<Q>,
     /// The scope the pipeline accepts.
     pub scope: ScopePolicy,
+    /// The metric the pipeline accepts: the file's own (default), or one pinned by a digest
+    /// or by the pipeline's space ([`crate::pin`]).
+    pub metric: MetricPin,
     pub delta: Option<Q>,
     pub quantile: Option<Q>,
     pub row_sum_tolerance: Q,
@@ -81,6 +85,7 @@ impl Default for Options {
         Options {
             epsilon: None,
             scope: ScopePolicy::AllPairs,
+            metric: MetricPin::FileMetric,
             delta: None,
             quantile: None,
             row_sum_tolerance: Q::from_unsigneds(1u32, 1_000_000_000u32),
@@ -132,6 +137,11 @@ pub struct Report {
     /// absent when the file's claim was checked.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub epsilon_required: Option<f64>,
+    /// The file's metric in one line (form, n, radius, labels).
+    pub metric: String,
+    /// The digest of the file's metric ([`crate::pin::digest`]): what
+    /// `--require-metric-digest` pins.
+    pub metric_digest: String,
     /// Pure tight ε enclosure [lo, hi] (`null` hi = +∞).
     pub epsilon_tight: [Option<f64>; 2],
     pub delta: f64,
@@ -418,12 +428,21 @@ pub fn audit_with(
         detail: format!("pair ({u}, {v}) undecidable within {} bits", opts.max_prec),
         witness: None,
     };
+    let view = pin::View::of_file(file);
+    let metric = (view.describe(), pin::digest(&view));
+    checks.extend(pin::check(
+        &view,
+        &metric.1,
+        &opts.metric,
+        crate::io::Limits::default().max_bits,
+    ));
     let prep = match Prepared::new(&space, &file.matrix, file.within.as_ref(), opts.max_prec) {
         Ok(p) => p,
         Err(pair) => {
             checks.push(inconclusive("neighbors", pair));
             return Ok(finish(
                 file, &eps, &delta, &quantile, checks, warnings, stats, t0, None, None, 0.0, None,
+                metric,
             ));
         }
     };
@@ -664,6 +683,7 @@ pub fn audit_with(
         tight_delta,
         dev,
         losses,
+        metric,
     ))
 }
 
@@ -759,6 +779,7 @@ fn finish(
     tight_delta: Option<EpsEnclosure>,
     dev: f64,
     losses: Option<loss::Losses>,
+    (metric, metric_digest): (String, String),
 ) -> Report {
     let verdict = verdict_of(&checks);
     stats.seconds_total = t0.elapsed().as_secs_f64();
@@ -769,6 +790,8 @@ fn finish(
         k: file.matrix.cols,
         epsilon_claimed: crate::exact::f64_nearest(&file.epsilon),
         epsilon_required: (*eps != file.epsilon).then(|| crate::exact::f64_nearest(eps)),
+        metric,
+        metric_digest,
         epsilon_tight,
         delta: crate::exact::f64_nearest(delta),
         epsilon_delta_tight: tight_delta.as_ref().map(enc_json).unwrap_or([None, None]),
@@ -1132,6 +1155,10 @@ pub fn human(report: &Report) -> String {
         report.n,
         report.k,
         plain(report.epsilon_claimed)
+    ));
+    s.push_str(&format!(
+        "  metric                  {} (digest {})\n",
+        report.metric, report.metric_digest
     ));
     let iv = |x: [Option<f64>; 2]| match x {
         [Some(a), Some(b)] => format!("[{a:.12e}, {b:.12e}]"),

@@ -12,7 +12,10 @@
 //! * [`mechanism`]: the stochastic matrix and its outputs;
 //! * [`error`]: the typed errors, each naming its field;
 //! * [`io`]: the `mdp/1` file format (`spec/mechanism-format.md`), the large-mechanism
-//!   container (`io::container`, `io::npy`) included;
+//!   container (`io::container`, `io::npy`) and the spaces users bring (`io::space`: CSV,
+//!   GeoJSON, JSON, [`builtin`]) included;
+//! * [`builtin`]: the embedded data sets;
+//! * [`pin`]: the pipeline's metric pinned (a canonical form, its digest, the comparison);
 //! * [`dense`]: float64 matrices (exact dyadics) with exact row sums;
 //! * [`structured`]: the sub-quadratic exact audit of containers (edges of a graph, k-d
 //!   box pairs of points; `spec/soundness.md` §7) and its column blocks;
@@ -38,6 +41,7 @@
 
 pub mod audit;
 pub mod bounds;
+pub mod builtin;
 pub mod certificate;
 pub mod certified;
 pub mod dense;
@@ -47,6 +51,7 @@ pub mod io;
 pub mod loss;
 pub mod mechanism;
 pub mod metric;
+pub mod pin;
 pub mod pipe;
 pub mod privacy;
 pub mod progress;

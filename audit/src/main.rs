@@ -5,6 +5,7 @@ use clap::Parser;
 use mdp_audit::audit::{self, Options, EXIT_INPUT};
 use mdp_audit::exact::parse_rational;
 use mdp_audit::io::Limits;
+use mdp_audit::pin::{parse_digest, MetricPin, PinnedSpace};
 
 #[derive(Parser)]
 #[command(
@@ -32,6 +33,16 @@ struct Args {
     /// Accept a file that claims privacy only within any η (reported, not refused).
     #[arg(long)]
     allow_scoped: bool,
+    /// The pipeline's metric: fail unless the file's metric (points, radius, distances or
+    /// edges, and labels) equals this space's exactly. Any form `--space` takes elsewhere:
+    /// `builtin:NAME`, a CSV or GeoJSON file of points, a JSON metric or an mdp/1 file.
+    /// Use it (or --require-metric-digest) in every CI gate: a file's own metric is a claim.
+    #[arg(long, value_name = "SPACE", conflicts_with = "require_metric_digest")]
+    space: Option<String>,
+    /// Fail unless the file's metric has this digest (the `metric_digest` every report
+    /// prints; 64 hex digits, `sha256:` optional).
+    #[arg(long, value_name = "HEX")]
+    require_metric_digest: Option<String>,
     /// δ for the (ε,δ) tight epsilon (default: the file's, else 0.001).
     #[arg(long)]
     delta: Option<String>,
@@ -85,7 +96,7 @@ fn number(flag: &str, s: &str, positive: bool) -> Result<mdp_audit::exact::Q, St
 }
 
 fn run(args: &Args) -> Result<i32, String> {
-    let opts = Options {
+    let mut opts = Options {
         epsilon: args
             .epsilon
             .as_deref()
@@ -108,6 +119,7 @@ fn run(args: &Args) -> Result<i32, String> {
                 .transpose()?,
             args.allow_scoped,
         ),
+        metric: MetricPin::FileMetric,
         row_sum_tolerance: number("row-sum-tolerance", &args.row_sum_tolerance, false)?,
         loss_tolerance: number("loss-tolerance", &args.loss_tolerance, false)?,
         max_prec: args.max_precision,
@@ -125,6 +137,13 @@ fn run(args: &Args) -> Result<i32, String> {
         max_entries: args.max_entries,
         max_bits: args.max_bits,
         max_number_bits: args.max_number_bits,
+    };
+    opts.metric = match (&args.space, &args.require_metric_digest) {
+        (Some(spec), _) => MetricPin::Space(std::sync::Arc::new(
+            PinnedSpace::load(spec, &limits).map_err(|e| e.to_string())?,
+        )),
+        (None, Some(hex)) => MetricPin::Digest(parse_digest(hex).map_err(|e| e.to_string())?),
+        (None, None) => MetricPin::FileMetric,
     };
     let progress = mdp_audit::progress::Console::new(args.quiet, 2.0);
     let report =

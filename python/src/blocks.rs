@@ -18,6 +18,29 @@ pub fn container_shape(py: Python<'_>, header: &str) -> Result<(usize, usize, St
     py.detach(|| Ok(blocks::shape(Path::new(header), &Limits::default())?))
 }
 
+/// The container's metric against the pipeline's (`space`, `require_metric_digest`; neither:
+/// reported only), read from the header alone: JSON text `{"metric", "metric_digest",
+/// "check"}` with `check` the `metric` check (`null` when nothing is pinned).
+#[pyfunction]
+#[pyo3(signature = (header, *, space=None, require_metric_digest=None))]
+pub fn container_metric(
+    py: Python<'_>,
+    header: &str,
+    space: Option<&Bound<'_, PyAny>>,
+    require_metric_digest: Option<&str>,
+) -> Result<String> {
+    let pin = crate::mechanism::metric_pin(space, require_metric_digest, false, false)?;
+    py.detach(|| {
+        let limits = Limits::default();
+        let doc = mdp::io::parse_json(&mdp::io::read_source(header, &limits)?)?;
+        let (g, labels) = mdp::io::container::header_metric(Path::new(header), &doc, &limits)?;
+        let view = mdp::pin::View::of_geometry(&g, labels.as_deref());
+        let digest = mdp::pin::digest(&view);
+        let check = mdp::pin::check(&view, &digest, &pin, limits.max_bits);
+        Ok(serde_json::json!({"metric": view.describe(), "metric_digest": digest, "check": check}).to_string())
+    })
+}
+
 /// The exact sums of columns c0..c1 of every row, as "p/q" strings.
 #[pyfunction]
 pub fn block_sums(py: Python<'_>, header: &str, c0: usize, c1: usize) -> Result<Vec<String>> {
@@ -201,7 +224,7 @@ fn gated(
 /// container at `header`, gated by the structured audit under the pipeline's policy
 /// (`epsilon` required); the outputs' labels (or indices). OS randomness unless `seed`.
 #[pyfunction]
-#[pyo3(signature = (header, records, *, epsilon, within=None, allow_scoped=false, seed=None, by_index=false, progress=None))]
+#[pyo3(signature = (header, records, *, epsilon, within=None, allow_scoped=false, space=None, require_metric_digest=None, trust_file_metric=false, seed=None, by_index=false, progress=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn privatize_container(
     py: Python<'_>,
@@ -210,12 +233,25 @@ pub fn privatize_container(
     epsilon: &str,
     within: Option<&str>,
     allow_scoped: bool,
+    space: Option<&Bound<'_, PyAny>>,
+    require_metric_digest: Option<&str>,
+    trust_file_metric: bool,
     seed: Option<u64>,
     by_index: bool,
     progress: Option<Py<PyAny>>,
 ) -> Result<Vec<String>> {
-    let opts = crate::mechanism::policy(Some(epsilon), within, allow_scoped, None)?;
-    let policy_key = format!("{epsilon}|{within:?}|{allow_scoped}");
+    let metric = crate::mechanism::metric_pin(space, require_metric_digest, trust_file_metric, true)?;
+    // The cache's key names the pin by the digest it requires.
+    let pinned = match &metric {
+        mdp::pin::MetricPin::FileMetric => "file".to_string(),
+        mdp::pin::MetricPin::Digest(d) => d.clone(),
+        mdp::pin::MetricPin::Space(p) => mdp::pin::digest(&mdp::pin::View::of_geometry(
+            &p.geometry,
+            p.labels.as_deref(),
+        )),
+    };
+    let opts = crate::mechanism::policy(Some(epsilon), within, allow_scoped, None, metric)?;
+    let policy_key = format!("{epsilon}|{within:?}|{allow_scoped}|{pinned}");
     // The records as input indices, read while the GIL is held.
     let mut keys: Vec<std::result::Result<usize, String>> = Vec::with_capacity(records.len());
     for (i, r) in records.iter().enumerate() {

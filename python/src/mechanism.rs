@@ -6,6 +6,8 @@ use crate::errors::{Error, Result};
 use crate::progress::run;
 use crate::space::{check_size, exact_rows, Space};
 use mdp::audit::{self, Options, ScopePolicy, Verdict};
+use mdp::pin::{MetricPin, PinnedSpace};
+use mdp::privatize::PinError;
 use mdp::benders::partition::{MasterSet, Method};
 use mdp::benders::remote::Subproblems;
 use std::sync::Arc;
@@ -269,19 +271,54 @@ pub fn build(
     Ok(Mechanism::new(produced.certified, produced.summary))
 }
 
-/// The audit policy of a pipeline: its ε (instead of the file's claim) and the scope it
-/// accepts (`within`: η it requires at least; `allow_scoped`: any).
+/// The audit policy of a pipeline: its ε (instead of the file's claim), the scope it
+/// accepts (`within`: η it requires at least; `allow_scoped`: any) and the metric
+/// ([`metric_pin`]).
 pub fn policy(
     epsilon: Option<&str>,
     within: Option<&str>,
     allow_scoped: bool,
     delta: Option<&str>,
+    metric: MetricPin,
 ) -> Result<Options> {
     Ok(Options {
         epsilon: epsilon.map(mdp::produce::epsilon).transpose()?,
         scope: ScopePolicy::from_flags(within.map(|w| q("within", w)).transpose()?, allow_scoped),
         delta: delta.map(|d| q("delta", d)).transpose()?,
+        metric,
         ..Options::default()
+    })
+}
+
+/// The metric a Python gate accepts, as the command line's: `space` (a `Space`, or any form
+/// `--space` takes, as a string), else `require_metric_digest`, else the file's own metric.
+/// A gate that samples (`sampling`) takes the file's own only when `trust_file_metric`
+/// says so ([`mdp::privatize::sampling_pin`]); an audit reports it with its digest.
+pub fn metric_pin(
+    space: Option<&Bound<'_, PyAny>>,
+    require_metric_digest: Option<&str>,
+    trust_file_metric: bool,
+    sampling: bool,
+) -> Result<MetricPin> {
+    if let Some(s) = space {
+        if let Ok(sp) = s.cast::<Space>() {
+            let sp = sp.get();
+            return Ok(MetricPin::Space(Arc::new(PinnedSpace::of_space(
+                &sp.name,
+                sp.inner.clone(),
+                sp.labels.clone(),
+            ))));
+        }
+    }
+    let spec: Option<String> = space
+        .map(|s| s.extract())
+        .transpose()
+        .map_err(|_| Error::input("space", "expected a Space or a path"))?;
+    let trust = trust_file_metric || !sampling;
+    mdp::privatize::sampling_pin(spec.as_deref(), require_metric_digest, trust).map_err(|e| match e {
+        PinError::Unpinned => Error::input("space", e.to_string().replace("--space SPACE", "space=").replace("--require-metric-digest HEX", "require_metric_digest=").replace("--trust-file-metric", "trust_file_metric=True")),
+        PinError::Digest(e) => Error::input("require_metric_digest", e.message),
+        PinError::Space(e) => Error::from(e),
     })
 }
 
@@ -302,25 +339,29 @@ pub fn require_pass(
 /// Read an `mdp/1` file and certify it (its own claim); with a policy (`epsilon`,
 /// `within`, `allow_scoped`) it must also pass under that policy.
 #[pyfunction]
-#[pyo3(signature = (path, *, epsilon=None, within=None, allow_scoped=false, progress=None))]
+#[pyo3(signature = (path, *, space=None, require_metric_digest=None, trust_file_metric=false, epsilon=None, within=None, allow_scoped=false, progress=None))]
+#[allow(clippy::too_many_arguments)]
 pub fn load(
     py: Python<'_>,
     path: &str,
+    space: Option<&Bound<'_, PyAny>>,
+    require_metric_digest: Option<&str>,
+    trust_file_metric: bool,
     epsilon: Option<&str>,
     within: Option<&str>,
     allow_scoped: bool,
     progress: Option<Py<PyAny>>,
 ) -> Result<Mechanism> {
-    let opts = policy(epsilon, within, allow_scoped, None)?;
-    let checked = epsilon.is_some() || within.is_some() || allow_scoped;
+    let metric = metric_pin(space, require_metric_digest, trust_file_metric, true)?;
+    let opts = policy(epsilon, within, allow_scoped, None, metric)?;
     run(py, progress, |p| {
         let limits = Limits::default();
         let bytes = io::read_source(path, &limits)?;
         let doc = io::parse_json(&bytes)?;
         let certified = Certified::certify(&doc, p)?;
-        if checked {
-            require_pass(certified.file(), &opts, p)?;
-        }
+        // The pipeline's policy, as `mdp privatize --mechanism` applies it: the metric pinned
+        // (or trusted explicitly) and scoped claims refused unless accepted.
+        require_pass(certified.file(), &opts, p)?;
         Ok(Mechanism::new(certified, serde_json::json!({})))
     })
 }
@@ -473,7 +514,7 @@ impl Mechanism {
         delta: Option<&str>,
         progress: Option<Py<PyAny>>,
     ) -> Result<String> {
-        let opts = policy(epsilon, within, allow_scoped, delta)?;
+        let opts = policy(epsilon, within, allow_scoped, delta, MetricPin::FileMetric)?;
         run(py, progress, |p| {
             Ok(audit::json(&audit::audit_with(
                 self.certified.file(),

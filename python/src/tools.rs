@@ -72,7 +72,8 @@ fn import_options(
 
 /// Audit an `mdp/1` file under a pipeline's policy (its ε, scope, δ); the report as JSON.
 #[pyfunction]
-#[pyo3(signature = (path, *, epsilon=None, within=None, allow_scoped=false, delta=None, progress=None))]
+#[pyo3(signature = (path, *, epsilon=None, within=None, allow_scoped=false, delta=None, space=None, require_metric_digest=None, progress=None))]
+#[allow(clippy::too_many_arguments)]
 pub fn audit_file(
     py: Python<'_>,
     path: &str,
@@ -80,9 +81,12 @@ pub fn audit_file(
     within: Option<&str>,
     allow_scoped: bool,
     delta: Option<&str>,
+    space: Option<&Bound<'_, PyAny>>,
+    require_metric_digest: Option<&str>,
     progress: Option<Py<PyAny>>,
 ) -> Result<String> {
-    let opts = policy(epsilon, within, allow_scoped, delta)?;
+    let metric = crate::mechanism::metric_pin(space, require_metric_digest, false, false)?;
+    let opts = policy(epsilon, within, allow_scoped, delta, metric)?;
     run(py, progress, |p| {
         // A JSON file or a large-mechanism container (header + .npy).
         let report = mdp::source::audit_path(path, &Limits::default(), 8_000_000_000, &opts, p)?;
@@ -117,7 +121,7 @@ pub fn audit_matrix(
     let eta = within
         .map(|w| crate::mechanism::q("within", w))
         .transpose()?;
-    let aopts = policy(None, within, false, delta)?;
+    let aopts = policy(None, within, false, delta, Default::default())?;
     run(py, progress, |p| {
         // The claim as a document, the exact matrix beside it (no JSON numbers to write
         // and parse back: the reader's checks apply to it all the same).

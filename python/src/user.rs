@@ -224,7 +224,7 @@ pub fn release_item_wise(
     accountant: &str,
 ) -> Result<(String, String)> {
     let accountant = self::accountant(accountant)?;
-    let opts = crate::mechanism::policy(epsilon, None, false, None)?;
+    let opts = crate::mechanism::policy(epsilon, None, false, None, Default::default())?;
     let (file, eps) = py.detach(|| -> Result<_> {
         let file = mechanism.sampled_file();
         let eps = match &opts.epsilon {

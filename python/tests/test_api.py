@@ -54,7 +54,7 @@ def test_every_family_is_certified(space, build, tmp_path):
     assert md.audit(tmp_path / "m.json", within=m.within).passed
     if m.within is not None:
         assert not md.audit(tmp_path / "m.json").passed
-    back = md.load(tmp_path / "m.json")
+    back = md.load(tmp_path / "m.json", space=space, within=m.within)
     assert np.array_equal(back.matrix, m.matrix) and back.exact(0, 0) == m.exact(0, 0)
 
 

@@ -133,20 +133,20 @@ def test_privatize_a_frame_here_and_on_the_cluster(city):
 
     path, _, _ = city
     df = pd.DataFrame({"id": [f"r{i}" for i in range(600)], "cell": [f"cell{i % 300}" for i in range(600)]})
-    out = mdd.privatize(path, df, "cell", epsilon=1, seed=3)
+    out = mdd.privatize(path, df, "cell", epsilon=1, seed=3, trust_file_metric=True)
     assert list(out.columns) == ["id", "cell", "cell_private"] and list(out["id"]) == list(df["id"])
     assert set(out["cell_private"]) <= {f"cell{i}" for i in range(300)}
     # Reproducible with a seed, and the release is not the identity.
-    again = mdd.privatize(path, df, "cell", epsilon=1, seed=3)
+    again = mdd.privatize(path, df, "cell", epsilon=1, seed=3, trust_file_metric=True)
     assert list(again["cell_private"]) == list(out["cell_private"])
     assert (out["cell"] != out["cell_private"]).mean() > 0.5
     # The gate uses the pipeline's ε, not the file's claim: at 1/2 it refuses.
     with pytest.raises(md.NotPrivate):
-        mdd.privatize(path, df, "cell", epsilon="1/2")
+        mdd.privatize(path, df, "cell", epsilon="1/2", trust_file_metric=True)
     with pytest.raises(md.InputError):
-        mdd.privatize(path, df.assign(cell="nowhere"), "cell", epsilon=1)
+        mdd.privatize(path, df.assign(cell="nowhere"), "cell", epsilon=1, trust_file_metric=True)
     with pytest.raises(md.InputError):
-        mdd.privatize(path, df, "missing", epsilon=1)
+        mdd.privatize(path, df, "missing", epsilon=1, trust_file_metric=True)
 
     import dask.dataframe as dd
     from dask.distributed import Client, LocalCluster
@@ -155,7 +155,7 @@ def test_privatize_a_frame_here_and_on_the_cluster(city):
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
                       dashboard_address="127.0.0.1:0", worker_dashboard_address="127.0.0.1:0") as cluster, \
             Client(cluster, timeout=60) as client:
-        res = mdd.privatize(path, ddf, "cell", epsilon=1, seed=5).compute(timeout=120)
+        res = mdd.privatize(path, ddf, "cell", epsilon=1, seed=5, trust_file_metric=True).compute(timeout=120)
     assert len(res) == 600 and list(res["id"]) == list(df["id"])
     assert set(res["cell_private"]) <= {f"cell{i}" for i in range(300)}
 

@@ -2,11 +2,12 @@
 //! a CSV of numbers), read exactly and turned into `mdp/1` documents
 //! (`spec/mechanism-format.md`, "Importing matrices").
 
-use super::space::{csv_records, file_claim, utf8};
+use super::scale::file_claim;
 use crate::exact::{f64_nearest, parse_rational, q_from_f64, Q};
 use crate::io::{self, input_error, InputError, Limits};
 use crate::mechanism::Matrix;
 use crate::metric::Space;
+use mdp_audit::io::space::{csv_records, utf8};
 use rayon::prelude::*;
 use serde_json::{json, Value};
 

@@ -11,8 +11,9 @@
 
 mod matrix;
 mod repair;
-mod space;
+mod scale;
 
 pub use matrix::*;
+pub use mdp_audit::io::space::*;
 pub use repair::*;
-pub use space::*;
+pub use scale::*;

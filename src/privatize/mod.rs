@@ -273,6 +273,45 @@ pub enum GateError {
     NotPrivate(Box<Report>),
 }
 
+/// Why a sampling gate has no metric to check the file against.
+#[derive(Debug, thiserror::Error)]
+pub enum PinError {
+    /// Neither the pipeline's space, nor a digest, nor an explicit trust in the file's own
+    /// metric was given.
+    #[error("the file's own metric is a claim: give the pipeline's metric (--space SPACE), its digest (--require-metric-digest HEX), or trust the file's metric explicitly (--trust-file-metric)")]
+    Unpinned,
+    /// The digest is not 64 hex digits.
+    #[error("{0}")]
+    Digest(InputError),
+    /// The space could not be read.
+    #[error("{0}")]
+    Space(InputError),
+}
+
+/// The metric a gate that samples accepts (`spec/threat-model.md` §2.1): the pipeline's
+/// space when given (`space`: any form `--space` takes), else the digest, else the file's
+/// own metric only when `trust_file_metric` says so. Without any of them the gate refuses:
+/// a file's metric is as much a claim as its ε, and a forged one (a radius ×1000) makes
+/// the guarantee say almost nothing. Shared by `mdp privatize`, `mdp release item-wise`
+/// and the Python package, so their defaults are one.
+pub fn sampling_pin(
+    space: Option<&str>,
+    digest: Option<&str>,
+    trust_file_metric: bool,
+) -> Result<crate::pin::MetricPin, PinError> {
+    use crate::pin::{parse_digest, MetricPin, PinnedSpace};
+    match (space, digest) {
+        (Some(spec), _) => Ok(MetricPin::Space(std::sync::Arc::new(
+            PinnedSpace::load(spec, &Limits::default()).map_err(PinError::Space)?,
+        ))),
+        (None, Some(hex)) => parse_digest(hex)
+            .map(MetricPin::Digest)
+            .map_err(PinError::Digest),
+        (None, None) if trust_file_metric => Ok(MetricPin::FileMetric),
+        (None, None) => Err(PinError::Unpinned),
+    }
+}
+
 /// Gate then load, the one way a mechanism file reaches a sampler: read `path` (`-`:
 /// standard input) under the default [`Limits`], normalize its rows exactly and audit that
 /// normalized matrix under `policy` (the pipeline's ε and scope, never the file's own

@@ -150,6 +150,17 @@ fn over_memory(n: usize, k: usize, need: u64, max_memory: u64) -> InputError {
     )
 }
 
+/// The header's metric and labels, without reading its matrix (what a cluster's driver
+/// checks against the pipeline's pin, [`crate::pin::check`]).
+pub fn header_metric(
+    header: &Path,
+    v: &Value,
+    limits: &Limits,
+) -> Result<(Geometry, Option<Vec<String>>), InputError> {
+    let c = parse(header, v, limits)?;
+    Ok((c.geometry, c.labels))
+}
+
 /// The header's checks and fields; the matrix is left empty (1 × 1).
 fn parse(header: &Path, v: &Value, limits: &Limits) -> Result<Container, InputError> {
     let o = object(v, "$")?;

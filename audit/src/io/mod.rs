@@ -4,6 +4,7 @@
 pub mod container;
 pub mod lp_dual;
 pub mod npy;
+pub mod space;
 
 use crate::exact::{bits, format_rational, parse_rational, Q};
 use crate::mechanism::{Matrix, Outputs};

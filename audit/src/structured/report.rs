@@ -39,6 +39,14 @@ pub fn audit_container(
     let eps = opts.epsilon.clone().unwrap_or_else(|| c.epsilon.clone());
     let mut checks = Vec::new();
     let mut warnings = c.warnings.clone();
+    let view = crate::pin::View::of_geometry(&c.geometry, c.labels.as_deref());
+    let (metric, metric_digest) = (view.describe(), crate::pin::digest(&view));
+    checks.extend(crate::pin::check(
+        &view,
+        &metric_digest,
+        &opts.metric,
+        crate::io::Limits::default().max_bits,
+    ));
     let mut stats = Stats::default();
     progress.start("audit: exact row sums", None);
     let norm = Normalized::new(&c.matrix);
@@ -142,6 +150,8 @@ pub fn audit_container(
         k,
         epsilon_claimed: f64_nearest(&c.epsilon),
         epsilon_required: (eps != c.epsilon).then(|| f64_nearest(&eps)),
+        metric,
+        metric_digest,
         epsilon_tight,
         delta: f64::NAN,
         epsilon_delta_tight: [None, None],

@@ -382,14 +382,38 @@ def save_container(matrix: Any, space: Any, epsilon: Number, path: Union[str, "o
         return _core.write_container(m, sp, _q(epsilon, "epsilon"), os.fspath(path), progress=cb)
 
 
-def load(path: Union[str, "os.PathLike[str]"], *, epsilon: Optional[Number] = None,
-         within: Optional[Number] = None, allow_scoped: bool = False,
-         progress: Progress = None) -> Mechanism:
-    """Read an ``mdp/1`` file and certify it; with ``epsilon`` / ``within`` it must also
-    pass under that policy (a gate never trusts the file's own claim)."""
+def _pin_space(space: Any) -> Any:
+    """A pin's space for the core: a :class:`Space` as it is, a path as its text."""
+    if space is None or isinstance(space, Space):
+        return space
+    if isinstance(space, (str, os.PathLike)):
+        return os.fspath(space)
+    raise InputError("space", "expected a Space or a path")
+
+
+def load(path: Union[str, "os.PathLike[str]"], *, space: Any = None,
+         require_metric_digest: Optional[str] = None, trust_file_metric: bool = False,
+         epsilon: Optional[Number] = None, within: Optional[Number] = None,
+         allow_scoped: bool = False, progress: Progress = None) -> Mechanism:
+    """Read an ``mdp/1`` file and gate it as ``mdp privatize --mechanism`` does, with the
+    same defaults: the file must pass its audit under the pipeline's policy before it can
+    be sampled.
+
+    The metric: ``space`` (a :class:`Space`, or any form ``--space`` takes: ``builtin:NAME``,
+    a CSV, GeoJSON or JSON file) must equal the file's metric exactly (points, radius,
+    distances and labels), or ``require_metric_digest`` the digest every report prints;
+    without either the file is refused (``InputError`` on ``space``) unless
+    ``trust_file_metric=True`` (a file's own metric is a claim: a radius raised 1000× makes
+    its guarantee say almost nothing). ``epsilon``: the ε it must be proven private at
+    (default: its claim). A file scoped to pairs within η is refused unless ``within``
+    (η ≥ within) or ``allow_scoped`` accepts it.
+    """
     with _progress(progress) as cb:
         return Mechanism(_core.load(
             os.fspath(path),
+            space=_pin_space(space),
+            require_metric_digest=require_metric_digest,
+            trust_file_metric=trust_file_metric,
             epsilon=None if epsilon is None else _q(epsilon, "epsilon"),
             within=None if within is None else _q(within, "within"),
             allow_scoped=allow_scoped, progress=cb,
@@ -410,6 +434,7 @@ def audit(
     outputs_are_inputs: Optional[bool] = None,
     allow_scoped: bool = False,
     max_entries: Optional[int] = None,
+    require_metric_digest: Optional[str] = None,
     progress: Progress = None,
 ) -> Report:
     """Prove (or refute) that ``matrix`` is ε·d private.
@@ -422,6 +447,11 @@ def audit(
     ``max_entries``: the largest n·K of an array, arrays only (default 16·10⁶, as ``mdp-audit
     --max-entries``; the exhaustive audit's memory grows with it: ≈ 0.23 KB an entry at
     n = 5 000). Returns the :class:`Report` whatever the verdict (check ``report.passed``).
+
+    For a file, ``space`` is the pipeline's metric, as ``mdp-audit --space``: the file's
+    metric (points, radius, distances, labels) must equal it exactly, or the report fails
+    its ``metric`` check; ``require_metric_digest`` pins the metric by the digest every
+    report carries (``report.metric_digest``).
     """
     eps = None if epsilon is None else _q(epsilon, "epsilon")
     w = None if within is None else _q(within, "within")
@@ -433,7 +463,12 @@ def audit(
     if isinstance(matrix, (str, os.PathLike)):
         with _progress(progress) as cb:
             return Report(_core.audit_file(os.fspath(matrix), epsilon=eps, within=w,
-                                           allow_scoped=allow_scoped, delta=dl, progress=cb))
+                                           allow_scoped=allow_scoped, delta=dl,
+                                           space=_pin_space(space),
+                                           require_metric_digest=require_metric_digest,
+                                           progress=cb))
+    if require_metric_digest is not None:
+        raise InputError("require_metric_digest", "applies to files (an array's metric is the space given)")
     if space is None or eps is None:
         raise InputError("space" if space is None else "epsilon", "required to audit a matrix")
     if max_entries is not None:

@@ -77,7 +77,8 @@ def _block(header: str, c0: int, c1: int, sums: List[str], epsilon: Optional[str
 
 def audit(header: "os.PathLike[str] | str", *, client: Any = None, blocks: Optional[int] = None,
           shares: Optional[int] = None, epsilon: Any = None,
-          timeout: Optional[float] = None, max_exact_triples: Optional[int] = None) -> Dict[str, Any]:
+          timeout: Optional[float] = None, max_exact_triples: Optional[int] = None,
+          space: Any = None, require_metric_digest: Optional[str] = None) -> Dict[str, Any]:
     """Prove (or refute) the container at ``header`` ε·d private, task by task.
 
     ``client``: a ``dask.distributed.Client`` (None: run here). ``blocks``: how many
@@ -89,12 +90,19 @@ def audit(header: "os.PathLike[str] | str", *, client: Any = None, blocks: Optio
     each phase may wait for its tasks on the cluster (``TimeoutError`` past it).
     ``max_exact_triples``: the exact fallback's budget per task (default 2·10⁸; past it the
     task raises ``InputError``, as ``mdp-audit --max-exact-triples``). Returns
+    ``space`` / ``require_metric_digest``: the pipeline's metric, as for
+    :func:`metricdp.audit` (checked on this process from the header; a different metric
+    fails the verdict, its ``metric_check`` saying where). Returns
     the combined report as a dict:
     ``verdict`` (``pass``/``fail``/``inconclusive``), ``epsilon_tight`` [lo, hi],
     ``witness`` (the failing block's check, with global indices), ``row_sums``, and the
     work (``settled_fraction``, ``exact_triples``, ``seconds_blocks``).
     """
+    from . import _pin_space
+
     path = os.path.abspath(os.fspath(header))
+    metric = json.loads(_core.container_metric(path, space=_pin_space(space),
+                                               require_metric_digest=require_metric_digest))
     n, k, claimed = _core.container_shape(path)
     if epsilon is None:
         eps = claimed
@@ -135,16 +143,23 @@ def audit(header: "os.PathLike[str] | str", *, client: Any = None, blocks: Optio
                                   [max_exact_triples] * w, pure=False))
     report = json.loads(_core.combine_blocks(results, sums, n, k, eps))
     report["header"] = path
+    report["metric"], report["metric_digest"] = metric["metric"], metric["metric_digest"]
+    if metric["check"] is not None:
+        report["metric_check"] = metric["check"]
+        if metric["check"]["verdict"] == "fail":
+            report["verdict"] = "fail"
     return report
 
 
 def _privatize_part(part: Any, header: str, column: str, out: str, epsilon: str, within: Optional[str],
-                    allow_scoped: bool, by_index: bool, seed: Optional[int], partition_info: Any = None) -> Any:
+                    allow_scoped: bool, by_index: bool, seed: Optional[int], space: Optional[str],
+                    digest: Optional[str], trust: bool, partition_info: Any = None) -> Any:
     """One pandas partition: its ``column`` privatized into ``out`` (a Dask task)."""
     if seed is not None and partition_info is not None:
         seed = seed + int(partition_info.get("number", 0))
     values = part[column].tolist()
     result = _core.privatize_container(header, values, epsilon=epsilon, within=within, allow_scoped=allow_scoped,
+                                       space=space, require_metric_digest=digest, trust_file_metric=trust,
                                        seed=seed, by_index=by_index)
     part = part.copy()
     part[out] = [int(x) for x in result] if by_index else result
@@ -153,7 +168,8 @@ def _privatize_part(part: Any, header: str, column: str, out: str, epsilon: str,
 
 def privatize(header: "os.PathLike[str] | str", frame: Any, column: str, *, epsilon: Any, out: Optional[str] = None,
               within: Any = None, allow_scoped: bool = False, by_index: bool = False,
-              seed: Optional[int] = None) -> Any:
+              seed: Optional[int] = None, space: Any = None, require_metric_digest: Optional[str] = None,
+              trust_file_metric: bool = False) -> Any:
     """Apply the container at ``header`` to the records of ``frame[column]`` (input labels,
     or 0-based indices with ``by_index``), adding the released outputs as column ``out``
     (default ``{column}_private``); every other column is kept, so each record keeps its
@@ -163,7 +179,9 @@ def privatize(header: "os.PathLike[str] | str", frame: Any, column: str, *, epsi
     a worker, lazily: call ``.compute()`` or write it out; ``pip install
     metricdp[dataframe]``). On each process the container is
     read and **proven by the structured audit under the pipeline's policy** (``epsilon``
-    required, ``within``/``allow_scoped`` as for :func:`metricdp.audit`) before its first
+    required, ``within``/``allow_scoped`` as for :func:`metricdp.audit`, the metric pinned by
+    ``space`` (a path: each worker reads it) or ``require_metric_digest``, or
+    ``trust_file_metric=True``, as for :func:`metricdp.load`) before its first
     record, then kept: a worker proves once what it samples, and a changed file is proven
     again. Sampling is exact (from the float64 entries the audit proved) and draws from the
     operating system's randomness unless ``seed`` is given (tests only; partition p of a
@@ -179,7 +197,14 @@ def privatize(header: "os.PathLike[str] | str", frame: Any, column: str, *, epsi
         raise InputError("column", f"{column!r} is not a column of the frame")
     if out in frame.columns:
         raise InputError("out", f"{out!r} is already a column of the frame")
-    args = (path, column, out, eps, eta, allow_scoped, by_index, seed)
+    if space is not None and not isinstance(space, (str, os.PathLike)):
+        raise InputError("space", "a path (each worker reads it), not an object")
+    if space is None and require_metric_digest is None and not trust_file_metric:
+        raise InputError("space", "the file's own metric is a claim: give the pipeline's metric (space=), "
+                         "its digest (require_metric_digest=), or trust_file_metric=True")
+    pinned = None if space is None else os.path.abspath(os.fspath(space)) if not os.fspath(space).startswith("builtin:") else os.fspath(space)
+    args = (path, column, out, eps, eta, allow_scoped, by_index, seed, pinned, require_metric_digest,
+            trust_file_metric)
     if hasattr(frame, "map_partitions"):  # a Dask DataFrame
         meta = frame._meta.copy()
         meta[out] = meta[column].iloc[:0].astype("int64" if by_index else "object")

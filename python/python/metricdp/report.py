@@ -29,6 +29,8 @@ class Report:
     * ``loss_max`` (L(M), the worst expected loss), ``loss_quantile``, ``expected_loss``.
     * ``lower_bound``: the certified lower bound on the loss of every private mechanism
       (LP dual, packing or Benders certificate), ``gap``: ``loss_max[1] − lower_bound``.
+    * ``metric``, ``metric_digest``: the file's metric in one line and its digest (what
+      ``require_metric_digest`` pins).
     * ``witness``: the failing check's witness (``u``, ``v``, ``w`` …), or None.
     * ``checks``, ``warnings``, ``stats``, ``meta``: as in the JSON; ``json`` the JSON itself.
     """
@@ -54,6 +56,8 @@ class Report:
         self.stats: Dict[str, Any] = d.get("stats", {})
         self.meta: Optional[Dict[str, Any]] = d.get("meta")
         self.unit: Optional[str] = d.get("unit")
+        self.metric: Optional[str] = d.get("metric")
+        self.metric_digest: Optional[str] = d.get("metric_digest")
 
     @property
     def passed(self) -> bool:

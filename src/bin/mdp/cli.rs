@@ -475,3 +475,34 @@ pub(crate) enum Mechanism {
         solver: SolverArg,
     },
 }
+
+/// The metric a gate that samples accepts, besides `--space` (`mdp privatize --mechanism`,
+/// `mdp release item-wise`): [`mdp::privatize::sampling_pin`].
+#[derive(clap::Args)]
+pub(crate) struct PinArgs {
+    /// Refuse the mechanism unless its metric has this digest (the `metric_digest` that
+    /// mdp-audit prints; 64 hex digits). Instead of --space.
+    #[arg(long, value_name = "HEX", conflicts_with = "space")]
+    pub require_metric_digest: Option<String>,
+    /// Take the file's own metric as the pipeline's, unchecked (without --space or
+    /// --require-metric-digest the mechanism is refused: a file's metric is a claim).
+    #[arg(long, conflicts_with_all = ["space", "require_metric_digest"])]
+    pub trust_file_metric: bool,
+}
+
+impl PinArgs {
+    /// The pin for the pipeline's `--space`, if given.
+    pub(crate) fn pin(&self, space: Option<&str>) -> Result<mdp::pin::MetricPin, String> {
+        use mdp::privatize::PinError;
+        mdp::privatize::sampling_pin(
+            space,
+            self.require_metric_digest.as_deref(),
+            self.trust_file_metric,
+        )
+        .map_err(|e| match e {
+            PinError::Unpinned => format!("--space: {e}"),
+            PinError::Digest(e) => format!("--{e}"),
+            PinError::Space(e) => e.to_string(),
+        })
+    }
+}

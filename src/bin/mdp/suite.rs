@@ -33,11 +33,13 @@ pub struct PrivatizeArgs {
     /// --epsilon; floating-point samplers, not an audited matrix).
     #[arg(long, value_enum)]
     sampler: Option<SamplerArg>,
-    /// The space: for --sampler, the space to sample on (required); with
-    /// --mechanism, a space with labels (builtin, CSV, GeoJSON) that must equal the file's
-    /// metric.
+    /// The space: for --sampler, the space to sample on (required); with --mechanism,
+    /// the pipeline's metric (builtin, CSV, GeoJSON, JSON): the file's metric, points and
+    /// labels must equal it exactly, or the file is refused (a file's metric is a claim).
     #[arg(long)]
     space: Option<String>,
+    #[command(flatten)]
+    pin: crate::cli::PinArgs,
     /// Privacy level ε > 0 of --sampler.
     #[arg(long)]
     epsilon: Option<String>,
@@ -160,6 +162,7 @@ fn privatize_policy(a: &PrivatizeArgs) -> Result<audit::Options, String> {
                 .transpose()?,
             a.allow_scoped,
         ),
+        metric: a.pin.pin(a.space.as_deref())?,
         ..audit::Options::default()
     })
 }
@@ -324,9 +327,6 @@ fn mechanism_source(path: &str, a: &PrivatizeArgs) -> Result<Result<Source, i32>
             }))
         }
         GatedSource::Container(c) => {
-            if a.space.is_some() {
-                return Err("--space: a container names its inputs by its own labels (give --labels to rename them)".into());
-            }
             let n = c.container.geometry.n();
             let space = match &c.container.geometry {
                 mdp::io::container::Geometry::Points(s) => Some(s.clone()),

@@ -182,9 +182,12 @@ pub(crate) struct ItemWiseArgs {
     /// The ε per unit of distance the pipeline requires.
     #[arg(long)]
     require_epsilon: Option<String>,
-    /// A space with labels equal to the mechanism's metric (items named by label).
+    /// The pipeline's metric (builtin, CSV, GeoJSON, JSON): the mechanism's metric,
+    /// points and labels must equal it exactly (items are named by its labels).
     #[arg(long)]
     space: Option<String>,
+    #[command(flatten)]
+    pin: crate::cli::PinArgs,
     /// The item-level δ of the shuffle theorem.
     #[arg(long, default_value = "1e-9")]
     delta: String,
@@ -489,6 +492,7 @@ fn item_wise(a: &ItemWiseArgs) -> Result<i32, String> {
             .as_deref()
             .map(|e| q("require-epsilon", e))
             .transpose()?,
+        metric: a.pin.pin(a.space.as_deref())?,
         ..audit::Options::default()
     };
     let refusal = "does not pass the audit; refusing to use it";

@@ -1,6 +1,6 @@
 //! Spaces users bring: `builtin:NAME`, CSV and GeoJSON files of points, JSON metric objects
-//! and `mdp/1` files ([`load_space_with_labels`]); scaling a space by ε for matrices whose
-//! metric already includes it.
+//! and `mdp/1` files ([`load_space_with_labels`]). In the kernel because a pipeline's own
+//! space pins the metric a gate accepts (`mdp-audit --space`, [`crate::pin`]).
 
 use crate::exact::{format_rational, parse_rational, Q};
 use crate::io::{self, input_error, InputError, Limits};
@@ -48,8 +48,8 @@ pub fn load_space_with_labels(
 pub fn load_geometry(
     spec: &str,
     limits: &Limits,
-) -> Result<(mdp_audit::io::container::Geometry, Option<Vec<String>>), InputError> {
-    use mdp_audit::io::container::{self, Geometry};
+) -> Result<(crate::io::container::Geometry, Option<Vec<String>>), InputError> {
+    use crate::io::container::{self, Geometry};
     let unbounded = Limits {
         max_entries: u64::MAX,
         ..*limits
@@ -133,7 +133,7 @@ pub fn csv_records(text: &str, name: &str) -> Result<Vec<Record>, InputError> {
     }
 }
 
-pub(super) fn utf8<'a>(bytes: &'a [u8], name: &str) -> Result<&'a str, InputError> {
+pub fn utf8<'a>(bytes: &'a [u8], name: &str) -> Result<&'a str, InputError> {
     std::str::from_utf8(bytes).map_err(|e| input_error(name, format!("not UTF-8 text: {e}")))
 }
 
@@ -443,55 +443,4 @@ pub fn space_from_geojson(
     let space =
         Space::from_points(MetricKind::Haversine, pts, None).map_err(|e| metric_error(name, e))?;
     Ok((space, labels))
-}
-
-/// The same space with every distance multiplied by `factor` > 0, exactly: coordinates
-/// scaled (euclidean, manhattan, chebyshev), the radius scaled (haversine), the table scaled
-/// (explicit; a graph becomes its explicit shortest-path table).
-pub fn scale_space(space: &Space, factor: &Q) -> Result<Space, InputError> {
-    assert!(*factor > 0u32);
-    let n = space.n();
-    let r = match space.kind() {
-        MetricKind::Haversine => Space::from_points(
-            MetricKind::Haversine,
-            space.points()[..n].to_vec(),
-            Some(space.radius() * factor),
-        ),
-        MetricKind::Explicit | MetricKind::Graph => Space::from_table(
-            space
-                .table()
-                .chunks(n)
-                .map(|row| row.iter().map(|d| d * factor).collect())
-                .collect(),
-        ),
-        kind => Space::from_points(
-            kind,
-            space.points()[..n]
-                .iter()
-                .map(|p| p.iter().map(|x| x * factor).collect())
-                .collect(),
-            None,
-        ),
-    };
-    r.map_err(|e| metric_error("metric", e))
-}
-
-/// The (ε, metric) pair a file states. Without `eps_in_metric`, `(epsilon, space)`: the
-/// matrix is claimed ε·d private for the space's d. With it, the space's distances already
-/// include ε (libqif's convention: its mechanisms and checks take the metric d′ = ε·d and
-/// guarantee 1·d′ privacy), and the file states the same guarantee as `(epsilon, space/ε)`,
-/// with distances (and so losses) in the plain units.
-pub fn file_claim(
-    space: &Space,
-    epsilon: &Q,
-    eps_in_metric: bool,
-) -> Result<(Q, Space), InputError> {
-    if eps_in_metric {
-        Ok((
-            epsilon.clone(),
-            scale_space(space, &(Q::from(1u32) / epsilon))?,
-        ))
-    } else {
-        Ok((epsilon.clone(), space.clone()))
-    }
 }

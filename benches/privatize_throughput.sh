@@ -13,7 +13,7 @@ $mdp build exponential --space builtin:rome100 --epsilon 0.5 -o "$work/mech.json
 python3 - "$work" "$n" <<'PY'
 import csv, random, sys
 work, n = sys.argv[1], int(sys.argv[2])
-labels = [r[0] for r in list(csv.reader(open("src/builtin/rome100.csv")))[1:]]
+labels = [r[0] for r in list(csv.reader(open("audit/src/builtin/rome100.csv")))[1:]]
 rng = random.Random(1)
 with open(f"{work}/rec.txt", "w") as f:
     for _ in range(n):

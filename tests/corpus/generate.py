@@ -187,7 +187,7 @@ def plant(metric, eps, rel, name, real=False):
 metric = {"kind": "euclidean", "points": rand_points(12, 2)}
 for rel, tag in [("1e-12", "1e-12"), ("1e-6", "1e-6"), ("1", "1")]:
     plant(metric, "1.5", rel, f"planted_euclidean_{tag}.json")
-rome = [l.split(",") for l in open(os.path.join(HERE, "../../src/builtin/rome100.csv")).read().split()[1:21]]
+rome = [l.split(",") for l in open(os.path.join(HERE, "../../audit/src/builtin/rome100.csv")).read().split()[1:21]]
 metric_rome = {"kind": "haversine", "points": [[r[1], r[2]] for r in rome]}
 for rel, tag in [("1e-12", "1e-12"), ("1e-6", "1e-6"), ("1", "1")]:
     plant(metric_rome, "0.4", rel, f"planted_rome_{tag}.json")

@@ -577,7 +577,12 @@ def privatize(mechanism: Mechanism, records: Any, *, seed: Optional[int] = None,
 
 
 def _apply(mechanism: Mechanism, values: List[Any], seed: Optional[int]) -> List[Any]:
-    if all(isinstance(v, str) for v in values) and values:
+    if any(isinstance(v, str) for v in values):
+        # Records named by label: the first that is not a label (None, NaN, a number) is the
+        # bad record, wherever it stands.
+        for i, v in enumerate(values):
+            if not isinstance(v, str):
+                raise InputError(f"records[{i}]", f"expected an input label, found {v!r}")
         return mechanism._m.sample_labels(values, seed)
     ints = []
     for i, v in enumerate(values):

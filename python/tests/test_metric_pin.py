@@ -1,0 +1,75 @@
+"""The pipeline's metric, pinned (issue 53): Python means what the command line means.
+A file that forges its metric is refused by ``load`` unless the metric is pinned or trusted
+explicitly, fails ``audit(path, space=...)``, and the digest every report carries pins it."""
+
+import json
+
+import numpy as np
+import pytest
+
+import metricdp as md
+
+PTS = [[40.7128, -74.0060], [40.7306, -73.9866], [40.7580, -73.9855], [40.7061, -74.0087]]
+LABELS = ["c0", "c1", "c2", "c3"]
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    d = tmp_path_factory.mktemp("pin")
+    space = md.space(np.array(PTS), "haversine", labels=LABELS)
+    mech = md.exponential(space, 1, progress=False)
+    genuine = d / "genuine.json"
+    mech.save(genuine)
+    doc = json.loads(genuine.read_text())
+    doc["metric"]["radius"] = "6371008.8"  # every distance 1000× larger
+    n = len(PTS)
+    doc["matrix"] = [["99/100" if i == j else f"1/{100 * (n - 1)}" for j in range(n)] for i in range(n)]
+    forged = d / "forged.json"
+    forged.write_text(json.dumps(doc))
+    space_file = d / "space.json"
+    space_file.write_text(json.dumps({"kind": "haversine", "points": PTS, "labels": LABELS}))
+    return space, genuine, forged, space_file
+
+
+def test_load_refuses_an_unpinned_file_as_the_cli_does(files):
+    space, genuine, forged, space_file = files
+    with pytest.raises(md.InputError) as e:
+        md.load(forged)
+    assert e.value.field == "space" and "trust_file_metric=True" in str(e.value)
+    with pytest.raises(md.NotPrivate):
+        md.load(forged, space=space)
+    with pytest.raises(md.NotPrivate):
+        md.load(forged, space=space_file)
+    assert md.load(genuine, space=space).n == len(PTS)
+    assert md.load(genuine, space=str(space_file)).n == len(PTS)
+    # The forgery is private for its own metric: trusting it is the caller's explicit choice.
+    assert md.load(forged, trust_file_metric=True).n == len(PTS)
+
+
+def test_audit_pins_the_metric_by_space_or_digest(files):
+    space, genuine, forged, space_file = files
+    good = md.audit(genuine)
+    assert good.passed and len(good.metric_digest) == 64 and "haversine" in good.metric
+    assert md.audit(forged).passed  # the file's own claim: the hole the pin closes
+    bad = md.audit(forged, space=space_file)
+    assert not bad.passed
+    check = next(c for c in bad.checks if c["name"] == "metric")
+    assert check["verdict"] == "fail" and "radius" in check["detail"]
+    assert not md.audit(forged, require_metric_digest=good.metric_digest).passed
+    assert md.audit(genuine, require_metric_digest=good.metric_digest).passed
+    assert md.load(genuine, require_metric_digest=good.metric_digest).n == len(PTS)
+    with pytest.raises(md.InputError):
+        md.audit(genuine, require_metric_digest="12ab")
+
+
+def test_a_bad_record_is_named_where_it_stands(files):
+    space, genuine, _, _ = files
+    mech = md.load(genuine, space=space)
+    with pytest.raises(md.InputError) as e:
+        md.privatize(mech, ["c0", None])
+    assert e.value.field == "records[1]"
+    import pandas as pd
+
+    with pytest.raises(md.InputError) as e:
+        md.privatize(mech, pd.Series(["c0", "c1", np.nan]))
+    assert e.value.field == "records[2]"

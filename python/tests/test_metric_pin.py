@@ -73,3 +73,17 @@ def test_a_bad_record_is_named_where_it_stands(files):
     with pytest.raises(md.InputError) as e:
         md.privatize(mech, pd.Series(["c0", "c1", np.nan]))
     assert e.value.field == "records[2]"
+
+
+def test_from_dataframe_reads_latitude_and_longitude_by_name():
+    import pandas as pd
+
+    df = pd.DataFrame({"lng": [-74.0060, -73.9866], "lat": [40.7128, 40.7306]})
+    s = md.from_dataframe(df, ["lat", "lng"])
+    swapped = md.from_dataframe(df, ["lng", "lat"], metric="haversine")
+    km = md.space(np.array([[40.7128, -74.0060], [40.7306, -73.9866]]), "haversine")
+    for sp in (s, swapped):
+        assert sp.distance(0, 1) == pytest.approx(km.distance(0, 1), rel=1e-12)
+    assert 2 < s.distance(0, 1) < 3  # km, not degrees
+    with pytest.warns(UserWarning, match="per degree"):
+        md.from_dataframe(df, ["lat", "lng"], metric="euclidean")

@@ -133,12 +133,28 @@ def from_dataframe(
     radius: Optional[Number] = None,
     name: Optional[str] = None,
 ) -> Space:
-    """A space from a pandas DataFrame: coordinates from ``columns`` (``["lat", "lon"]``
-    for haversine, the default metric when the columns are named so; else euclidean),
-    labels from the ``label`` column (else the index, when it is not a plain range)."""
+    """A space from a pandas DataFrame: coordinates from ``columns``, labels from the
+    ``label`` column (else the index, when it is not a plain range).
+
+    Two columns named as latitude and longitude (``lat``/``latitude`` and
+    ``lon``/``lng``/``long``/``longitude``, any case, any order) give a haversine space in km,
+    the columns put in (latitude, longitude) order, as ``--space FILE.csv`` does on the
+    command line; other columns give a euclidean space. ``metric`` overrides; a
+    non-haversine metric on latitude/longitude columns warns (ε would be per degree)."""
     cols = list(columns)
+    lat = [c for c in cols if str(c).lower() in _LAT]
+    lon = [c for c in cols if str(c).lower() in _LON]
+    geographic = len(cols) == 2 and len(lat) == 1 and len(lon) == 1
     if metric is None:
-        metric = "haversine" if [c.lower() for c in cols] in (["lat", "lon"], ["latitude", "longitude"]) else "euclidean"
+        metric = "haversine" if geographic else "euclidean"
+    if geographic and metric == "haversine":
+        cols = [lat[0], lon[0]]
+    elif geographic:
+        import warnings
+
+        warnings.warn(f"columns {cols} look like latitude and longitude in degrees, but the metric is "
+                      f"{metric!r}: distances (and ε) are then per degree, not per km; "
+                      "use metric='haversine' for great-circle km", stacklevel=2)
     for c in cols + ([label] if label else []):
         if c not in df.columns:
             raise InputError(str(c), "no such column")
@@ -150,6 +166,10 @@ def from_dataframe(
         labels = None
     return space(df[cols].to_numpy(dtype=np.float64), metric, labels=labels, radius=radius,
                  name=name or f"DataFrame columns {cols}")
+
+
+_LAT = ("lat", "latitude")
+_LON = ("lon", "lng", "long", "longitude")
 
 
 def _is_range_index(index: Any) -> bool:

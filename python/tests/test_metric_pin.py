@@ -20,14 +20,16 @@ def files(tmp_path_factory):
     mech = md.exponential(space, 1, progress=False)
     genuine = d / "genuine.json"
     mech.save(genuine)
-    doc = json.loads(genuine.read_text())
+    # Numbers kept as their literal text (mdp/1 reads strings exactly): a float round trip
+    # would turn the float64 point 40.712799999999998… into 40.7128, another point.
+    doc = json.loads(genuine.read_text(), parse_float=str)
+    space_file = d / "space.json"
+    space_file.write_text(json.dumps(doc["metric"]))
     doc["metric"]["radius"] = "6371008.8"  # every distance 1000× larger
     n = len(PTS)
     doc["matrix"] = [["99/100" if i == j else f"1/{100 * (n - 1)}" for j in range(n)] for i in range(n)]
     forged = d / "forged.json"
     forged.write_text(json.dumps(doc))
-    space_file = d / "space.json"
-    space_file.write_text(json.dumps({"kind": "haversine", "points": PTS, "labels": LABELS}))
     return space, genuine, forged, space_file
 
 

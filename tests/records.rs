@@ -162,6 +162,38 @@ fn csv_blank_lines_are_reported_not_silently_dropped() {
     );
 }
 
+/// Issue 53: CSV written by Python's `csv` module or Excel ends lines with CRLF (or, rarely,
+/// a lone CR); errors and the `--skip-bad` report name the same line as for LF.
+#[test]
+fn line_numbers_are_the_same_for_lf_crlf_and_cr() {
+    let (mech, labels) = cities("line_numbers_are_the_same_for_lf_crlf_and_cr");
+    let args = [
+        "privatize",
+        "--trust-file-metric",
+        "--mechanism",
+        &mech,
+        "--labels",
+        &labels,
+        "--format",
+        "csv",
+        "--column",
+        "poi",
+        "--skip-bad",
+    ];
+    for end in ["\n", "\r\n", "\r"] {
+        let input = ["id,poi", "1,rome", "", "2,\"paris\"", "3,milan", ""].join(end);
+        let (code, out, err) = mdp(&args, &input);
+        assert_eq!(code, 0, "{end:?}: {err}");
+        assert!(
+            err.contains("2 records skipped")
+                && err.contains("line 3: blank")
+                && err.contains("line 4: unknown"),
+            "{end:?}: {err}"
+        );
+        assert_eq!(out.lines().count(), 4, "{end:?}: {out}");
+    }
+}
+
 #[test]
 fn snapping_has_a_limit_reads_a_header_and_reports_distances() {
     let (mech, _) = cities("snapping_has_a_limit_reads_a_header_and_reports_distances");

@@ -303,10 +303,20 @@ impl State<'_, '_> {
         rng: &mut R,
     ) -> Result<(), RecordError> {
         let blanks = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+        let starts = std::rc::Rc::new(std::cell::RefCell::new(std::collections::VecDeque::new()));
         let mut rdr = csv::ReaderBuilder::new()
             .has_headers(true)
             .flexible(false)
-            .from_reader(BlankLines::new(input, blanks.clone()));
+            .from_reader(BlankLines::new(input, blanks.clone(), starts.clone()));
+        // The line a record starts on, from its byte offset: the csv crate's own line count
+        // is one short after CRLF line ends (issue 53), so the lines are counted here.
+        let line_of = |p: &csv::Position| -> usize {
+            let mut q = starts.borrow_mut();
+            while q.front().is_some_and(|&(at, _)| at < p.byte()) {
+                q.pop_front();
+            }
+            q.front().map_or(p.line() as usize, |&(_, line)| line)
+        };
         let headers = rdr
             .headers()
             .map_err(|e| at(1)(format!("not CSV: {e}")))?
@@ -342,7 +352,7 @@ impl State<'_, '_> {
         loop {
             let more = rdr.read_record(&mut record);
             let upto = match &more {
-                Ok(true) => record.position().map_or(usize::MAX, |p| p.line() as usize),
+                Ok(true) => record.position().map_or(usize::MAX, line_of),
                 _ => usize::MAX,
             };
             let before: Vec<usize> = {
@@ -357,16 +367,16 @@ impl State<'_, '_> {
                 Ok(false) => break,
                 Ok(true) => {}
                 Err(e) => {
-                    let line = e.position().map_or(0, |p| p.line() as usize);
+                    let line = e.position().map_or(0, line_of);
                     return Err(RecordError {
                         line,
                         message: format!("not CSV: {e}"),
                     });
                 }
             }
-            let line = record.position().map_or(0, |p| p.line());
+            let line = record.position().map_or(0, line_of);
             let fields: Vec<&str> = idx.iter().map(|&i| &record[i]).collect();
-            let text = match self.release(sampler, line as usize, Raw::Fields(fields), rng)? {
+            let text = match self.release(sampler, line, Raw::Fields(fields), rng)? {
                 Some(r) => r.text(),
                 None => String::new(),
             };
@@ -435,10 +445,15 @@ impl State<'_, '_> {
 }
 
 /// A reader that notes the 1-based numbers of blank lines (outside quoted CSV fields) in
-/// the bytes it passes on: an empty line, or one of only a carriage return.
+/// the bytes it passes on: an empty line, or one of only a carriage return; and where each
+/// line's content starts outside quotes (byte offset, line), so a record's line follows
+/// from its byte offset whatever the line ends (LF, CRLF, CR-free).
 struct BlankLines<R> {
     inner: R,
     blanks: std::rc::Rc<std::cell::RefCell<Vec<usize>>>,
+    starts: std::rc::Rc<std::cell::RefCell<std::collections::VecDeque<(u64, usize)>>>,
+    /// Bytes passed on so far.
+    pos: u64,
     line: usize,
     /// Bytes of the current line so far (a lone '\r' does not count).
     width: usize,
@@ -446,18 +461,39 @@ struct BlankLines<R> {
     /// csv crate: `Rome,5"` has a literal quote).
     quoted: bool,
     field_start: bool,
+    /// The last byte was a CR (a line end unless an LF follows).
+    pending_cr: bool,
 }
 
 impl<R: Read> BlankLines<R> {
-    fn new(inner: R, blanks: std::rc::Rc<std::cell::RefCell<Vec<usize>>>) -> Self {
+    fn new(
+        inner: R,
+        blanks: std::rc::Rc<std::cell::RefCell<Vec<usize>>>,
+        starts: std::rc::Rc<std::cell::RefCell<std::collections::VecDeque<(u64, usize)>>>,
+    ) -> Self {
         BlankLines {
             inner,
             blanks,
+            starts,
+            pos: 0,
             line: 1,
             width: 0,
             quoted: false,
             field_start: true,
+            pending_cr: false,
         }
+    }
+}
+
+impl<R: Read> BlankLines<R> {
+    /// A line break (LF, the LF of a CRLF, or a lone CR): a blank line is noted.
+    fn end_line(&mut self) {
+        if self.width == 0 && !self.quoted {
+            self.blanks.borrow_mut().push(self.line);
+        }
+        self.line += 1;
+        self.width = 0;
+        self.field_start = !self.quoted;
     }
 }
 
@@ -465,21 +501,23 @@ impl<R: Read> Read for BlankLines<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let n = self.inner.read(buf)?;
         for &b in &buf[..n] {
+            // A CR not followed by LF ends a line of its own (classic Mac line ends).
+            if self.pending_cr && b != b'\n' {
+                self.end_line();
+            }
+            self.pending_cr = false;
+            if self.width == 0 && !self.quoted && b != b'\n' && b != b'\r' {
+                self.starts.borrow_mut().push_back((self.pos, self.line));
+            }
+            self.pos += 1;
             match b {
                 b'"' if self.quoted || self.field_start => {
                     self.quoted = !self.quoted;
                     self.width += 1;
                     self.field_start = false;
                 }
-                b'\n' => {
-                    if self.width == 0 && !self.quoted {
-                        self.blanks.borrow_mut().push(self.line);
-                    }
-                    self.line += 1;
-                    self.width = 0;
-                    self.field_start = !self.quoted;
-                }
-                b'\r' => {}
+                b'\n' => self.end_line(),
+                b'\r' => self.pending_cr = true,
                 b',' => {
                     self.width += 1;
                     self.field_start = !self.quoted;

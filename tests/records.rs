@@ -54,11 +54,23 @@ fn csv_rows_come_back_whole_with_their_release() {
         input,
     );
     assert_eq!(code, 0, "{err}");
+    // The release replaces the secret column (issue 53); --keep-input keeps it beside.
+    assert_eq!(
+        out,
+        "user_id,note,poi_private\nu1,a,milan\nu2,\"b, quoted\",rome\nu3,c,naples\n"
+    );
+    assert!(err.contains("3 records released"), "{err}");
+    let (code, out, err) = privatize(
+        &mech,
+        &labels,
+        &["--format", "csv", "--column", "poi", "--keep-input"],
+        input,
+    );
+    assert_eq!(code, 0, "{err}");
     assert_eq!(
         out,
         "user_id,poi,note,poi_private\nu1,milan,a,milan\nu2,rome,\"b, quoted\",rome\nu3,naples,c,naples\n"
     );
-    assert!(err.contains("3 records released"), "{err}");
     // A column that is not there is named with the header it has.
     let (code, _, err) = privatize(
         &mech,
@@ -88,10 +100,22 @@ fn json_lines_keep_every_field() {
     assert_eq!(rows.len(), 2);
     assert_eq!(
         rows[0],
-        json!({"id": 7, "poi": "naples", "t": [1, 2], "poi_private": "naples"})
+        json!({"id": 7, "t": [1, 2], "poi_private": "naples"})
     );
     assert_eq!(rows[1]["id"], 8);
     assert_eq!(rows[1]["poi_private"], "rome");
+    let (code, out, err) = privatize(
+        &mech,
+        &labels,
+        &["--format", "jsonl", "--field", "poi", "--keep-input"],
+        input,
+    );
+    assert_eq!(code, 0, "{err}");
+    let first: Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    assert_eq!(
+        first,
+        json!({"id": 7, "poi": "naples", "t": [1, 2], "poi_private": "naples"})
+    );
 }
 
 #[test]
@@ -155,7 +179,7 @@ fn csv_blank_lines_are_reported_not_silently_dropped() {
     skip.push("--skip-bad");
     let (code, out, err) = mdp(&skip, input);
     assert_eq!(code, 0, "{err}");
-    assert_eq!(out, "id,poi,poi_private\n1,rome,rome\n2,milan,milan\n");
+    assert_eq!(out, "id,poi_private\n1,rome\n2,milan\n");
     assert!(
         err.contains("1 records skipped") && err.contains("line 3"),
         "{err}"
@@ -262,10 +286,8 @@ fn snapping_has_a_limit_reads_a_header_and_reports_distances() {
         "id,lat,lon\na,40.9,14.3\n",
     );
     assert_eq!(code, 0, "{err}");
-    assert_eq!(
-        out,
-        "id,lat,lon,lat_lon_private\na,40.9,14.3,\"40.85,14.27\"\n"
-    );
+    // The released point in columns of its own, in place of the true ones.
+    assert_eq!(out, "id,lat_private,lon_private\na,40.85,14.27\n");
 }
 
 /// Issue 33: the space's labels are stored in the file (`metric.labels`) and used: the

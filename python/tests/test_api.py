@@ -123,7 +123,10 @@ def test_privatize_every_record_type(opt):
     assert list(out.index) == [10, 20, 30] and out.name == "poi_private"
     df = pd.DataFrame({"poi": ["a", "d"], "user": [7, 8]}, index=["r1", "r2"])
     got = md.privatize(opt, df, column="poi", seed=2)
-    assert list(got.columns) == ["poi", "user", "poi_private"] and list(got.index) == ["r1", "r2"]
+    # The release replaces the secret column, as `mdp privatize --format csv` writes it.
+    assert list(got.columns) == ["user", "poi_private"] and list(got.index) == ["r1", "r2"]
+    kept = md.privatize(opt, df, column="poi", seed=2, keep_input=True)
+    assert list(kept.columns) == ["poi", "user", "poi_private"]
     # The pipeline's policy gates the mechanism.
     with pytest.raises(md.NotPrivate):
         md.privatize(opt, [0], epsilon=0.4)

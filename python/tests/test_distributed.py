@@ -133,11 +133,13 @@ def test_privatize_a_frame_here_and_on_the_cluster(city):
 
     path, _, _ = city
     df = pd.DataFrame({"id": [f"r{i}" for i in range(600)], "cell": [f"cell{i % 300}" for i in range(600)]})
-    out = mdd.privatize(path, df, "cell", epsilon=1, seed=3, trust_file_metric=True)
+    out = mdd.privatize(path, df, "cell", epsilon=1, seed=3, trust_file_metric=True, keep_input=True)
     assert list(out.columns) == ["id", "cell", "cell_private"] and list(out["id"]) == list(df["id"])
+    released = mdd.privatize(path, df, "cell", epsilon=1, seed=3, trust_file_metric=True)
+    assert list(released.columns) == ["id", "cell_private"]
     assert set(out["cell_private"]) <= {f"cell{i}" for i in range(300)}
     # Reproducible with a seed, and the release is not the identity.
-    again = mdd.privatize(path, df, "cell", epsilon=1, seed=3, trust_file_metric=True)
+    again = mdd.privatize(path, df, "cell", epsilon=1, seed=3, trust_file_metric=True, keep_input=True)
     assert list(again["cell_private"]) == list(out["cell_private"])
     assert (out["cell"] != out["cell_private"]).mean() > 0.5
     # The gate uses the pipeline's ε, not the file's claim: at 1/2 it refuses.
@@ -156,7 +158,7 @@ def test_privatize_a_frame_here_and_on_the_cluster(city):
                       dashboard_address="127.0.0.1:0", worker_dashboard_address="127.0.0.1:0") as cluster, \
             Client(cluster, timeout=60) as client:
         res = mdd.privatize(path, ddf, "cell", epsilon=1, seed=5, trust_file_metric=True).compute(timeout=120)
-    assert len(res) == 600 and list(res["id"]) == list(df["id"])
+    assert len(res) == 600 and list(res["id"]) == list(df["id"]) and "cell" not in res.columns
     assert set(res["cell_private"]) <= {f"cell{i}" for i in range(300)}
 
 

@@ -87,6 +87,9 @@ pub struct Options<'a> {
     /// The release written for each output column of the mechanism.
     pub releases: &'a [Release],
     pub on_bad: OnBad,
+    /// Keep the true record (CSV columns, the JSON field) beside its release. Off by
+    /// default (issue 53): a released file holds the release in place of the secret.
+    pub keep_input: bool,
 }
 
 /// Lines skipped ([`OnBad::Skip`]): how many, and the first [`SKIPS_KEPT`] with why.
@@ -336,13 +339,30 @@ impl State<'_, '_> {
                 })
             })
             .collect::<Result<_, _>>()?;
-        let added = format!("{}_private", columns.join("_"));
-        if headers.iter().any(|h| h == added) {
-            return Err(at(1)(format!("the input already has a column {added:?}")));
+        // The release's columns: one per coordinate column when points are released into
+        // as many columns (`lat_private`, `lon_private`), else one (`poi_private`).
+        let split = match self.opts.releases.first() {
+            Some(Release::Point(p)) => p.len() == columns.len() && columns.len() > 1,
+            _ => false,
+        };
+        let added: Vec<String> = if split {
+            columns.iter().map(|c| format!("{c}_private")).collect()
+        } else {
+            vec![format!("{}_private", columns.join("_"))]
+        };
+        if let Some(a) = added
+            .iter()
+            .find(|a| headers.iter().any(|h| h == a.as_str()))
+        {
+            return Err(at(1)(format!("the input already has a column {a:?}")));
         }
+        // The columns written back: all, or all but the record's own.
+        let kept: Vec<usize> = (0..headers.len())
+            .filter(|i| self.opts.keep_input || !idx.contains(i))
+            .collect();
         let mut wtr = csv::WriterBuilder::new().from_writer(out);
-        let mut head: Vec<&str> = headers.iter().collect();
-        head.push(&added);
+        let mut head: Vec<&str> = kept.iter().map(|&i| &headers[i]).collect();
+        head.extend(added.iter().map(String::as_str));
         wtr.write_record(&head).map_err(write_error)?;
         // The csv reader passes over blank lines without a record: `BlankLines` notes them
         // as the bytes go by, and each is reported (or skipped) before the next record.
@@ -376,12 +396,13 @@ impl State<'_, '_> {
             }
             let line = record.position().map_or(0, line_of);
             let fields: Vec<&str> = idx.iter().map(|&i| &record[i]).collect();
-            let text = match self.release(sampler, line, Raw::Fields(fields), rng)? {
-                Some(r) => r.text(),
-                None => String::new(),
+            let texts: Vec<String> = match self.release(sampler, line, Raw::Fields(fields), rng)? {
+                Some(Release::Point(p)) if split => p.iter().map(f64::to_string).collect(),
+                Some(r) => vec![r.text()],
+                None => vec![String::new(); added.len()],
             };
-            let mut row: Vec<&str> = record.iter().collect();
-            row.push(&text);
+            let mut row: Vec<&str> = kept.iter().map(|&i| &record[i]).collect();
+            row.extend(texts.iter().map(String::as_str));
             wtr.write_record(&row).map_err(write_error)?;
         }
         wtr.flush().map_err(write_error)?;
@@ -436,6 +457,9 @@ impl State<'_, '_> {
                     }
                 }
             };
+            if !self.opts.keep_input {
+                obj.remove(field);
+            }
             obj.insert(added.clone(), release);
             serde_json::to_writer(&mut *out, &Value::Object(obj)).map_err(write_error)?;
             out.write_all(b"\n").map_err(write_error)?;

@@ -558,13 +558,15 @@ def repair(matrix: Any, space: Any, epsilon: Number, *, tolerance: float = 1e-3,
 
 def privatize(mechanism: Mechanism, records: Any, *, seed: Optional[int] = None,
               column: Optional[str] = None, suffix: str = "_private",
-              epsilon: Optional[Number] = None, within: Optional[Number] = None) -> Any:
+              epsilon: Optional[Number] = None, within: Optional[Number] = None,
+              keep_input: bool = False) -> Any:
     """Apply ``mechanism`` to ``records``: each input replaced by an output drawn exactly
     from the audited rationals (ChaCha20, seeded from the OS unless ``seed``).
 
     ``records``: input indices (list or integer numpy array: same shape back), input labels
     (list of str: output labels back), a pandas Series (same index and name + ``suffix``)
-    or a DataFrame with ``column`` (a copy with ``column + suffix`` added). With
+    or a DataFrame with ``column`` (a copy with ``column + suffix`` in place of ``column``,
+    as ``mdp privatize --format csv`` writes it; ``keep_input=True`` keeps ``column``). With
     ``epsilon`` / ``within`` the mechanism is first audited under that policy and refused
     (:class:`NotPrivate`) unless it passes.
     """
@@ -584,7 +586,7 @@ def privatize(mechanism: Mechanism, records: Any, *, seed: Optional[int] = None,
             raise InputError("column", "name the DataFrame's column of inputs")
         out = records.copy()
         out[f"{column}{suffix}"] = privatize(mechanism, records[column], seed=seed)
-        return out
+        return out if keep_input else out.drop(columns=[column])
     if pd is not None and isinstance(records, pd.Series):
         values = _apply(mechanism, records.tolist(), seed)
         return pd.Series(values, index=records.index, name=f"{records.name}{suffix}" if records.name is not None else None)

@@ -153,7 +153,7 @@ def audit(header: "os.PathLike[str] | str", *, client: Any = None, blocks: Optio
 
 def _privatize_part(part: Any, header: str, column: str, out: str, epsilon: str, within: Optional[str],
                     allow_scoped: bool, by_index: bool, seed: Optional[int], space: Optional[str],
-                    digest: Optional[str], trust: bool, partition_info: Any = None) -> Any:
+                    digest: Optional[str], trust: bool, keep_input: bool, partition_info: Any = None) -> Any:
     """One pandas partition: its ``column`` privatized into ``out`` (a Dask task)."""
     if seed is not None and partition_info is not None:
         seed = seed + int(partition_info.get("number", 0))
@@ -163,16 +163,17 @@ def _privatize_part(part: Any, header: str, column: str, out: str, epsilon: str,
                                        seed=seed, by_index=by_index)
     part = part.copy()
     part[out] = [int(x) for x in result] if by_index else result
-    return part
+    return part if keep_input else part.drop(columns=[column])
 
 
 def privatize(header: "os.PathLike[str] | str", frame: Any, column: str, *, epsilon: Any, out: Optional[str] = None,
               within: Any = None, allow_scoped: bool = False, by_index: bool = False,
               seed: Optional[int] = None, space: Any = None, require_metric_digest: Optional[str] = None,
-              trust_file_metric: bool = False) -> Any:
+              trust_file_metric: bool = False, keep_input: bool = False) -> Any:
     """Apply the container at ``header`` to the records of ``frame[column]`` (input labels,
     or 0-based indices with ``by_index``), adding the released outputs as column ``out``
-    (default ``{column}_private``); every other column is kept, so each record keeps its
+    (default ``{column}_private``) in place of ``column`` (``keep_input=True`` keeps it, as
+    ``mdp privatize --keep-input``); every other column is kept, so each record keeps its
     id.
 
     ``frame``: a pandas DataFrame (privatized here) or a Dask DataFrame (each partition on
@@ -204,10 +205,12 @@ def privatize(header: "os.PathLike[str] | str", frame: Any, column: str, *, epsi
                          "its digest (require_metric_digest=), or trust_file_metric=True")
     pinned = None if space is None else os.path.abspath(os.fspath(space)) if not os.fspath(space).startswith("builtin:") else os.fspath(space)
     args = (path, column, out, eps, eta, allow_scoped, by_index, seed, pinned, require_metric_digest,
-            trust_file_metric)
+            trust_file_metric, keep_input)
     if hasattr(frame, "map_partitions"):  # a Dask DataFrame
         meta = frame._meta.copy()
         meta[out] = meta[column].iloc[:0].astype("int64" if by_index else "object")
+        if not keep_input:
+            meta = meta.drop(columns=[column])
         return frame.map_partitions(_privatize_part, *args, meta=meta)
     return _privatize_part(frame, *args)
 

@@ -66,8 +66,9 @@ pub struct PrivatizeArgs {
     snap_max: Option<String>,
     /// How records are laid out: `lines` (one record per line; output line i is the
     /// release of input line i), `csv` (a header row; the record is --column; every row is
-    /// written back with all its columns plus COLUMN_private), `jsonl` (one JSON object per
-    /// line; the record is --field; every object is written back with FIELD_private).
+    /// written back with its other columns plus COLUMN_private, or LAT_private and
+    /// LON_private for coordinates), `jsonl` (one JSON object per line; the record is
+    /// --field; every object is written back with FIELD_private in place of FIELD).
     #[arg(long, value_enum, default_value = "lines")]
     format: FormatArg,
     /// With --format csv: the record's column (for --snap, the coordinate columns,
@@ -82,6 +83,11 @@ pub struct PrivatizeArgs {
     /// instead of stopping with an error.
     #[arg(long)]
     skip_bad: bool,
+    /// With --format csv or jsonl: keep the true record (its columns, its field) beside the
+    /// release. By default the release replaces it: a released file does not carry the
+    /// secret it protects.
+    #[arg(long)]
+    keep_input: bool,
     /// Reproducible sampling from this seed. For tests only: the output is then a
     /// deterministic function of the input. Default: seeded by the operating system.
     #[arg(long)]
@@ -450,6 +456,7 @@ pub fn privatize(a: &PrivatizeArgs) -> Result<i32, String> {
     let opts = privatize::Options {
         format,
         records,
+        keep_input: a.keep_input,
         releases: &releases,
         on_bad: if a.skip_bad {
             privatize::OnBad::Skip

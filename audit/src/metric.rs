@@ -100,9 +100,9 @@ pub struct Space {
     ftable: Vec<FI>,
     /// Warnings found during validation (e.g. a triangle inequality violation).
     pub warnings: Vec<String>,
-    /// A triple (i, j, k) with d(i, k) > d(i, j) + d(j, k), found once at construction
+    /// A triple (i, j, k) with d(i, k) > d(i, j) + d(j, k), searched once, on first use
     /// (explicit tables only: see [`Space::triangle_violation`]).
-    triangle: Option<(usize, usize, usize)>,
+    triangle: std::sync::OnceLock<Option<(usize, usize, usize)>>,
 }
 
 const UNIT_VECTOR_PREC: u64 = 80;
@@ -186,7 +186,7 @@ impl Space {
             frho: Vec::new(),
             fcache: Default::default(),
             warnings: Vec::new(),
-            triangle: None,
+            triangle: std::sync::OnceLock::new(),
         };
         s.push_points(points);
         Ok(s)
@@ -256,6 +256,20 @@ impl Space {
     /// symmetry (errors); the triangle inequality is checked and a violation recorded as a
     /// warning with its witness, as the contract asks.
     pub fn from_table(rows: Vec<Vec<Q>>) -> Result<Space, InputError> {
+        let mut s = Self::from_table_unscanned(rows)?;
+        if let Some((i, j, k)) = s.triangle_violation() {
+            s.warnings.push(format!(
+                "metric.distances: triangle inequality fails: d({i},{k}) > d({i},{j}) + d({j},{k})"
+            ));
+        }
+        Ok(s)
+    }
+
+    /// [`Space::from_table`] in O(n²): validated the same way, but the O(n³) search for a
+    /// triangle-inequality violation waits for the first [`Space::triangle_violation`] (the
+    /// producers' `require_metric` asks; an audit does not need it, issue 53), and no
+    /// warning is recorded.
+    pub fn from_table_unscanned(rows: Vec<Vec<Q>>) -> Result<Space, InputError> {
         let n = rows.len();
         if n == 0 {
             return Err(merr("distances", "must hold at least one row"));
@@ -288,14 +302,7 @@ impl Space {
             }
         }
         let table: Vec<Q> = rows.into_iter().flatten().collect();
-        let mut s = Self::from_exact_table(MetricKind::Explicit, n, table);
-        s.triangle = s.find_triangle_violation();
-        if let Some((i, j, k)) = s.triangle {
-            s.warnings.push(format!(
-                "metric.distances: triangle inequality fails: d({i},{k}) > d({i},{j}) + d({j},{k})"
-            ));
-        }
-        Ok(s)
+        Ok(Self::from_exact_table(MetricKind::Explicit, n, table))
     }
 
     /// A graph metric: shortest-path lengths over undirected weighted edges (exact rational
@@ -395,7 +402,7 @@ impl Space {
             frho: Vec::new(),
             fcache: Default::default(),
             warnings: Vec::new(),
-            triangle: None,
+            triangle: std::sync::OnceLock::new(),
         }
     }
 
@@ -787,7 +794,11 @@ impl Space {
     /// table can have one: every other kind is a metric by construction (a norm's distance,
     /// the great-circle distance, shortest-path lengths), so no O(n³) pass is spent on it.
     pub fn triangle_violation(&self) -> Option<(usize, usize, usize)> {
-        self.triangle
+        *self.triangle.get_or_init(|| {
+            (self.kind == MetricKind::Explicit)
+                .then(|| self.find_triangle_violation())
+                .flatten()
+        })
     }
 
     /// The O(n³) search behind [`Space::triangle_violation`], decided exactly. The n²

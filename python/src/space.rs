@@ -95,19 +95,29 @@ impl Space {
         })
     }
 
-    /// An explicit n × n distance matrix (zero diagonal, symmetric, non-negative; a
-    /// triangle-inequality violation is a warning, as in the file format).
+    /// An explicit n × n distance matrix (zero diagonal, symmetric, non-negative), read in
+    /// O(n²). With `check_triangle` the O(n³) triangle-inequality search runs now and a
+    /// violation is a warning, as in the file format; without it, it runs only when a
+    /// producer asks (LP mechanisms refuse a non-metric).
     #[staticmethod]
-    #[pyo3(signature = (distances, labels=None, name=None))]
+    #[pyo3(signature = (distances, labels=None, name=None, check_triangle=false))]
     fn from_distances(
+        py: Python<'_>,
         distances: PyReadonlyArray2<'_, f64>,
         labels: Option<Vec<String>>,
         name: Option<String>,
+        check_triangle: bool,
     ) -> Result<Space> {
         check_size(&distances, "distances")?;
         let rows = exact_rows(&distances, "distances")?;
         let n = rows.len();
-        let inner = metric::Space::from_table(rows)?;
+        let inner = py.detach(|| {
+            if check_triangle {
+                metric::Space::from_table(rows)
+            } else {
+                metric::Space::from_table_unscanned(rows)
+            }
+        })?;
         Ok(Space {
             inner,
             labels: checked_labels(labels, n)?,

@@ -89,3 +89,23 @@ def test_from_dataframe_reads_latitude_and_longitude_by_name():
     assert 2 < s.distance(0, 1) < 3  # km, not degrees
     with pytest.warns(UserWarning, match="per degree"):
         md.from_dataframe(df, ["lat", "lng"], metric="euclidean")
+
+
+def test_libqif_conventions_are_answered_plainly():
+    d = np.abs(np.subtract.outer(np.arange(4.0), np.arange(4.0)))
+    c = np.exp(-d / 2)
+    c = c / c.sum(axis=1, keepdims=True)
+    assert md.is_private(c, d)
+    with pytest.raises(md.InputError) as e:
+        md.is_private(c, lambda x, y: abs(x - y))
+    assert e.value.field == "space"
+    off = c.astype(np.float32)  # rows off 1 by ~1e-8 > 1e-9
+    off[0] *= 1 + 3.3e-5
+    with pytest.warns(UserWarning, match="stochastic"):
+        assert not md.is_private(off, d)
+    # A non-metric table is read in O(n²); its violation is searched when asked.
+    bad = np.array([[0, 1, 5], [1, 0, 1], [5, 1, 0]], dtype=float)
+    assert md.distances(bad).warnings == []
+    assert any("triangle" in w for w in md.distances(bad, check_triangle=True).warnings)
+    with pytest.raises(md.InputError):
+        md.optimal(md.distances(bad), 1, progress=False)  # producers still refuse a non-metric

@@ -111,10 +111,15 @@ def space(
     )
 
 
-def distances(d: Any, *, labels: Optional[Sequence[str]] = None, name: Optional[str] = None) -> Space:
-    """A metric space from an n × n distance matrix (symmetric, zero diagonal, ≥ 0)."""
+def distances(d: Any, *, labels: Optional[Sequence[str]] = None, name: Optional[str] = None,
+              check_triangle: bool = False) -> Space:
+    """A metric space from an n × n distance matrix (symmetric, zero diagonal, ≥ 0), read in
+    O(n²) (libqif's convention: a numpy table of distances). ``check_triangle=True`` also
+    searches the triangle inequality now (O(n³)) and records a violation in
+    ``space.warnings``; otherwise it is searched only when a producer needs a metric."""
     return Space.from_distances(
-        _f64(d, "distances"), None if labels is None else [str(x) for x in labels], name
+        _f64(d, "distances"), None if labels is None else [str(x) for x in labels], name,
+        check_triangle,
     )
 
 
@@ -183,6 +188,9 @@ def _is_range_index(index: Any) -> bool:
 def _as_space(s: Any) -> Space:
     if isinstance(s, Space):
         return s
+    if callable(s):
+        raise InputError("space", "a metric given as a function is not accepted: pass a Space, a path, or the "
+                         "n × n table of distances (np.array([[d(x, y) for y in X] for x in X]))")
     if isinstance(s, (str, os.PathLike)):
         return load_space(s)
     arr = np.asarray(s, dtype=np.float64)
@@ -508,10 +516,19 @@ def _refuse(r: Report) -> None:
 def is_private(matrix: Any, space: Any, epsilon: Number = 1, *, progress: Progress = None) -> bool:
     """Whether ``matrix`` is ε·d private on ``space`` (a Space or an n × n distance matrix),
     proven exactly. With the default ε = 1 this is libqif's ``is_private(C, d)``, whose
-    metric d already includes ε. Raises :class:`Inconclusive` rather than guess."""
+    metric d already includes ε. Raises :class:`Inconclusive` rather than guess. A matrix
+    whose rows sum to 1 only up to more than the tolerance (1e-9; float32 input, libqif's
+    ``planar_laplace_grid`` rows off by 3·10⁻⁵) is not private as given: False, with a
+    ``UserWarning`` that says why (``md.repair`` or normalizing the rows fixes it)."""
     r = audit(matrix, space, epsilon, progress=progress)
     if r.verdict == "inconclusive":
         _refuse(r)
+    rows = next((c for c in r.checks if c["name"] == "row_sums"), None)
+    if rows is not None and rows["verdict"] == "fail":
+        import warnings
+
+        warnings.warn(f"not a stochastic matrix within the tolerance: {rows['detail']}; normalize the rows "
+                      "(m / m.sum(axis=1, keepdims=True)) or use metricdp.repair", stacklevel=2)
     return r.passed
 
 

@@ -97,8 +97,8 @@ impl Space {
 
     /// An explicit n × n distance matrix (zero diagonal, symmetric, non-negative), read in
     /// O(n²). With `check_triangle` the O(n³) triangle-inequality search runs now and a
-    /// violation is a warning, as in the file format; without it, it runs only when a
-    /// producer asks (LP mechanisms refuse a non-metric).
+    /// violation is a warning, as in the file format; without it, not at all (privacy is
+    /// proven for the table as given either way).
     #[staticmethod]
     #[pyo3(signature = (distances, labels=None, name=None, check_triangle=false))]
     fn from_distances(

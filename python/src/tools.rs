@@ -123,10 +123,14 @@ pub fn audit_matrix(
         .transpose()?;
     let aopts = policy(None, within, false, delta, Default::default())?;
     run(py, progress, |p| {
-        // The claim as a document, the exact matrix beside it (no JSON numbers to write
-        // and parse back: the reader's checks apply to it all the same).
-        let doc = claim(&m, space, &opts, eta.as_ref())?;
-        let file = io::mechanism_with_matrix(&doc, m, &limits)?;
+        // The claim as a document, the exact matrix and the space beside it (no JSON
+        // numbers to write and parse back: the reader's checks apply to it all the same).
+        let meta = producer_meta(space, opts.eps_in_metric);
+        let (mut doc, fspace) = import::claim_on_space(&m, &space.inner, &opts, meta, "matrix")?;
+        if let Some(eta) = &eta {
+            doc["neighbors"] = json!({ "within": io::number_value(eta) });
+        }
+        let file = io::mechanism_on_space(&doc, fspace, space.labels.clone(), m, &limits)?;
         Ok(audit::json(&audit::audit_with(&file, &aopts, p)?))
     })
 }

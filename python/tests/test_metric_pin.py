@@ -107,5 +107,3 @@ def test_libqif_conventions_are_answered_plainly():
     bad = np.array([[0, 1, 5], [1, 0, 1], [5, 1, 0]], dtype=float)
     assert md.distances(bad).warnings == []
     assert any("triangle" in w for w in md.distances(bad, check_triangle=True).warnings)
-    with pytest.raises(md.InputError):
-        md.optimal(md.distances(bad), 1, progress=False)  # producers still refuse a non-metric

@@ -408,6 +408,20 @@ pub fn claim(
     meta: Value,
     name: &str,
 ) -> Result<Value, InputError> {
+    let (mut doc, fspace) = claim_on_space(m, space, opts, meta, name)?;
+    doc["metric"] = io::space_to_value(&fspace);
+    Ok(doc)
+}
+
+/// [`claim`] without its `metric`, and the space the claim is on (for
+/// [`io::mechanism_on_space`], which takes the space as it is).
+pub fn claim_on_space(
+    m: &Matrix,
+    space: &Space,
+    opts: &ImportOptions,
+    meta: Value,
+    name: &str,
+) -> Result<(Value, Space), InputError> {
     let n = space.n();
     if m.rows != n {
         return Err(input_error(
@@ -431,10 +445,9 @@ pub fn claim(
         return Err(input_error(format!("{name}[{r}]"), "row sum is 0"));
     }
     let (eps, fspace) = file_claim(space, &opts.epsilon, opts.eps_in_metric)?;
-    let mut doc = json!({"format": "mdp/1", "epsilon": io::number_value(&eps),
-                         "metric": io::space_to_value(&fspace), "meta": meta});
+    let mut doc = json!({"format": "mdp/1", "epsilon": io::number_value(&eps), "meta": meta});
     if !opts.outputs_are_inputs {
         doc["outputs"] = json!({"labels": (0..m.cols).map(|j| j.to_string()).collect::<Vec<_>>()});
     }
-    Ok(doc)
+    Ok((doc, fspace))
 }

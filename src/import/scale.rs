@@ -21,7 +21,8 @@ pub fn scale_space(space: &Space, factor: &Q) -> Result<Space, InputError> {
             space.points()[..n].to_vec(),
             Some(space.radius() * factor),
         ),
-        MetricKind::Explicit | MetricKind::Graph => Space::from_table(
+        // A scaled metric is a metric iff the original is: no new triangle search.
+        MetricKind::Explicit | MetricKind::Graph => Space::from_table_unscanned(
             space
                 .table()
                 .chunks(n)

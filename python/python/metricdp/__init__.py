@@ -116,7 +116,7 @@ def distances(d: Any, *, labels: Optional[Sequence[str]] = None, name: Optional[
     """A metric space from an n × n distance matrix (symmetric, zero diagonal, ≥ 0), read in
     O(n²) (libqif's convention: a numpy table of distances). ``check_triangle=True`` also
     searches the triangle inequality now (O(n³)) and records a violation in
-    ``space.warnings``; otherwise it is searched only when a producer needs a metric."""
+    ``space.warnings`` (privacy is proven for the table as given either way)."""
     return Space.from_distances(
         _f64(d, "distances"), None if labels is None else [str(x) for x in labels], name,
         check_triangle,

@@ -64,13 +64,42 @@ fn calibrate_reaches_the_target_and_privatize_samples_it() {
     let r = audit(&out);
     assert_eq!(r.verdict, mdp::audit::Verdict::Pass);
     // Issue 33: the proven tight ε is at most the target, and within 10⁻³ of it; the
-    // gap is stated.
+    // gap is stated. Issue 53: by default the pure tight ε, and the file claims the target,
+    // so the gate at the target passes.
+    let [lo, hi] = r.epsilon_tight;
+    assert!(
+        hi.unwrap() <= 2.0 && lo.unwrap() >= 2.0 * (1.0 - 1e-3) - 1e-9,
+        "{lo:?} {hi:?}"
+    );
+    assert_eq!(r.epsilon_claimed, 2.0);
+    assert!(
+        err.contains("pure tight ε") && err.contains("below the target"),
+        "{err}"
+    );
+    let gate = common::mdp_audit(&["--quiet", "--require-epsilon", "2", &out]);
+    assert_eq!(gate.0, 0, "{}", gate.2);
+    // With --delta, the (ε,δ) tight ε is calibrated and the file claims that δ.
+    let at_delta = tmp("cal_delta.json");
+    let (code, _, err) = mdp(&[
+        "calibrate",
+        "exponential",
+        "--space",
+        "builtin:cities40",
+        "--target",
+        "2",
+        "--delta",
+        "0.001",
+        "-o",
+        &at_delta,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let r = audit(&at_delta);
     let [lo, hi] = r.epsilon_delta_tight;
     assert!(
         hi.unwrap() <= 2.0 && lo.unwrap() >= 2.0 * (1.0 - 1e-3) - 1e-9,
         "{lo:?} {hi:?}"
     );
-    assert!(err.contains("below the target"), "{err}");
+    assert_eq!(r.delta, 0.001);
     // Same seed, same output; labels in, labels out.
     let records = "Akron\nArizona\nAlaska\n";
     let a = mdp_in(

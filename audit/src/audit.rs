@@ -1178,13 +1178,13 @@ pub fn human(report: &Report) -> String {
     }
     if let Some(l) = report.loss_max {
         s.push_str(&format!(
-            "  loss L(M)               [{:.12e}, {:.12e}]{unit}\n",
+            "  loss L(M)               [{:.12e}, {:.12e}]{unit}  (the worst input's expected distance to its release)\n",
             l[0], l[1]
         ));
     }
     if let Some(l) = report.loss_quantile {
         s.push_str(&format!(
-            "  loss L_q (q = {})      [{:.12e}, {:.12e}]{unit}\n",
+            "  loss L_q (q = {})      [{:.12e}, {:.12e}]{unit}  (the q-quantile over inputs of that expected distance, not of the distance)\n",
             report.quantile, l[0], l[1]
         ));
     }

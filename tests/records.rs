@@ -382,3 +382,61 @@ fn edge_records_are_reported() {
     assert_eq!(code, 0, "{err}");
     assert!(!std::fs::metadata("/dev/null").unwrap().is_file());
 }
+
+/// Issue 53 item 7: a prior from records, read as `privatize` reads them.
+#[test]
+fn a_prior_counts_records_on_their_inputs() {
+    let space = write(
+        "prior_space.csv",
+        "id,lat,lon\nc0,40.7128,-74.0060\nc1,40.7306,-73.9866\nc2,40.7580,-73.9855\n",
+    );
+    let recs = "lat,lon\n40.7128,-74.006\n40.7130,-74.0061\n40.758,-73.9855\n";
+    let (code, out, err) = mdp(
+        &[
+            "prior", "--space", &space, "--format", "csv", "--column", "lat,lon", "--snap",
+        ],
+        recs,
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.trim(), "[2,0,1]");
+    assert!(
+        err.contains("3 records counted") && err.contains("1 named by no record"),
+        "{err}"
+    );
+    let (code, out, err) = mdp(
+        &[
+            "prior",
+            "--space",
+            &space,
+            "--skip-bad",
+            "--pseudocount",
+            "1/2",
+        ],
+        "c0\nc0\nc2\nzz\n",
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.trim(), "[2.5,0.5,1.5]");
+    assert!(err.contains("line 4"), "{err}");
+    // The prior feeds PMO.
+    let prior = write("prior.json", &out);
+    let (code, _, err) = mdp(
+        &[
+            "build",
+            "pmo",
+            "--space",
+            &space,
+            "--epsilon",
+            "1",
+            "--prior",
+            &prior,
+            "-o",
+            "-",
+            "--quiet",
+        ],
+        "",
+    );
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = mdp(&["prior", "--space", &space], "");
+    assert_eq!(code, 2);
+    assert!(err.contains("no record"), "{err}");
+}

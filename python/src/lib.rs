@@ -24,6 +24,7 @@ pub use errors::Error;
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_class::<space::Space>()?;
+    m.add_function(wrap_pyfunction!(space::snap, m)?)?;
     m.add_class::<mechanism::Mechanism>()?;
     m.add_function(wrap_pyfunction!(mechanism::build, m)?)?;
     m.add_function(wrap_pyfunction!(mechanism::load, m)?)?;

@@ -239,3 +239,50 @@ pub fn points_f64<'py>(
         numpy::PyArray1::from_vec(py, data).reshape([pts.len(), d])?,
     ))
 }
+
+/// Snap coordinate records to the nearest input of `space` (lat, lon in degrees for
+/// haversine): the inputs' indices and the distances moved, in the space's unit. A record
+/// farther than `snap_max` (default: `mdp privatize --snap`'s, twice the space's widest
+/// nearest-neighbour spacing) is an `InputError` naming it (`records[i]`), as a line is on
+/// the command line. The same snapping as `mdp privatize --snap` and `mdp prior --snap`.
+#[pyfunction]
+#[pyo3(signature = (space, points, snap_max=None))]
+pub fn snap(
+    py: Python<'_>,
+    space: &Space,
+    points: numpy::PyReadonlyArray2<'_, f64>,
+    snap_max: Option<f64>,
+) -> Result<(Vec<usize>, Vec<f64>)> {
+    if let Some(m) = snap_max {
+        if !(m > 0.0 && m.is_finite()) {
+            return Err(Error::input("snap_max", "must be a distance > 0"));
+        }
+    }
+    let snapper = mdp::privatize::Snapper::new(&space.inner, snap_max).ok_or_else(|| {
+        Error::input("space", "has no coordinates (an explicit table or a graph): nothing to snap to")
+    })?;
+    let a = points.as_array();
+    let dim = space.inner.points().first().map_or(0, Vec::len);
+    if a.ncols() != dim {
+        return Err(Error::input(
+            "points",
+            format!("has {} columns, the space's points have {dim}", a.ncols()),
+        ));
+    }
+    let rows: Vec<Vec<f64>> = a.rows().into_iter().map(|r| r.to_vec()).collect();
+    py.detach(|| {
+        let mut idx = Vec::with_capacity(rows.len());
+        let mut moved = Vec::with_capacity(rows.len());
+        for (i, x) in rows.iter().enumerate() {
+            if x.iter().any(|v| !v.is_finite()) {
+                return Err(Error::input(format!("records[{i}]"), "not a finite coordinate"));
+            }
+            let (w, d) = snapper
+                .snap(x)
+                .map_err(|e| Error::input(format!("records[{i}]"), e.replace("--snap-max", "snap_max")))?;
+            idx.push(w);
+            moved.push(d);
+        }
+        Ok((idx, moved))
+    })
+}

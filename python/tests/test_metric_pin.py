@@ -107,3 +107,22 @@ def test_libqif_conventions_are_answered_plainly():
     bad = np.array([[0, 1, 5], [1, 0, 1], [5, 1, 0]], dtype=float)
     assert md.distances(bad).warnings == []
     assert any("triangle" in w for w in md.distances(bad, check_triangle=True).warnings)
+
+
+def test_snap_and_a_prior_from_records_as_the_cli_does():
+    import pandas as pd
+
+    space = md.space(np.array(PTS), "haversine", labels=LABELS)
+    recs = pd.DataFrame({"lng": [-74.006, -74.0061, -73.9855], "lat": [40.7128, 40.7130, 40.758]})
+    idx, moved = md.snap(space, recs)
+    assert idx.tolist() == [0, 0, 2] and moved.max() < 0.03  # km
+    with pytest.raises(md.InputError) as e:
+        md.snap(space, [[40.7128, -74.006], [48.85, 2.35]])  # Paris is beyond the limit
+    assert e.value.field == "records[1]"
+    assert md.prior_from(space, recs).tolist() == [2, 0, 1, 0]
+    assert md.prior_from(space, ["c0", "c3", "c3"], pseudocount=0.5).tolist() == [1.5, 0.5, 0.5, 2.5]
+    assert md.prior_from(space, [1, 1]).tolist() == [0, 2, 0, 0]
+    with pytest.raises(md.InputError):
+        md.prior_from(space, ["nowhere"])
+    mech = md.pmo(space, 1, prior=md.prior_from(space, recs, pseudocount=1), progress=False)
+    assert mech.report.passed

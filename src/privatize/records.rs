@@ -16,7 +16,7 @@
 use super::Sampler;
 use crate::exact::f64_nearest;
 use crate::metric::{MetricKind, Space};
-use rand::Rng;
+use rand::{Rng, SeedableRng};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::io::{BufRead, Read, Write};
@@ -116,6 +116,9 @@ pub struct Summary {
     pub header: bool,
     /// Snapping distances, when records were snapped.
     pub moved: Option<Moved>,
+    /// How many records named each input ([`count`]; indices past the last named input
+    /// are not allocated: [`count`] pads to n).
+    pub per_input: Vec<u64>,
 }
 
 /// A record that names no input, or a stream that cannot be read or written.
@@ -152,6 +155,27 @@ pub fn stream<R: Rng>(
     sampler: &mut Sampler,
     opts: &Options,
     input: impl BufRead,
+    output: impl Write,
+    rng: &mut R,
+) -> Result<Summary, RecordError> {
+    run(Some(sampler), opts, input, output, rng)
+}
+
+/// Count how many records name each of the `n` inputs (`mdp prior`, Python's
+/// `prior_from`): the records read as [`stream`] reads them (labels, indices or snapped
+/// coordinates; lines, CSV or JSON lines; `on_bad`), nothing sampled or written.
+pub fn count(opts: &Options, input: impl BufRead, n: usize) -> Result<Summary, RecordError> {
+    // No draw is made without a sampler: the generator is never used.
+    let mut unused = rand_chacha::ChaCha20Rng::seed_from_u64(0);
+    let mut s = run(None, opts, input, std::io::sink(), &mut unused)?;
+    s.per_input.resize(n, 0);
+    Ok(s)
+}
+
+fn run<R: Rng>(
+    mut sampler: Option<&mut Sampler>,
+    opts: &Options,
+    input: impl BufRead,
     mut output: impl Write,
     rng: &mut R,
 ) -> Result<Summary, RecordError> {
@@ -164,6 +188,7 @@ pub fn stream<R: Rng>(
         summary: Summary::default(),
         moved_sum: 0.0,
     };
+    let sampler = &mut sampler;
     match &opts.format {
         Format::Lines => s.lines(sampler, input, &mut output, rng)?,
         Format::Csv { columns } => s.csv(sampler, columns, input, &mut output, rng)?,
@@ -238,7 +263,7 @@ impl State<'_, '_> {
     /// Resolve and sample one record: the release, or why it has none (after `on_bad`).
     fn release<R: Rng>(
         &mut self,
-        sampler: &mut Sampler,
+        sampler: &mut Option<&mut Sampler>,
         line: usize,
         raw: Raw,
         rng: &mut R,
@@ -254,7 +279,14 @@ impl State<'_, '_> {
                     self.moved_sum += d;
                 }
                 self.summary.records += 1;
-                Ok(Some(&self.opts.releases[sampler.sample(w, rng)]))
+                if self.summary.per_input.len() <= w {
+                    self.summary.per_input.resize(w + 1, 0);
+                }
+                self.summary.per_input[w] += 1;
+                Ok(match sampler {
+                    Some(sampler) => Some(&self.opts.releases[sampler.sample(w, rng)]),
+                    None => None,
+                })
             }
             Err(why) => self.bad(line, why).map(|()| None),
         }
@@ -275,7 +307,7 @@ impl State<'_, '_> {
 
     fn lines<R: Rng>(
         &mut self,
-        sampler: &mut Sampler,
+        sampler: &mut Option<&mut Sampler>,
         input: impl BufRead,
         out: &mut impl Write,
         rng: &mut R,
@@ -299,7 +331,7 @@ impl State<'_, '_> {
 
     fn csv<R: Rng>(
         &mut self,
-        sampler: &mut Sampler,
+        sampler: &mut Option<&mut Sampler>,
         columns: &[String],
         input: impl Read,
         out: &mut impl Write,
@@ -411,7 +443,7 @@ impl State<'_, '_> {
 
     fn json_lines<R: Rng>(
         &mut self,
-        sampler: &mut Sampler,
+        sampler: &mut Option<&mut Sampler>,
         field: &str,
         input: impl BufRead,
         out: &mut impl Write,

@@ -631,6 +631,72 @@ def _apply(mechanism: Mechanism, values: List[Any], seed: Optional[int]) -> List
     return mechanism._m.sample_indices(ints, seed)
 
 
+def _coordinates(space: Space, points: Any) -> np.ndarray:
+    """Coordinate records as an (m, dim) float64 array: a DataFrame's latitude and longitude
+    columns by name (in that order), else its columns; any array-like."""
+    try:
+        import pandas as pd
+    except ImportError:  # pragma: no cover
+        pd = None
+    if pd is not None and isinstance(points, pd.DataFrame):
+        lat = [c for c in points.columns if str(c).lower() in _LAT]
+        lon = [c for c in points.columns if str(c).lower() in _LON]
+        cols = [lat[0], lon[0]] if len(lat) == 1 and len(lon) == 1 else list(points.columns)
+        points = points[cols].to_numpy(dtype=np.float64)
+    arr = np.asarray(points, dtype=np.float64)
+    if arr.ndim == 1:
+        arr = arr.reshape(1, -1)
+    if arr.ndim != 2:
+        raise InputError("points", "expected an (m, dim) array of coordinates")
+    return np.ascontiguousarray(arr)
+
+
+def snap(space: Space, points: Any, *, snap_max: Optional[float] = None) -> Tuple[np.ndarray, np.ndarray]:
+    """Snap coordinate records (an (m, dim) array, or a DataFrame with latitude/longitude
+    columns; haversine spaces take degrees) to the nearest input of ``space``: the inputs'
+    indices and the distances moved (the space's unit, km for haversine). A record farther
+    than ``snap_max`` (default: twice the space's widest nearest-neighbour spacing, as
+    ``mdp privatize --snap``) raises ``InputError`` naming it (``records[i]``). The privacy
+    guarantee then holds between the snapped inputs."""
+    idx, moved = _core.snap(space, _coordinates(space, points), snap_max)
+    return np.asarray(idx, dtype=np.int64), np.asarray(moved, dtype=np.float64)
+
+
+def prior_from(space: Space, records: Any, *, snap_max: Optional[float] = None,
+               pseudocount: Number = 0) -> np.ndarray:
+    """A prior over the inputs of ``space`` from records, as ``mdp prior``: each record
+    counted on its input. ``records``: input labels (strings), input indices (integers), or
+    coordinates (an (m, dim) array or a DataFrame with latitude/longitude columns), which
+    are snapped (:func:`snap`, within ``snap_max``). ``pseudocount`` is added to every
+    input's count. Returns n float64 weights in input order (what ``prior=`` takes)."""
+    n = space.n
+    if pseudocount < 0:
+        raise InputError("pseudocount", "must be ≥ 0")
+    values = records.tolist() if hasattr(records, "tolist") and not hasattr(records, "columns") else records
+    if isinstance(values, list) and values and all(isinstance(v, str) for v in values):
+        labels = space.labels
+        if labels is None:
+            raise InputError("records", "the space has no labels: pass indices or coordinates")
+        where = {l: i for i, l in enumerate(labels)}
+        idx = []
+        for i, v in enumerate(values):
+            if v not in where:
+                raise InputError(f"records[{i}]", f"{v!r} is not an input label")
+            idx.append(where[v])
+    elif isinstance(values, list) and values and all(
+            isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in values):
+        idx = list(values)
+        for i, v in enumerate(idx):
+            if not 0 <= v < n:
+                raise InputError(f"records[{i}]", f"input {v} is not in 0..{n}")
+    else:
+        idx = snap(space, records, snap_max=snap_max)[0].tolist()
+    counts = np.bincount(np.asarray(idx, dtype=np.int64), minlength=n).astype(np.float64) + float(pseudocount)
+    if not counts.any():
+        raise InputError("records", "no record was counted (give pseudocount > 0 for a uniform part)")
+    return counts
+
+
 # ---------------------------------------------------------------- user-level privacy
 
 from .user import Emd, Release, emd, release_freq, release_item_wise, release_linear, shuffle_account, shuffle_inverse  # noqa: E402
@@ -639,6 +705,7 @@ __all__ = [
     "Space", "space", "distances", "load_space", "from_dataframe",
     "Mechanism", "exponential", "optimal", "pmo", "benders", "spanner", "constopt", "tem", "load",
     "audit", "is_private", "smallest_epsilon", "import_matrix", "repair", "privatize", "save_container",
+    "snap", "prior_from",
     "Report", "Emd", "emd", "shuffle_account", "shuffle_inverse",
     "Release", "release_linear", "release_item_wise", "release_freq",
     "MdpError", "InputError", "NotPrivate", "Inconclusive", "SolverError",

@@ -48,6 +48,9 @@ pub(crate) enum Cmd {
     /// Apply a mechanism to records: one input (index or label) per line in, one sampled
     /// output per line out; seeded and streaming.
     Privatize(suite::PrivatizeArgs),
+    /// A prior from records: each record (a label, an index, or coordinates snapped to the
+    /// nearest input) counted on its input; a JSON array of n weights, a prior for PMO.
+    Prior(suite::PriorArgs),
     /// Find a mechanism's parameter giving a target (ε,δ) tight epsilon, and write it.
     Calibrate(suite::CalibrateArgs),
     /// The papers' experiments, written as CSV and SVG.

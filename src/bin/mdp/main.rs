@@ -651,6 +651,7 @@ fn run(cli: Cli) -> Result<i32, String> {
             &output,
         ),
         Cmd::Privatize(a) => suite::privatize(&a),
+        Cmd::Prior(a) => suite::prior(&a),
         Cmd::Calibrate(a) => suite::calibrate(&a),
         Cmd::Import(a) => tools::import(&a),
         Cmd::Repair(a) => tools::repair(&a),

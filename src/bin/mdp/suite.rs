@@ -46,6 +46,34 @@ pub struct PrivatizeArgs {
     /// TEM's β (Theorem 4.2).
     #[arg(long, default_value = "0.001")]
     beta: f64,
+    #[command(flatten)]
+    rec: RecordArgs,
+    /// With --format csv or jsonl: keep the true record (its columns, its field) beside the
+    /// release. By default the release replaces it: a released file does not carry the
+    /// secret it protects.
+    #[arg(long)]
+    keep_input: bool,
+    /// Reproducible sampling from this seed. For tests only: the output is then a
+    /// deterministic function of the input. Default: seeded by the operating system.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Refuse the mechanism unless it is proven private at this ε (default: its claim).
+    #[arg(long, value_name = "E")]
+    require_epsilon: Option<String>,
+    /// Accept a mechanism that claims privacy only within η when η ≥ ETA.
+    #[arg(long, value_name = "ETA", conflicts_with = "allow_scoped")]
+    require_within: Option<String>,
+    /// Accept a mechanism that claims privacy only within any η.
+    #[arg(long)]
+    allow_scoped: bool,
+    /// Where to write the sampled outputs; `-` for standard output.
+    #[arg(short, long, default_value = "-")]
+    output: String,
+}
+
+/// How records are read and name their inputs (`mdp privatize`, `mdp prior`).
+#[derive(clap::Args)]
+pub struct RecordArgs {
     /// Input labels, one per line (n unique lines). Records then name inputs by label and
     /// outputs are written as labels. Without it, the labels of --space, or of a built-in
     /// space named in the file's meta.space when it equals the file's metric.
@@ -83,30 +111,9 @@ pub struct PrivatizeArgs {
     /// instead of stopping with an error.
     #[arg(long)]
     skip_bad: bool,
-    /// With --format csv or jsonl: keep the true record (its columns, its field) beside the
-    /// release. By default the release replaces it: a released file does not carry the
-    /// secret it protects.
-    #[arg(long)]
-    keep_input: bool,
-    /// Reproducible sampling from this seed. For tests only: the output is then a
-    /// deterministic function of the input. Default: seeded by the operating system.
-    #[arg(long)]
-    seed: Option<u64>,
-    /// Refuse the mechanism unless it is proven private at this ε (default: its claim).
-    #[arg(long, value_name = "E")]
-    require_epsilon: Option<String>,
-    /// Accept a mechanism that claims privacy only within η when η ≥ ETA.
-    #[arg(long, value_name = "ETA", conflicts_with = "allow_scoped")]
-    require_within: Option<String>,
-    /// Accept a mechanism that claims privacy only within any η.
-    #[arg(long)]
-    allow_scoped: bool,
     /// Records (one per line); `-` for standard input.
     #[arg(long, default_value = "-")]
     input: String,
-    /// Where to write the sampled outputs; `-` for standard output.
-    #[arg(short, long, default_value = "-")]
-    output: String,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, PartialEq, Eq)]
@@ -391,86 +398,22 @@ pub fn privatize(a: &PrivatizeArgs) -> Result<i32, String> {
         (None, None) => return Err("--mechanism or --sampler: one is required".into()),
     };
     let n = src.n;
-    let labels = match &a.labels {
-        Some(path) => Some(labels_file(path, n)?),
-        None => src.labels.take(),
-    };
-    let snap_max = a
-        .snap_max
-        .as_deref()
-        .map(|s| match s.parse::<f64>() {
-            Ok(x) if x > 0.0 && x.is_finite() => Ok(x),
-            _ => Err(format!("--snap-max: expected a distance > 0, got {s:?}")),
-        })
-        .transpose()?;
-    let snapper = if a.snap {
-        Some(
-            src.space
-                .as_ref()
-                .and_then(|s| privatize::Snapper::new(s, snap_max))
-                .ok_or("--snap: the space has no coordinates (explicit table or graph)")?,
-        )
-    } else {
-        None
-    };
-    let records = match (&snapper, a.by_index, &labels) {
-        (Some(s), _, _) => privatize::Records::Snap(s),
-        (None, true, _) => privatize::Records::Index(n),
-        (None, false, Some(l)) => privatize::Records::Labels(l),
-        (None, false, None) => {
-            return Err("--by-index: the space has no labels; name inputs by 0-based index with --by-index, give --labels, or pass coordinates with --snap".into())
-        }
-    };
-    let naming = match (&snapper, a.by_index, &labels) {
-        (Some(_), _, _) => privatize::records::Naming::Coordinates,
-        (None, false, Some(_)) => privatize::records::Naming::Labels,
-        _ => privatize::records::Naming::Index,
-    };
+    let setup = RecordSetup::new(&a.rec, n, src.space.as_ref(), src.labels.take())?;
     let releases = privatize::records::releases_of(
         n,
         src.space.as_ref().map(|s| s.points()),
         &src.outputs,
-        labels.as_deref(),
-        naming,
+        setup.labels.as_deref(),
+        setup.naming(&a.rec),
     );
-    let format = match (a.format, &a.column, &a.field) {
-        (FormatArg::Lines, None, None) => privatize::Format::Lines,
-        (FormatArg::Csv, Some(c), None) => privatize::Format::Csv {
-            columns: c.split(',').map(|s| s.trim().to_string()).collect(),
-        },
-        (FormatArg::Jsonl, None, Some(f)) => privatize::Format::JsonLines { field: f.clone() },
-        (FormatArg::Csv, _, _) => {
-            return Err(
-                "--format csv: name the record's column with --column (and no --field)".into(),
-            )
-        }
-        (FormatArg::Jsonl, _, _) => {
-            return Err(
-                "--format jsonl: name the record's field with --field (and no --column)".into(),
-            )
-        }
-        (FormatArg::Lines, _, _) => {
-            return Err("--column and --field need --format csv or --format jsonl".into())
-        }
-    };
     let opts = privatize::Options {
-        format,
-        records,
+        format: setup.format.clone(),
+        records: setup.records(&a.rec, n)?,
         keep_input: a.keep_input,
         releases: &releases,
-        on_bad: if a.skip_bad {
-            privatize::OnBad::Skip
-        } else {
-            privatize::OnBad::Error
-        },
+        on_bad: setup.on_bad,
     };
-    let input: Box<dyn std::io::BufRead> = if a.input == "-" {
-        Box::new(std::io::stdin().lock())
-    } else {
-        Box::new(std::io::BufReader::new(
-            std::fs::File::open(&a.input).map_err(|e| format!("--input: {}: {e}", a.input))?,
-        ))
-    };
+    let input = open_input(&a.rec.input)?;
     if a.seed.is_some() {
         eprintln!("mdp: warning: --seed makes the output a deterministic function of the input (for tests only; no privacy)");
     }
@@ -490,15 +433,181 @@ pub fn privatize(a: &PrivatizeArgs) -> Result<i32, String> {
             .map_err(|e| format!("--output: {}: {e}", a.output))?;
         summary
     };
-    report_privatize(&summary, snapper.as_ref());
+    report_records("privatize", "released", &summary, setup.snapper.as_ref());
     Ok(0)
 }
 
 /// The stream's summary on standard error: records, skips with their lines, snapping.
-fn report_privatize(s: &privatize::Summary, snapper: Option<&privatize::Snapper>) {
-    eprintln!("privatize: {} records released", s.records);
+/// How `rec` reads records over `n` inputs (of `space`, with the source's `labels` unless
+/// --labels names others): what `privatize` and `prior` share.
+struct RecordSetup {
+    labels: Option<Vec<String>>,
+    snapper: Option<privatize::Snapper>,
+    format: privatize::Format,
+    on_bad: privatize::OnBad,
+}
+
+impl RecordSetup {
+    fn new(
+        rec: &RecordArgs,
+        n: usize,
+        space: Option<&Space>,
+        labels: Option<Vec<String>>,
+    ) -> Result<RecordSetup, String> {
+        let labels = match &rec.labels {
+            Some(path) => Some(labels_file(path, n)?),
+            None => labels,
+        };
+        let snap_max = rec
+            .snap_max
+            .as_deref()
+            .map(|s| match s.parse::<f64>() {
+                Ok(x) if x > 0.0 && x.is_finite() => Ok(x),
+                _ => Err(format!("--snap-max: expected a distance > 0, got {s:?}")),
+            })
+            .transpose()?;
+        let snapper = if rec.snap {
+            Some(
+                space
+                    .and_then(|s| privatize::Snapper::new(s, snap_max))
+                    .ok_or("--snap: the space has no coordinates (explicit table or graph)")?,
+            )
+        } else {
+            None
+        };
+        let format = match (rec.format, &rec.column, &rec.field) {
+            (FormatArg::Lines, None, None) => privatize::Format::Lines,
+            (FormatArg::Csv, Some(c), None) => privatize::Format::Csv {
+                columns: c.split(',').map(|s| s.trim().to_string()).collect(),
+            },
+            (FormatArg::Jsonl, None, Some(f)) => privatize::Format::JsonLines { field: f.clone() },
+            (FormatArg::Csv, _, _) => {
+                return Err(
+                    "--format csv: name the record's column with --column (and no --field)".into(),
+                )
+            }
+            (FormatArg::Jsonl, _, _) => {
+                return Err(
+                    "--format jsonl: name the record's field with --field (and no --column)".into(),
+                )
+            }
+            (FormatArg::Lines, _, _) => {
+                return Err("--column and --field need --format csv or --format jsonl".into())
+            }
+        };
+        let on_bad = if rec.skip_bad {
+            privatize::OnBad::Skip
+        } else {
+            privatize::OnBad::Error
+        };
+        Ok(RecordSetup {
+            labels,
+            snapper,
+            format,
+            on_bad,
+        })
+    }
+
+    /// How records name their inputs.
+    fn records(&self, rec: &RecordArgs, n: usize) -> Result<privatize::Records<'_>, String> {
+        Ok(match (&self.snapper, rec.by_index, &self.labels) {
+            (Some(s), _, _) => privatize::Records::Snap(s),
+            (None, true, _) => privatize::Records::Index(n),
+            (None, false, Some(l)) => privatize::Records::Labels(l),
+            (None, false, None) => {
+                return Err("--by-index: the space has no labels; name inputs by 0-based index with --by-index, give --labels, or pass coordinates with --snap".into())
+            }
+        })
+    }
+
+    /// How releases are written: as the records name inputs.
+    fn naming(&self, rec: &RecordArgs) -> privatize::records::Naming {
+        match (&self.snapper, rec.by_index, &self.labels) {
+            (Some(_), _, _) => privatize::records::Naming::Coordinates,
+            (None, false, Some(_)) => privatize::records::Naming::Labels,
+            _ => privatize::records::Naming::Index,
+        }
+    }
+}
+
+/// `--input`: a file, or standard input for `-`.
+fn open_input(path: &str) -> Result<Box<dyn std::io::BufRead>, String> {
+    Ok(if path == "-" {
+        Box::new(std::io::stdin().lock())
+    } else {
+        Box::new(std::io::BufReader::new(
+            std::fs::File::open(path).map_err(|e| format!("--input: {path}: {e}"))?,
+        ))
+    })
+}
+
+#[derive(clap::Args)]
+pub struct PriorArgs {
+    /// The space whose inputs the records are counted on (builtin, CSV, GeoJSON, JSON).
+    #[arg(long)]
+    space: String,
+    #[command(flatten)]
+    rec: RecordArgs,
+    /// Added to every input's count (a uniform pseudo-count, so no input has weight 0).
+    #[arg(long, default_value = "0", value_name = "A")]
+    pseudocount: String,
+    /// Where to write the prior (a JSON array of n weights in input order, as
+    /// `mdp build pmo` reads a prior); `-` for standard output.
+    #[arg(short, long, default_value = "-")]
+    output: String,
+}
+
+/// `mdp prior`: a prior from records, each snapped to (or naming) an input and counted.
+pub fn prior(a: &PriorArgs) -> Result<i32, String> {
+    let (space, labels) = space_with_labels(&a.space)?;
+    let n = space.n();
+    let setup = RecordSetup::new(&a.rec, n, Some(&space), labels)?;
+    let pseudo = parse_rational(&a.pseudocount).map_err(|e| format!("--pseudocount: {e}"))?;
+    if pseudo < 0u32 {
+        return Err("--pseudocount: must be ≥ 0".into());
+    }
+    let opts = privatize::Options {
+        format: setup.format.clone(),
+        records: setup.records(&a.rec, n)?,
+        keep_input: false,
+        releases: &[],
+        on_bad: setup.on_bad,
+    };
+    let summary = privatize::records::count(&opts, open_input(&a.rec.input)?, n)
+        .map_err(|e| format!("--input {e}"))?;
+    let weights: Vec<Q> = summary
+        .per_input
+        .iter()
+        .map(|&c| Q::from(c) + &pseudo)
+        .collect();
+    if weights.iter().all(|w| *w == 0u32) {
+        return Err(
+            "--input: no record was counted (give --pseudocount A > 0 for a uniform part)".into(),
+        );
+    }
+    report_records("prior", "counted", &summary, setup.snapper.as_ref());
+    let empty = summary.per_input.iter().filter(|&&c| c == 0).count();
+    eprintln!("prior: {n} inputs, {empty} named by no record");
+    let text = serde_json::to_string(&weights.iter().map(io::number_value).collect::<Vec<_>>())
+        .map_err(|e| e.to_string())?;
+    write_text(&a.output, &text)?;
+    Ok(0)
+}
+
+fn report_records(
+    cmd: &str,
+    did: &str,
+    s: &privatize::Summary,
+    snapper: Option<&privatize::Snapper>,
+) {
+    eprintln!("{cmd}: {} records {did}", s.records);
     if s.header {
-        eprintln!("privatize: line 1 read as a header and copied");
+        let copied = if cmd == "privatize" {
+            " and copied"
+        } else {
+            ""
+        };
+        eprintln!("{cmd}: line 1 read as a header{copied}");
     }
     if s.skipped > 0 {
         let lines: Vec<String> = s
@@ -507,15 +616,20 @@ fn report_privatize(s: &privatize::Summary, snapper: Option<&privatize::Snapper>
             .map(|(l, why)| format!("line {l}: {why}"))
             .collect();
         eprintln!(
-            "privatize: warning: {} records skipped (their release is empty){}{}",
+            "{cmd}: warning: {} records skipped{}{}{}",
             s.skipped,
+            if cmd == "privatize" {
+                " (their release is empty)"
+            } else {
+                ""
+            },
             if lines.is_empty() { "" } else { ": " },
             lines.join("; ")
         );
     }
     if let (Some(m), Some(sn)) = (&s.moved, snapper) {
         eprintln!(
-            "privatize: snapped to the nearest input: mean {:.4}, max {:.4} (line {}), limit {:.4}, in {}",
+            "{cmd}: snapped to the nearest input: mean {:.4}, max {:.4} (line {}), limit {:.4}, in {}",
             m.mean,
             m.max,
             m.max_line,

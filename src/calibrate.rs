@@ -149,7 +149,6 @@ pub fn calibrate(
             hi = (mid, vm);
         }
     }
-    drop(f);
     let best = if close(lo.1) || (target - lo.1).abs() <= (hi.1 - target).abs() {
         lo
     } else {

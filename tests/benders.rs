@@ -682,8 +682,7 @@ fn subproblems_elsewhere_give_the_same_file() {
         let err = run(benders::remote::Subproblems::Elsewhere(
             std::sync::Arc::new(Broken(broken)),
         ))
-        .err()
-        .expect("a broken solver elsewhere is an error");
+        .expect_err("a broken solver elsewhere is an error");
         assert!(err.to_string().contains("subproblems elsewhere"), "{err}");
     }
 }

@@ -117,7 +117,7 @@ pub fn check(job: &SubJob) -> Result<(), LpError> {
         sub::End::Fixed(i) => (i as usize) < s.n_fixed,
     };
     for p in &s.pairs {
-        if !(in_range(&p.a) && in_range(&p.b)) || !(p.c.is_finite() && p.c >= 1.0) {
+        if !in_range(&p.a) || !in_range(&p.b) || !p.c.is_finite() || !(p.c >= 1.0) {
             return Err(malformed(
                 "a pair end out of range or a constant not finite and ≥ 1",
             ));

@@ -21,8 +21,6 @@ use crate::progress::Progress;
 use std::collections::HashSet;
 use std::time::Instant;
 
-/// A privacy row (u, v, k): M\[u\]\[k\] ≤ c·M\[v\]\[k\].
-
 /// LPs with at most this many privacy rows are solved whole (one round); larger ones
 /// start from the rows of each input's [`LAZY_NEIGHBOURS`] nearest neighbours.
 pub const FULL_ROWS: usize = 150_000;

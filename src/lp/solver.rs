@@ -274,9 +274,9 @@ fn solve_block(
 }
 
 /// A max-loss LP past the every-row phase's row limit (`limit`: [`block_ipm::MAX_ROWS`]),
-/// by column generation (spec/lp.md §4.7): [`solve_block`] on the LP restricted to a set
+/// by column generation (spec/lp.md §4.7): `solve_block` on the LP restricted to a set
 /// of outputs (a restriction: its mechanisms padded with zero columns are mechanisms of
-/// the whole LP), beginning with `first` ([`FIRST_OUTPUTS`]) spread over the space; every
+/// the whole LP), beginning with `first` (`FIRST_OUTPUTS`) spread over the space; every
 /// other output priced against its dual (`support::price`), those that cannot be priced
 /// added, until none enters. The set only grows, so this ends; once the restricted LP's
 /// rows pass the limit too, the structured interior point solves cold working sets over

@@ -22,7 +22,7 @@
 //!   so any d.
 //!
 //! Each uniform is known as a dyadic interval, refined 64 random bits
-//! at a time ([`Lazy`], the argument of `privatize::ExactRow`); F is enclosed by rational
+//! at a time (`Lazy`, the argument of `privatize::ExactRow`); F is enclosed by rational
 //! interval arithmetic (`exact::functions::ln`, directed rounding), and a coordinate is
 //! decided once both ends of q_i + Z_i round to the same grid point. round_h is monotone,
 //! so a decided point is round_h(q_i + F(U)) for the uniforms' exact values; the grid's

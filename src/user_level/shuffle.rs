@@ -376,8 +376,8 @@ impl ItemBound {
 }
 
 /// Theorem 4.3: changing κ of the N items by total distance Δ (0 ≤ Δ ≤ κ ≤ N) costs
-/// ε = κ·F̃(Δ/κ) (one item: F_N(Δ), [`ItemBound::f`]) and δ' = Σ_i e^{ε_1+…+ε_{i−1}}·δ ≤
-/// κ·e^{ε(κ−1)/κ}·δ ([`chained`]).
+/// ε = κ·F̃(Δ/κ) (one item: F_N(Δ), `ItemBound::f`) and δ' = Σ_i e^{ε_1+…+ε_{i−1}}·δ ≤
+/// κ·e^{ε(κ−1)/κ}·δ (`chained`).
 pub fn hybrid(
     n_items: u64,
     alpha0: &Q,
@@ -452,8 +452,8 @@ fn chained(eps: Q, k: &Q, delta: &Q) -> Result<Guarantee, UserLevelError> {
 }
 
 /// Theorem 4.4: PrivEMDItemWise is (α, δ_user)-bounded d_EM-DP (local: N = m; central:
-/// N = n·m), α = m·λ with λ the per-item slope ([`ItemBound::slope`]; closed:
-/// (α₀/2)·B_N), δ_user = m·e^{α(m−1)/m}·δ ([`chained`]). The item-level δ is the `delta`
+/// N = n·m), α = m·λ with λ the per-item slope (`ItemBound::slope`; closed:
+/// (α₀/2)·B_N), δ_user = m·e^{α(m−1)/m}·δ (`chained`). The item-level δ is the `delta`
 /// of Lemma B.1.
 pub fn item_wise(
     model: Model,

@@ -25,6 +25,7 @@ use std::path::{Path, PathBuf};
 /// The metric of a container: points (a [`Space`] without its n×n tables) or a graph's
 /// edges.
 #[derive(Clone, Debug)]
+#[allow(clippy::large_enum_variant)] // one per container; a box would only add an indirection
 pub enum Geometry {
     Points(Space),
     Graph(Graph),

@@ -145,10 +145,11 @@ pub trait Structure: Sync {
     /// infinite or unknown first). Only speed depends on this choice.
     fn candidates(&self) -> Result<Vec<Pair>, OverBudget>;
     /// The exact ε of one pair over all outputs: `None` = +∞, `Err` = undecidable.
+    #[allow(clippy::result_unit_err)] // undecidable carries no more than the pair, known to the caller
     fn pair_eps(&self, p: Pair) -> Result<Option<Interval>, ()>;
     /// Ordered pairs this structure checks (its share's, after a restriction).
     fn pairs(&self) -> u64;
-    /// [`digest`] of the whole list its shares are dealt from.
+    /// The digest (`structured::digest`) of the whole list its shares are dealt from.
     fn layout(&self) -> u64;
 }
 
@@ -355,7 +356,7 @@ impl Cols<'_> {
 /// The float estimate of a pair's ε from its filter ratio: ln(max(R̃, 1)) / d̃, ∞ for an
 /// infinite ratio, a positive ratio at distance 0, or a row outside the error model.
 pub(crate) fn estimate(norm: &Normalized, u: usize, v: usize, rt: f64, d: f64, zero: bool) -> f64 {
-    if !(norm.safe[u] && norm.safe[v]) || !rt.is_finite() {
+    if !norm.safe[u] || !norm.safe[v] || !rt.is_finite() {
         return f64::INFINITY;
     }
     if zero {

@@ -147,7 +147,7 @@ impl<'a> Tree<'a> {
     }
 
     /// Keep only `part`'s share of the ordered pairs: (root, root) is split (as the
-    /// recursion splits it) until there are at least [`SHARE_PAIRS`] box pairs per share or
+    /// recursion splits it) until there are at least `SHARE_PAIRS` (16) box pairs per share or
     /// only leaf pairs are left; they are ordered box with itself first, then touching
     /// boxes (distance bound 0), then the rest (a stable sort: the near pairs, which cost
     /// the most, are spread evenly), and share i takes every `of`-th from the i-th. The

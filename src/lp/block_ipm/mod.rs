@@ -63,7 +63,7 @@ pub const SOLVED_GAP: f64 = 5e-8;
 pub const WORKING_GAP: f64 = 1e-7;
 /// A working-set solve that stops between [`WORKING_GAP`] and this, nearly feasible, is
 /// still good enough to find the rows the next lazy round adds
-/// ([`solve_rows`]'s `short`): only a round that adds none needs the accurate solve.
+/// (`solve_rows`'s `short`): only a round that adds none needs the accurate solve.
 /// MiniLM n = 200 (session 26): the first working set stopped at 1.1·10⁻⁷ and broke
 /// 274 321 rows, which Clarabel's solve of that round (≈ 120 000 rows) only confirmed.
 pub const SHORT_GAP: f64 = 1e-5;

@@ -525,6 +525,120 @@ mod tests {
     }
 
     #[test]
+    fn the_check_passes_the_pinned_metric_and_fails_any_other() {
+        let base = Space::from_points(
+            MetricKind::Haversine,
+            pts(&[&["41.9", "12.5"], &["45.46", "9.19"]]),
+            None,
+        )
+        .unwrap();
+        let far = Space::from_points(
+            MetricKind::Haversine,
+            pts(&[&["41.9", "12.5"], &["45.46", "9.19"]]),
+            Some(q("6371008.8")),
+        )
+        .unwrap();
+        let labels = vec!["rome".to_string(), "milan".to_string()];
+        let (v, w) = (
+            View::of_space(&base, Some(&labels)),
+            View::of_space(&far, Some(&labels)),
+        );
+        let (dv, dw) = (digest(&v), digest(&w));
+        assert!(check(&v, &dv, &MetricPin::FileMetric, u64::MAX).is_none());
+        assert!(!MetricPin::FileMetric.is_pinned() && MetricPin::Digest(dv.clone()).is_pinned());
+        let by_digest = MetricPin::Digest(dv.clone());
+        let ok = check(&v, &dv, &by_digest, u64::MAX).unwrap();
+        assert_eq!((ok.name.as_str(), ok.verdict), ("metric", Verdict::Pass));
+        let bad = check(&w, &dw, &by_digest, u64::MAX).unwrap();
+        assert_eq!((bad.name.as_str(), bad.verdict), ("metric", Verdict::Fail));
+        assert!(
+            bad.detail.contains(&dw) && bad.detail.contains(&dv),
+            "{}",
+            bad.detail
+        );
+        let by_space = MetricPin::Space(Arc::new(PinnedSpace::of_space(
+            "s.csv",
+            base.clone(),
+            Some(labels.clone()),
+        )));
+        let ok = check(&v, &dv, &by_space, u64::MAX).unwrap();
+        assert_eq!(ok.verdict, Verdict::Pass);
+        assert!(
+            ok.detail.contains("s.csv") && ok.detail.contains(&dv),
+            "{}",
+            ok.detail
+        );
+        let bad = check(&w, &dw, &by_space, u64::MAX).unwrap();
+        assert_eq!(bad.verdict, Verdict::Fail);
+        assert!(
+            bad.detail
+                .contains("radius: the file has 31855044/5, the pipeline's has 7963761/1250"),
+            "{}",
+            bad.detail
+        );
+        assert!(
+            bad.detail.contains(&dw) && bad.detail.contains(&dv),
+            "{}",
+            bad.detail
+        );
+        assert_eq!(
+            v.describe(),
+            "haversine, 2 points, radius 6371.0088, labelled"
+        );
+        assert_eq!(
+            View::of_space(&base, None).describe(),
+            "haversine, 2 points, radius 6371.0088, unlabelled"
+        );
+        let e = Space::from_points(MetricKind::Euclidean, pts(&[&["0"], &["1"]]), None).unwrap();
+        assert_eq!(
+            View::of_space(&e, None).describe(),
+            "euclidean, 2 points, unlabelled"
+        );
+        let t = Space::from_table(vec![vec![q("0"), q("1/3")], vec![q("1/3"), q("0")]]).unwrap();
+        assert_eq!(
+            View::of_space(&t, None).describe(),
+            "distance table of 2 inputs, unlabelled"
+        );
+        let items: Vec<(String, String)> = View::of_space(&t, None).items().collect();
+        assert_eq!(items[2], ("distances[0][1]".to_string(), "1/3".to_string()));
+        let g = Geometry::Graph(
+            crate::structured::edges::Graph::new(2, vec![(0, 1, q("2.5"))], "m").unwrap(),
+        );
+        let gv = View::of_geometry(&g, None);
+        assert_eq!(gv.describe(), "graph of 2 nodes and 1 edges, unlabelled");
+        let items: Vec<(String, String)> = gv.items().collect();
+        assert_eq!(
+            items[3],
+            ("edges[0]".to_string(), "[0, 1, 5/2]".to_string())
+        );
+        // A pinned graph of another size is not expanded into a table: it differs at n.
+        let big = Geometry::Graph(
+            crate::structured::edges::Graph::new(3, vec![(0, 1, q("1")), (1, 2, q("1"))], "m")
+                .unwrap(),
+        );
+        let pin = MetricPin::Space(Arc::new(PinnedSpace {
+            name: "g".into(),
+            geometry: big,
+            labels: None,
+        }));
+        let tv = View::of_space(&t, None);
+        let c = check(&tv, &digest(&tv), &pin, u64::MAX).unwrap();
+        assert!(
+            c.verdict == Verdict::Fail && c.detail.contains("form"),
+            "{}",
+            c.detail
+        );
+    }
+
+    #[test]
+    fn long_values_are_shortened_in_messages() {
+        assert_eq!(short("abc"), "abc");
+        let long = "x".repeat(61);
+        assert_eq!(short(&long), format!("{}…", "x".repeat(60)));
+        assert_eq!(short(&"y".repeat(60)), "y".repeat(60));
+    }
+
+    #[test]
     fn digests_parse_in_either_spelling() {
         let h = "AB".repeat(32);
         assert_eq!(

@@ -74,6 +74,7 @@ pub mod experiment;
 pub mod import;
 pub mod large;
 pub mod lp;
+pub mod measure;
 pub mod mechanisms;
 pub mod plot;
 pub mod privatize;

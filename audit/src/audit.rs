@@ -215,7 +215,7 @@ fn fi2(x: FI) -> [f64; 2] {
 }
 
 /// Site index, in `space`, of each output column.
-fn output_sites(file: &MechanismFile, space: &Space) -> Option<Vec<usize>> {
+pub fn output_sites(file: &MechanismFile, space: &Space) -> Option<Vec<usize>> {
     let n = file.space.n();
     match &file.outputs {
         Outputs::Inputs => Some((0..n).collect()),
@@ -868,7 +868,7 @@ pub(crate) fn tight_under_pass(
 }
 
 /// The distance unit a space states: "km" for haversine with the default earth radius.
-pub(crate) fn unit_of(space: &Space) -> Option<&'static str> {
+pub fn unit_of(space: &Space) -> Option<&'static str> {
     (space.kind() == crate::metric::MetricKind::Haversine
         && *space.radius() == crate::metric::default_radius())
     .then_some("km")

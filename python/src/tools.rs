@@ -228,3 +228,53 @@ pub fn repair_matrix(
         ))
     })
 }
+
+/// The adversary's measures ([`mdp::measure`]) of a mechanism (`mechanism`) or an `mdp/1`
+/// file (`path`) under `prior` (default: the file's, else uniform) and an optional gain
+/// (rows g(w, ·)); numbers as exact strings. The JSON text of `mdp measure --json`.
+#[pyfunction]
+#[pyo3(signature = (*, path=None, mechanism=None, prior=None, gain=None))]
+pub fn measure(
+    py: Python<'_>,
+    path: Option<&str>,
+    mechanism: Option<&crate::mechanism::Mechanism>,
+    prior: Option<Vec<String>>,
+    gain: Option<Vec<Vec<String>>>,
+) -> Result<String> {
+    let q_vec = |field: &str, v: Vec<String>| -> Result<Vec<Q>> {
+        v.iter()
+            .enumerate()
+            .map(|(i, s)| crate::mechanism::q(&format!("{field}[{i}]"), s))
+            .collect()
+    };
+    let prior = prior.map(|p| q_vec("prior", p)).transpose()?;
+    let gain = gain
+        .map(|rows| -> Result<mdp::measure::Gain> {
+            Ok(mdp::measure::Gain {
+                rows: rows
+                    .into_iter()
+                    .enumerate()
+                    .map(|(w, r)| q_vec(&format!("gain[{w}]"), r))
+                    .collect::<Result<_>>()?,
+            })
+        })
+        .transpose()?;
+    let loaded;
+    let file = match (path, mechanism) {
+        (Some(p), None) => {
+            let limits = Limits::default();
+            loaded = io::read_mechanism(&io::read_source(p, &limits)?, &limits)?;
+            &loaded
+        }
+        (None, Some(m)) => m.certified.file(),
+        _ => return Err(Error::input("mechanism", "give a Mechanism or a path")),
+    };
+    py.detach(|| {
+        let measure_error = |e: mdp::measure::MeasureError| match e {
+            mdp::measure::MeasureError::Invalid { field, message } => Error::input(field, message),
+        };
+        let prior = mdp::measure::prior_of(file, prior.as_deref()).map_err(measure_error)?;
+        let m = mdp::measure::measures(file, &prior, gain.as_ref()).map_err(measure_error)?;
+        Ok(mdp::measure::to_json(&m, file).to_string())
+    })
+}

@@ -126,3 +126,22 @@ def test_snap_and_a_prior_from_records_as_the_cli_does():
         md.prior_from(space, ["nowhere"])
     mech = md.pmo(space, 1, prior=md.prior_from(space, recs, pseudocount=1), progress=False)
     assert mech.report.passed
+
+
+def test_the_adversarys_measures_as_the_cli_reports_them(tmp_path):
+    pts = np.array([[0.0], [1.0], [3.0]])
+    space = md.space(pts, "euclidean", labels=["a", "b", "c"])
+    mech = md.exponential(space, 1, progress=False)
+    m = md.measure(mech)
+    assert m["bayes_vulnerability"]["prior"] == pytest.approx(1 / 3)
+    assert m["bayes_vulnerability"]["posterior"] >= m["bayes_vulnerability"]["prior"]
+    assert m["multiplicative_leakage"] == pytest.approx(m["multiplicative_capacity"])  # uniform prior
+    lo, hi = m["adversary_error"]
+    assert 0 <= lo <= hi and len(m["guesses"]) == 3 and set(m["guesses"]) <= {"a", "b", "c"}
+    mech.save(tmp_path / "m.json")
+    skewed = md.measure(tmp_path / "m.json", prior=[8, 1, 1], gain=np.eye(3))
+    assert skewed["bayes_vulnerability"]["prior"] == pytest.approx(0.8)
+    assert skewed["g_vulnerability"]["posterior"] == pytest.approx(skewed["bayes_vulnerability"]["posterior"])
+    assert skewed["exact"]["bayes_vulnerability"]["prior"] == "0.8"
+    with pytest.raises(md.InputError):
+        md.measure(mech, prior=[1, 2])

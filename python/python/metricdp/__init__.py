@@ -21,6 +21,7 @@ See ``spec/python.md`` of the repository for the mapping to the library.
 
 from __future__ import annotations
 
+import json
 import math
 import numbers
 import os
@@ -697,6 +698,28 @@ def prior_from(space: Space, records: Any, *, snap_max: Optional[float] = None,
     return counts
 
 
+def measure(mechanism: Any, *, prior: Any = None, gain: Any = None) -> Dict[str, Any]:
+    """The adversary's view of a mechanism (``mdp measure``): Bayes vulnerability (prior and
+    posterior), multiplicative leakage and min-entropy leakage in bits, multiplicative
+    capacity, g-vulnerability (with ``gain``, rows g(w, ·) one per guess), the adversary's
+    expected error (the expected distance from the secret to the Bayes-optimal guess, with
+    the guess for each output), conditional entropy in bits, the expected and worst loss.
+
+    ``mechanism``: a :class:`Mechanism` or the path of an ``mdp/1`` file. ``prior``: n
+    weights (default: the file's prior, else uniform). Returns a dict: exact values as
+    floats (their exact rationals as strings under ``"exact"``), enclosures as
+    ``[lo, hi]`` lists of floats rounded outward, ``"unit"`` the distance unit."""
+    p = None if prior is None else [_q(w, f"prior[{i}]") for i, w in enumerate(np.asarray(prior).ravel().tolist())]
+    g = None if gain is None else [[_q(x, f"gain[{i}]") for x in row] for i, row in enumerate(np.asarray(gain).tolist())]
+    if isinstance(mechanism, Mechanism):
+        text = _core.measure(mechanism=mechanism._m, prior=p, gain=g)
+    elif isinstance(mechanism, (str, os.PathLike)):
+        text = _core.measure(path=os.fspath(mechanism), prior=p, gain=g)
+    else:
+        raise InputError("mechanism", "expected a Mechanism or a path")
+    return dict(json.loads(text))
+
+
 # ---------------------------------------------------------------- user-level privacy
 
 from .user import Emd, Release, emd, release_freq, release_item_wise, release_linear, shuffle_account, shuffle_inverse  # noqa: E402
@@ -705,7 +728,7 @@ __all__ = [
     "Space", "space", "distances", "load_space", "from_dataframe",
     "Mechanism", "exponential", "optimal", "pmo", "benders", "spanner", "constopt", "tem", "load",
     "audit", "is_private", "smallest_epsilon", "import_matrix", "repair", "privatize", "save_container",
-    "snap", "prior_from",
+    "snap", "prior_from", "measure",
     "Report", "Emd", "emd", "shuffle_account", "shuffle_inverse",
     "Release", "release_linear", "release_item_wise", "release_freq",
     "MdpError", "InputError", "NotPrivate", "Inconclusive", "SolverError",

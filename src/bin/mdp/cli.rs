@@ -51,6 +51,9 @@ pub(crate) enum Cmd {
     /// A prior from records: each record (a label, an index, or coordinates snapped to the
     /// nearest input) counted on its input; a JSON array of n weights, a prior for PMO.
     Prior(suite::PriorArgs),
+    /// The adversary's view of a mechanism: Bayes vulnerability and leakage, capacity,
+    /// g-vulnerability, the adversary's expected error, conditional entropy, losses.
+    Measure(suite::MeasureArgs),
     /// Find a mechanism's parameter giving a target (ε,δ) tight epsilon, and write it.
     Calibrate(suite::CalibrateArgs),
     /// The papers' experiments, written as CSV and SVG.

@@ -171,12 +171,12 @@ pub(crate) fn require_metric(space: mdp::metric::Space) -> Result<mdp::metric::S
     produce::require_metric(space).map_err(|e| flag_error(&e))
 }
 
-fn json_file(path: &str, flag: &str) -> Result<serde_json::Value, String> {
+pub(crate) fn json_file(path: &str, flag: &str) -> Result<serde_json::Value, String> {
     let bytes = io::read_source(path, &Limits::default()).map_err(|e| format!("{flag}: {e}"))?;
     io::parse_json(&bytes).map_err(|e| format!("{flag}: {e}"))
 }
 
-fn q_array(v: &serde_json::Value, flag: &str) -> Result<Vec<Q>, String> {
+pub(crate) fn q_array(v: &serde_json::Value, flag: &str) -> Result<Vec<Q>, String> {
     let a = v
         .as_array()
         .ok_or(format!("{flag}: expected a JSON array"))?;
@@ -652,6 +652,7 @@ fn run(cli: Cli) -> Result<i32, String> {
         ),
         Cmd::Privatize(a) => suite::privatize(&a),
         Cmd::Prior(a) => suite::prior(&a),
+        Cmd::Measure(a) => suite::measure(&a),
         Cmd::Calibrate(a) => suite::calibrate(&a),
         Cmd::Import(a) => tools::import(&a),
         Cmd::Repair(a) => tools::repair(&a),

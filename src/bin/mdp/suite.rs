@@ -1130,3 +1130,55 @@ pub fn experiment(kind: &ExperimentKind) -> Result<i32, String> {
     }
     Ok(0)
 }
+
+#[derive(clap::Args)]
+pub struct MeasureArgs {
+    /// An mdp/1 mechanism file (`-` for standard input): its rows divided by their exact
+    /// sums are the channel measured.
+    file: String,
+    /// The adversary's prior: a JSON array of n weights (normalized exactly). Default: the
+    /// file's loss.prior, else uniform.
+    #[arg(long, value_name = "P.json")]
+    prior: Option<String>,
+    /// A gain function for g-vulnerability: a JSON array of rows g(w, ·), one per guess w,
+    /// each with one entry per input.
+    #[arg(long, value_name = "G.json")]
+    gain: Option<String>,
+    /// Print the measures as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// `mdp measure`: the adversary's view of a mechanism ([`mdp::measure`]).
+pub fn measure(a: &MeasureArgs) -> Result<i32, String> {
+    let bytes = io::read_source(&a.file, &Limits::default()).map_err(|e| format!("{}: {e}", a.file))?;
+    let file = io::read_mechanism(&bytes, &Limits::default()).map_err(|e| format!("{}: {e}", a.file))?;
+    let given = a
+        .prior
+        .as_deref()
+        .map(|p| crate::q_array(&crate::json_file(p, "--prior")?, "--prior"))
+        .transpose()?;
+    let gain = a
+        .gain
+        .as_deref()
+        .map(|g| -> Result<mdp::measure::Gain, String> {
+            let v = crate::json_file(g, "--gain")?;
+            let rows = v.as_array().ok_or("--gain: expected a JSON array of rows")?;
+            Ok(mdp::measure::Gain {
+                rows: rows
+                    .iter()
+                    .enumerate()
+                    .map(|(w, r)| crate::q_array(r, &format!("--gain[{w}]")))
+                    .collect::<Result<_, _>>()?,
+            })
+        })
+        .transpose()?;
+    let prior = mdp::measure::prior_of(&file, given.as_deref()).map_err(|e| format!("--{e}"))?;
+    let m = mdp::measure::measures(&file, &prior, gain.as_ref()).map_err(|e| format!("--{e}"))?;
+    if a.json {
+        println!("{}", mdp::measure::to_json(&m, &file));
+    } else {
+        print!("{}", mdp::measure::human(&m, &file));
+    }
+    Ok(0)
+}

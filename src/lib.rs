@@ -79,6 +79,7 @@ pub mod mechanisms;
 pub mod plot;
 pub mod privatize;
 pub mod produce;
+pub mod remap;
 pub mod user_level;
 
 pub use audit::{Options as AuditOptions, Report, Verdict};

@@ -118,7 +118,10 @@ pub fn measures(
     let h = crate::privatize::normalized(&file.matrix);
     let (n, k) = (h.rows, h.cols);
     if prior.len() != n {
-        return Err(invalid("prior", format!("has {} weights, expected {n}", prior.len())));
+        return Err(invalid(
+            "prior",
+            format!("has {} weights, expected {n}", prior.len()),
+        ));
     }
     let joint = |x: usize, y: usize| &prior[x] * h.get(x, y);
     // Bayes vulnerability, leakage and capacity: exact.
@@ -149,7 +152,9 @@ pub fn measures(
         })
         .reduce(|| FI::point(0.0), FI::add);
     // The adversary's error: per output, the least posterior expected distance.
-    let jf: Vec<FI> = (0..n * k).map(|i| FI::from_q(&joint(i / k, i % k))).collect();
+    let jf: Vec<FI> = (0..n * k)
+        .map(|i| FI::from_q(&joint(i / k, i % k)))
+        .collect();
     let per_output: Vec<(usize, FI)> = (0..k)
         .into_par_iter()
         .map(|y| {
@@ -202,7 +207,10 @@ fn g_vulnerabilities(g: &Gain, h: &Matrix, prior: &[Q]) -> Result<(Q, Q), Measur
     if let Some(w) = g.rows.iter().position(|r| r.len() != n) {
         return Err(invalid(
             &format!("gain[{w}]"),
-            format!("has {} entries, expected one per input ({n})", g.rows[w].len()),
+            format!(
+                "has {} entries, expected one per input ({n})",
+                g.rows[w].len()
+            ),
         ));
     }
     let best = |weights: &dyn Fn(usize) -> Q| -> Q {
@@ -253,9 +261,9 @@ fn losses(file: &MechanismFile, h: &Matrix, prior: &[Q]) -> (Option<FI>, Option<
                 })
         })
         .collect();
-    let worst = per_input
-        .iter()
-        .fold(FI::point(0.0), |a, b| FI::new(a.lo.max(b.lo), a.hi.max(b.hi)));
+    let worst = per_input.iter().fold(FI::point(0.0), |a, b| {
+        FI::new(a.lo.max(b.lo), a.hi.max(b.hi))
+    });
     let expected = per_input
         .iter()
         .zip(prior)

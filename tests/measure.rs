@@ -35,6 +35,24 @@ fn arb_case() -> impl Strategy<Value = (Value, Vec<i64>)> {
     })
 }
 
+/// A private channel: n ≤ 4 distinct integer points of a line (d ≥ 1 between any two) and
+/// entries 1..=9, so every ratio is ≤ 9 < e^{100·d}: ε = 100 holds.
+fn arb_private_case() -> impl Strategy<Value = (Value, Vec<i64>)> {
+    (2usize..5).prop_flat_map(|n| {
+        (
+            proptest::sample::subsequence((-20i64..20).collect::<Vec<_>>(), n),
+            proptest::collection::vec(proptest::collection::vec(1i64..10, n), n),
+            proptest::collection::vec(1i64..6, n),
+        )
+            .prop_map(|(xs, m, prior)| {
+                let doc = json!({"format": "mdp/1", "epsilon": 100,
+                    "metric": {"kind": "manhattan", "points": xs.iter().map(|x| json!([x])).collect::<Vec<_>>()},
+                    "matrix": m});
+                (doc, prior)
+            })
+    })
+}
+
 fn q(i: i64) -> Q {
     Q::from_signeds(i, 1)
 }
@@ -105,15 +123,33 @@ proptest! {
 #[test]
 fn the_command_line_reports_every_field() {
     let mech = common::tmp("measure", "exp.json", None);
-    let (code, _, err) = common::mdp(&["build", "exponential", "--space", "builtin:rome100", "--epsilon", "1", "-o", &mech, "--quiet"]);
+    let (code, _, err) = common::mdp(&[
+        "build",
+        "exponential",
+        "--space",
+        "builtin:rome100",
+        "--epsilon",
+        "1",
+        "-o",
+        &mech,
+        "--quiet",
+    ]);
     assert_eq!(code, 0, "{err}");
     let (code, out, err) = common::mdp(&["measure", &mech, "--json"]);
     assert_eq!(code, 0, "{err}");
     let v: Value = serde_json::from_str(&out).unwrap();
     for f in [
-        "/bayes_vulnerability/prior", "/bayes_vulnerability/posterior", "/multiplicative_leakage",
-        "/min_entropy_leakage_bits", "/multiplicative_capacity", "/adversary_error", "/guesses",
-        "/conditional_entropy_bits", "/expected_loss", "/worst_loss", "/exact/multiplicative_leakage",
+        "/bayes_vulnerability/prior",
+        "/bayes_vulnerability/posterior",
+        "/multiplicative_leakage",
+        "/min_entropy_leakage_bits",
+        "/multiplicative_capacity",
+        "/adversary_error",
+        "/guesses",
+        "/conditional_entropy_bits",
+        "/expected_loss",
+        "/worst_loss",
+        "/exact/multiplicative_leakage",
     ] {
         assert!(v.pointer(f).is_some(), "{f} missing: {out}");
     }
@@ -123,14 +159,108 @@ fn the_command_line_reports_every_field() {
     // The expected loss under the uniform prior is the audit's, within the enclosures.
     let (_, audit, _) = common::mdp_audit(&["--json", &mech]);
     let a: Value = serde_json::from_str(&audit).unwrap();
-    let (lo, hi) = (v["expected_loss"][0].as_f64().unwrap(), v["expected_loss"][1].as_f64().unwrap());
-    let (alo, ahi) = (a["loss_max"][0].as_f64().unwrap(), a["loss_max"][1].as_f64().unwrap());
-    assert!(lo <= hi && v["worst_loss"][0].as_f64().unwrap() <= ahi && alo <= v["worst_loss"][1].as_f64().unwrap());
+    let (lo, hi) = (
+        v["expected_loss"][0].as_f64().unwrap(),
+        v["expected_loss"][1].as_f64().unwrap(),
+    );
+    let (alo, ahi) = (
+        a["loss_max"][0].as_f64().unwrap(),
+        a["loss_max"][1].as_f64().unwrap(),
+    );
+    assert!(
+        lo <= hi
+            && v["worst_loss"][0].as_f64().unwrap() <= ahi
+            && alo <= v["worst_loss"][1].as_f64().unwrap()
+    );
     let gain = common::tmp("measure", "gain.json", Some(b"[[1, 0], [0, 1]]"));
     let (code, _, err) = common::mdp(&["measure", &mech, "--gain", &gain]);
     assert_eq!(code, 2);
     assert!(err.contains("gain[0]"), "{err}");
     let (code, out, _) = common::mdp(&["measure", &mech]);
     assert_eq!(code, 0);
-    assert!(out.contains("adversary's error") && out.contains(" km"), "{out}");
+    assert!(
+        out.contains("adversary's error") && out.contains(" km"),
+        "{out}"
+    );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, .. ProptestConfig::default() })]
+
+    /// REMAP: the Bayesian remap of a private mechanism passes its audit at the same ε, its
+    /// expected loss (distance to the release) is the adversary's error, never above the
+    /// original's, and equals the least expected loss over every deterministic map of the
+    /// outputs to inputs (all n^n maps enumerated, exactly).
+    #[test]
+    fn remapping_is_private_and_optimal_among_all_maps((doc, w) in arb_private_case()) {
+        let file = io::mechanism_from_value(&doc, &Limits::default()).unwrap();
+        let n = file.space.n();
+        let given: Vec<Q> = w.iter().map(|&x| q(x)).collect();
+        let prior = prior_of(&file, Some(&given)).unwrap();
+        let r = mdp::remap::remap(&file, &prior, &mdp::progress::Silent).unwrap();
+        prop_assert_eq!(r.certified.report().verdict, mdp::audit::Verdict::Pass);
+        let (after, err) = (r.expected_loss_after, r.before.adversary_error);
+        prop_assert!(after.lo <= err.hi && err.lo <= after.hi, "{:?} {:?}", after, err);
+        let before = r.expected_loss_before.unwrap();
+        prop_assert!(after.lo <= before.hi);
+        // Brute force over all maps, exactly.
+        let h: Vec<Vec<Q>> = (0..n).map(|x| {
+            let s = sum_tree(file.matrix.row(x).to_vec());
+            file.matrix.row(x).iter().map(|e| e / &s).collect()
+        }).collect();
+        let dist = |a: usize, b: usize| { let v = file.space.points()[a][0].clone() - &file.space.points()[b][0]; if v < 0u32 { -v } else { v } };
+        let mut best: Option<Q> = None;
+        for code in 0..n.pow(n as u32) {
+            let map: Vec<usize> = (0..n).map(|y| (code / n.pow(y as u32)) % n).collect();
+            let loss = sum_tree((0..n).flat_map(|x| { let (h, prior, map) = (&h, &prior, &map); (0..n).map(move |y| &prior[x] * &h[x][y] * dist(x, map[y])) }).collect());
+            best = Some(match best { Some(b) if b <= loss => b, _ => loss });
+        }
+        let b = mdp::exact::f64_nearest(&best.unwrap());
+        prop_assert!(after.lo <= b && b <= after.hi, "{:?} {}", after, b);
+    }
+}
+
+#[test]
+fn remap_on_the_command_line_writes_an_audited_file() {
+    let mech = common::tmp("measure", "remap_in.json", None);
+    let (code, _, err) = common::mdp(&[
+        "build",
+        "exponential",
+        "--space",
+        "builtin:rome100",
+        "--epsilon",
+        "1",
+        "-o",
+        &mech,
+        "--quiet",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let out = common::tmp("measure", "remap_out.json", None);
+    let (code, summary, err) = common::mdp(&["remap", &mech, "-o", &out, "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let s: Value = serde_json::from_str(&summary).unwrap();
+    let (before, after) = (
+        s["expected_loss_before"][1].as_f64().unwrap(),
+        s["expected_loss_after"][0].as_f64().unwrap(),
+    );
+    assert!(after <= before, "{summary}");
+    assert_eq!(s["map"].as_array().unwrap().len(), 100);
+    // The remapped file is private at the original ε on the original space.
+    let (code, _, err) = common::mdp_audit(&[
+        "--quiet",
+        "--require-epsilon",
+        "1",
+        "--space",
+        "builtin:rome100",
+        &out,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    // Outputs that are opaque labels cannot be remapped.
+    let labels = common::tmp("measure", "labels.json", Some(br#"{"epsilon": 1, "metric": {"kind": "euclidean", "points": [[0], [1]]}, "outputs": {"labels": ["p", "q"]}, "loss": {"cost": [[0, 1], [1, 0]]}, "matrix": [[0.6, 0.4], [0.4, 0.6]]}"#));
+    let (code, _, err) = common::mdp(&["remap", &labels, "-o", &out]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("outputs") || err.contains("loss.cost"),
+        "{err}"
+    );
 }

@@ -524,7 +524,8 @@ mod tests {
         );
         // Edges sharing one end are distinct edges (only parallel ones merge).
         let star = Geometry::Graph(
-            crate::structured::edges::Graph::new(3, vec![(0, 1, q("1")), (0, 2, q("1"))], "m").unwrap(),
+            crate::structured::edges::Graph::new(3, vec![(0, 1, q("1")), (0, 2, q("1"))], "m")
+                .unwrap(),
         );
         match View::of_geometry(&star, None) {
             View::Edges { edges, .. } => assert_eq!(edges.len(), 2),

@@ -278,3 +278,55 @@ pub fn measure(
         Ok(mdp::measure::to_json(&m, file).to_string())
     })
 }
+
+/// Bayesian remapping ([`mdp::remap`]) of a mechanism or an `mdp/1` file under `prior`
+/// (default: the file's, else uniform): the remapped mechanism, certified by its own audit,
+/// and what remapping did as JSON text (`expected_loss_before`, `expected_loss_after`,
+/// `adversary_error`, `map`).
+#[pyfunction]
+#[pyo3(signature = (*, path=None, mechanism=None, prior=None, progress=None))]
+pub fn remap(
+    py: Python<'_>,
+    path: Option<&str>,
+    mechanism: Option<&Mechanism>,
+    prior: Option<Vec<String>>,
+    progress: Option<Py<PyAny>>,
+) -> Result<(Mechanism, String)> {
+    let prior = prior
+        .map(|p| {
+            p.iter()
+                .enumerate()
+                .map(|(i, s)| crate::mechanism::q(&format!("prior[{i}]"), s))
+                .collect::<Result<Vec<Q>>>()
+        })
+        .transpose()?;
+    let loaded;
+    let file = match (path, mechanism) {
+        (Some(p), None) => {
+            let limits = Limits::default();
+            loaded = io::read_mechanism(&io::read_source(p, &limits)?, &limits)?;
+            &loaded
+        }
+        (None, Some(m)) => m.certified.file(),
+        _ => return Err(Error::input("mechanism", "give a Mechanism or a path")),
+    };
+    run(py, progress, |p| {
+        let prior = mdp::measure::prior_of(file, prior.as_deref()).map_err(|e| match e {
+            mdp::measure::MeasureError::Invalid { field, message } => Error::input(field, message),
+        })?;
+        let r = mdp::remap::remap(file, &prior, p).map_err(|e| match e {
+            mdp::remap::RemapError::NotPrivate(report) => Error::Audit(report),
+            mdp::remap::RemapError::Invalid { field, message } => Error::input(field, message),
+            e => Error::input("mechanism", e.to_string()),
+        })?;
+        let enc = |x: mdp::exact::float::FI| json!([x.lo, x.hi]);
+        let label = |g: usize| file.labels.as_ref().map_or(json!(g), |l| json!(l[g]));
+        let summary = json!({
+            "expected_loss_before": r.expected_loss_before.map(enc),
+            "expected_loss_after": enc(r.expected_loss_after),
+            "adversary_error": enc(r.before.adversary_error),
+            "map": r.map.iter().map(|&g| label(g)).collect::<Vec<_>>(),
+        });
+        Ok((Mechanism::new(r.certified, summary.clone()), summary.to_string()))
+    })
+}

@@ -145,3 +145,14 @@ def test_the_adversarys_measures_as_the_cli_reports_them(tmp_path):
     assert skewed["exact"]["bayes_vulnerability"]["prior"] == "0.8"
     with pytest.raises(md.InputError):
         md.measure(mech, prior=[1, 2])
+
+
+def test_remap_lowers_the_expected_loss_and_stays_certified():
+    pts = np.array([[0.0], [1.0], [3.0], [4.0]])
+    space = md.space(pts, "euclidean", labels=["a", "b", "c", "d"])
+    mech = md.exponential(space, 0.5, progress=False)
+    remapped, info = md.remap(mech, prior=[5, 1, 1, 1])
+    assert remapped.report.passed and remapped.epsilon == mech.epsilon
+    assert info["expected_loss_after"][0] <= info["expected_loss_before"][1]
+    assert len(info["map"]) == 4 and set(info["map"]) <= {"a", "b", "c", "d"}
+    assert md.measure(remapped, prior=[5, 1, 1, 1])["expected_loss"][0] <= info["adversary_error"][1]

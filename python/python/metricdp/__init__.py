@@ -720,6 +720,24 @@ def measure(mechanism: Any, *, prior: Any = None, gain: Any = None) -> Dict[str,
     return dict(json.loads(text))
 
 
+def remap(mechanism: Any, *, prior: Any = None, progress: Progress = None) -> Tuple[Mechanism, Dict[str, Any]]:
+    """Bayesian remapping (``mdp remap``): each output post-processed into the input that
+    minimizes the posterior expected distance under ``prior`` (default: the file's, else
+    uniform). Returns the remapped :class:`Mechanism`, certified by its own audit at the
+    same ε (post-processing keeps ε·d privacy), and a dict with ``expected_loss_before``,
+    ``expected_loss_after`` (enclosures; after = the adversary's error, never more than
+    before) and ``map`` (the input each output goes to)."""
+    p = None if prior is None else [_q(w, f"prior[{i}]") for i, w in enumerate(np.asarray(prior).ravel().tolist())]
+    with _progress(progress) as cb:
+        if isinstance(mechanism, Mechanism):
+            core, text = _core.remap(mechanism=mechanism._m, prior=p, progress=cb)
+        elif isinstance(mechanism, (str, os.PathLike)):
+            core, text = _core.remap(path=os.fspath(mechanism), prior=p, progress=cb)
+        else:
+            raise InputError("mechanism", "expected a Mechanism or a path")
+    return Mechanism(core), dict(json.loads(text))
+
+
 # ---------------------------------------------------------------- user-level privacy
 
 from .user import Emd, Release, emd, release_freq, release_item_wise, release_linear, shuffle_account, shuffle_inverse  # noqa: E402
@@ -728,7 +746,7 @@ __all__ = [
     "Space", "space", "distances", "load_space", "from_dataframe",
     "Mechanism", "exponential", "optimal", "pmo", "benders", "spanner", "constopt", "tem", "load",
     "audit", "is_private", "smallest_epsilon", "import_matrix", "repair", "privatize", "save_container",
-    "snap", "prior_from", "measure",
+    "snap", "prior_from", "measure", "remap",
     "Report", "Emd", "emd", "shuffle_account", "shuffle_inverse",
     "Release", "release_linear", "release_item_wise", "release_freq",
     "MdpError", "InputError", "NotPrivate", "Inconclusive", "SolverError",

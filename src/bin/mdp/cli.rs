@@ -54,6 +54,9 @@ pub(crate) enum Cmd {
     /// The adversary's view of a mechanism: Bayes vulnerability and leakage, capacity,
     /// g-vulnerability, the adversary's expected error, conditional entropy, losses.
     Measure(suite::MeasureArgs),
+    /// Bayesian remapping: each output mapped to the input that minimizes the posterior
+    /// expected distance; written only once the result passes its audit at the same ε.
+    Remap(suite::RemapArgs),
     /// Find a mechanism's parameter giving a target (ε,δ) tight epsilon, and write it.
     Calibrate(suite::CalibrateArgs),
     /// The papers' experiments, written as CSV and SVG.

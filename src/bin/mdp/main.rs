@@ -89,7 +89,7 @@ pub(crate) fn gate_outcome<T>(
 }
 
 /// Write a certified mechanism to `output` (`-`: standard output, never a terminal).
-fn write_certified(c: &Certified, output: &str) -> Result<(), String> {
+pub(crate) fn write_certified(c: &Certified, output: &str) -> Result<(), String> {
     if output == "-" {
         use std::io::IsTerminal;
         if std::io::stdout().is_terminal() {
@@ -653,6 +653,7 @@ fn run(cli: Cli) -> Result<i32, String> {
         Cmd::Privatize(a) => suite::privatize(&a),
         Cmd::Prior(a) => suite::prior(&a),
         Cmd::Measure(a) => suite::measure(&a),
+        Cmd::Remap(a) => suite::remap(&a),
         Cmd::Calibrate(a) => suite::calibrate(&a),
         Cmd::Import(a) => tools::import(&a),
         Cmd::Repair(a) => tools::repair(&a),

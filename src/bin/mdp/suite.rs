@@ -1151,8 +1151,10 @@ pub struct MeasureArgs {
 
 /// `mdp measure`: the adversary's view of a mechanism ([`mdp::measure`]).
 pub fn measure(a: &MeasureArgs) -> Result<i32, String> {
-    let bytes = io::read_source(&a.file, &Limits::default()).map_err(|e| format!("{}: {e}", a.file))?;
-    let file = io::read_mechanism(&bytes, &Limits::default()).map_err(|e| format!("{}: {e}", a.file))?;
+    let bytes =
+        io::read_source(&a.file, &Limits::default()).map_err(|e| format!("{}: {e}", a.file))?;
+    let file =
+        io::read_mechanism(&bytes, &Limits::default()).map_err(|e| format!("{}: {e}", a.file))?;
     let given = a
         .prior
         .as_deref()
@@ -1163,7 +1165,9 @@ pub fn measure(a: &MeasureArgs) -> Result<i32, String> {
         .as_deref()
         .map(|g| -> Result<mdp::measure::Gain, String> {
             let v = crate::json_file(g, "--gain")?;
-            let rows = v.as_array().ok_or("--gain: expected a JSON array of rows")?;
+            let rows = v
+                .as_array()
+                .ok_or("--gain: expected a JSON array of rows")?;
             Ok(mdp::measure::Gain {
                 rows: rows
                     .iter()
@@ -1180,5 +1184,79 @@ pub fn measure(a: &MeasureArgs) -> Result<i32, String> {
     } else {
         print!("{}", mdp::measure::human(&m, &file));
     }
+    Ok(0)
+}
+
+#[derive(clap::Args)]
+pub struct RemapArgs {
+    /// An mdp/1 mechanism file whose outputs are inputs (`-` for standard input).
+    file: String,
+    /// The prior the remap is optimal for: a JSON array of n weights (default: the file's
+    /// loss.prior, else uniform).
+    #[arg(long, value_name = "P.json")]
+    prior: Option<String>,
+    /// Where to write the remapped mechanism (written only once its own audit passes).
+    #[arg(short, long)]
+    output: String,
+    /// Print what remapping did as JSON on standard output (expected_loss_before,
+    /// expected_loss_after, adversary_error, map).
+    #[arg(long)]
+    json: bool,
+}
+
+/// `mdp remap`: Bayesian remapping ([`mdp::remap`]).
+pub fn remap(a: &RemapArgs) -> Result<i32, String> {
+    if a.json && a.output == "-" {
+        return Err(
+            "--output: give a file with --json (standard output carries the summary)".into(),
+        );
+    }
+    let bytes =
+        io::read_source(&a.file, &Limits::default()).map_err(|e| format!("{}: {e}", a.file))?;
+    let file =
+        io::read_mechanism(&bytes, &Limits::default()).map_err(|e| format!("{}: {e}", a.file))?;
+    let given = a
+        .prior
+        .as_deref()
+        .map(|p| crate::q_array(&crate::json_file(p, "--prior")?, "--prior"))
+        .transpose()?;
+    let prior = mdp::measure::prior_of(&file, given.as_deref()).map_err(|e| format!("--{e}"))?;
+    let r = match mdp::remap::remap(&file, &prior, &mdp::progress::Console::new(false, 2.0)) {
+        Ok(r) => r,
+        Err(mdp::remap::RemapError::NotPrivate(report)) => {
+            eprint!(
+                "mdp: the remapped mechanism does not pass its audit (not written)\n{}",
+                audit::human(&report)
+            );
+            return Ok(audit::EXIT_FAIL);
+        }
+        Err(e) => return Err(e.to_string()),
+    };
+    crate::write_certified(&r.certified, &a.output)?;
+    let enc = |x: mdp::exact::float::FI| json!([x.lo, x.hi]);
+    let label = |g: usize| file.labels.as_ref().map_or(json!(g), |l| json!(l[g]));
+    let unit = audit::unit_of(&file.space).map_or(String::new(), |u| format!(" {u}"));
+    if a.json {
+        println!(
+            "{}",
+            json!({
+                "expected_loss_before": r.expected_loss_before.map(enc),
+                "expected_loss_after": enc(r.expected_loss_after),
+                "adversary_error": enc(r.before.adversary_error),
+                "map": r.map.iter().map(|&g| label(g)).collect::<Vec<_>>(),
+                "unit": audit::unit_of(&file.space),
+            })
+        );
+    }
+    let moved = r.map.iter().enumerate().filter(|&(y, &g)| y != g).count();
+    eprintln!(
+        "remap: wrote {} ({moved} of {} outputs remapped); expected loss {}{unit} before, [{:.9e}, {:.9e}]{unit} after (audited at ε = {})",
+        a.output,
+        r.map.len(),
+        r.expected_loss_before.map_or("not defined".into(), |e| format!("[{:.9e}, {:.9e}]", e.lo, e.hi)),
+        r.expected_loss_after.lo,
+        r.expected_loss_after.hi,
+        mdp::exact::f64_nearest(&file.epsilon)
+    );
     Ok(0)
 }

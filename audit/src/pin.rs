@@ -640,6 +640,22 @@ mod tests {
     }
 
     #[test]
+    fn every_entry_of_a_table_is_in_its_digest() {
+        let table = |d12: &str| {
+            let r = |a: &str, b: &str, c: &str| vec![q(a), q(b), q(c)];
+            Space::from_table(vec![r("0", "1", "2"), r("1", "0", d12), r("2", d12, "0")]).unwrap()
+        };
+        let (a, b) = (table("1"), table("3/2"));
+        let (va, vb) = (View::of_space(&a, None), View::of_space(&b, None));
+        assert_ne!(digest(&va), digest(&vb));
+        let diff = first_difference(&va, &vb).unwrap();
+        assert!(
+            diff.starts_with("distances[1][2]: the file has 1, the pipeline's has 3/2"),
+            "{diff}"
+        );
+    }
+
+    #[test]
     fn long_values_are_shortened_in_messages() {
         assert_eq!(short("abc"), "abc");
         let long = "x".repeat(61);

@@ -27,10 +27,7 @@ fn arb_case() -> impl Strategy<Value = (Value, Vec<i64>)> {
                 if prior.iter().all(|&w| w == 0) {
                     prior[0] = 1;
                 }
-                let doc = json!({"format": "mdp/1", "epsilon": 100,
-                    "metric": {"kind": "manhattan", "points": xs.iter().map(|x| json!([x])).collect::<Vec<_>>()},
-                    "matrix": m});
-                (doc, prior)
+                (line_doc(&xs, m), prior)
             })
     })
 }
@@ -44,13 +41,15 @@ fn arb_private_case() -> impl Strategy<Value = (Value, Vec<i64>)> {
             proptest::collection::vec(proptest::collection::vec(1i64..10, n), n),
             proptest::collection::vec(1i64..6, n),
         )
-            .prop_map(|(xs, m, prior)| {
-                let doc = json!({"format": "mdp/1", "epsilon": 100,
-                    "metric": {"kind": "manhattan", "points": xs.iter().map(|x| json!([x])).collect::<Vec<_>>()},
-                    "matrix": m});
-                (doc, prior)
-            })
+            .prop_map(|(xs, m, prior)| (line_doc(&xs, m), prior))
     })
+}
+
+/// An `mdp/1` document at ε = 100 on points `xs` of a line (manhattan) with matrix `m`.
+fn line_doc(xs: &[i64], m: Vec<Vec<i64>>) -> Value {
+    json!({"format": "mdp/1", "epsilon": 100,
+        "metric": {"kind": "manhattan", "points": xs.iter().map(|x| json!([x])).collect::<Vec<_>>()},
+        "matrix": m})
 }
 
 fn q(i: i64) -> Q {

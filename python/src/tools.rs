@@ -229,6 +229,31 @@ pub fn repair_matrix(
     })
 }
 
+/// Exact numbers from their strings, each named `field[i]` in an error.
+fn q_strings(field: &str, v: &[String]) -> Result<Vec<Q>> {
+    v.iter()
+        .enumerate()
+        .map(|(i, s)| crate::mechanism::q(&format!("{field}[{i}]"), s))
+        .collect()
+}
+
+/// The mechanism file a call is about: `path` read under the default limits (kept in
+/// `loaded`), or the `mechanism`'s own.
+fn file_of<'a>(
+    path: Option<&str>,
+    mechanism: Option<&'a Mechanism>,
+    loaded: &'a mut Option<mdp::io::MechanismFile>,
+) -> Result<&'a mdp::io::MechanismFile> {
+    match (path, mechanism) {
+        (Some(p), None) => {
+            let limits = Limits::default();
+            Ok(loaded.insert(io::read_mechanism(&io::read_source(p, &limits)?, &limits)?))
+        }
+        (None, Some(m)) => Ok(m.certified.file()),
+        _ => Err(Error::input("mechanism", "give a Mechanism or a path")),
+    }
+}
+
 /// The adversary's measures ([`mdp::measure`]) of a mechanism (`mechanism`) or an `mdp/1`
 /// file (`path`) under `prior` (default: the file's, else uniform) and an optional gain
 /// (rows g(w, ·)); numbers as exact strings. The JSON text of `mdp measure --json`.
@@ -237,38 +262,24 @@ pub fn repair_matrix(
 pub fn measure(
     py: Python<'_>,
     path: Option<&str>,
-    mechanism: Option<&crate::mechanism::Mechanism>,
+    mechanism: Option<&Mechanism>,
     prior: Option<Vec<String>>,
     gain: Option<Vec<Vec<String>>>,
 ) -> Result<String> {
-    let q_vec = |field: &str, v: Vec<String>| -> Result<Vec<Q>> {
-        v.iter()
-            .enumerate()
-            .map(|(i, s)| crate::mechanism::q(&format!("{field}[{i}]"), s))
-            .collect()
-    };
-    let prior = prior.map(|p| q_vec("prior", p)).transpose()?;
+    let prior = prior.map(|p| q_strings("prior", &p)).transpose()?;
     let gain = gain
         .map(|rows| -> Result<mdp::measure::Gain> {
             Ok(mdp::measure::Gain {
                 rows: rows
                     .into_iter()
                     .enumerate()
-                    .map(|(w, r)| q_vec(&format!("gain[{w}]"), r))
+                    .map(|(w, r)| q_strings(&format!("gain[{w}]"), &r))
                     .collect::<Result<_>>()?,
             })
         })
         .transpose()?;
-    let loaded;
-    let file = match (path, mechanism) {
-        (Some(p), None) => {
-            let limits = Limits::default();
-            loaded = io::read_mechanism(&io::read_source(p, &limits)?, &limits)?;
-            &loaded
-        }
-        (None, Some(m)) => m.certified.file(),
-        _ => return Err(Error::input("mechanism", "give a Mechanism or a path")),
-    };
+    let mut loaded = None;
+    let file = file_of(path, mechanism, &mut loaded)?;
     py.detach(|| {
         let measure_error = |e: mdp::measure::MeasureError| match e {
             mdp::measure::MeasureError::Invalid { field, message } => Error::input(field, message),
@@ -292,24 +303,9 @@ pub fn remap(
     prior: Option<Vec<String>>,
     progress: Option<Py<PyAny>>,
 ) -> Result<(Mechanism, String)> {
-    let prior = prior
-        .map(|p| {
-            p.iter()
-                .enumerate()
-                .map(|(i, s)| crate::mechanism::q(&format!("prior[{i}]"), s))
-                .collect::<Result<Vec<Q>>>()
-        })
-        .transpose()?;
-    let loaded;
-    let file = match (path, mechanism) {
-        (Some(p), None) => {
-            let limits = Limits::default();
-            loaded = io::read_mechanism(&io::read_source(p, &limits)?, &limits)?;
-            &loaded
-        }
-        (None, Some(m)) => m.certified.file(),
-        _ => return Err(Error::input("mechanism", "give a Mechanism or a path")),
-    };
+    let prior = prior.map(|p| q_strings("prior", &p)).transpose()?;
+    let mut loaded = None;
+    let file = file_of(path, mechanism, &mut loaded)?;
     run(py, progress, |p| {
         let prior = mdp::measure::prior_of(file, prior.as_deref()).map_err(|e| match e {
             mdp::measure::MeasureError::Invalid { field, message } => Error::input(field, message),

@@ -1149,17 +1149,22 @@ pub struct MeasureArgs {
     json: bool,
 }
 
-/// `mdp measure`: the adversary's view of a mechanism ([`mdp::measure`]).
-pub fn measure(a: &MeasureArgs) -> Result<i32, String> {
-    let bytes =
-        io::read_source(&a.file, &Limits::default()).map_err(|e| format!("{}: {e}", a.file))?;
+/// A mechanism file read under the default limits, and the adversary's prior: `--prior`,
+/// else the file's, else uniform ([`mdp::measure::prior_of`]).
+fn file_and_prior(path: &str, prior: Option<&str>) -> Result<(io::MechanismFile, Vec<Q>), String> {
+    let bytes = io::read_source(path, &Limits::default()).map_err(|e| format!("{path}: {e}"))?;
     let file =
-        io::read_mechanism(&bytes, &Limits::default()).map_err(|e| format!("{}: {e}", a.file))?;
-    let given = a
-        .prior
-        .as_deref()
+        io::read_mechanism(&bytes, &Limits::default()).map_err(|e| format!("{path}: {e}"))?;
+    let given = prior
         .map(|p| crate::q_array(&crate::json_file(p, "--prior")?, "--prior"))
         .transpose()?;
+    let prior = mdp::measure::prior_of(&file, given.as_deref()).map_err(|e| format!("--{e}"))?;
+    Ok((file, prior))
+}
+
+/// `mdp measure`: the adversary's view of a mechanism ([`mdp::measure`]).
+pub fn measure(a: &MeasureArgs) -> Result<i32, String> {
+    let (file, prior) = file_and_prior(&a.file, a.prior.as_deref())?;
     let gain = a
         .gain
         .as_deref()
@@ -1177,7 +1182,6 @@ pub fn measure(a: &MeasureArgs) -> Result<i32, String> {
             })
         })
         .transpose()?;
-    let prior = mdp::measure::prior_of(&file, given.as_deref()).map_err(|e| format!("--{e}"))?;
     let m = mdp::measure::measures(&file, &prior, gain.as_ref()).map_err(|e| format!("--{e}"))?;
     if a.json {
         println!("{}", mdp::measure::to_json(&m, &file));
@@ -1211,16 +1215,7 @@ pub fn remap(a: &RemapArgs) -> Result<i32, String> {
             "--output: give a file with --json (standard output carries the summary)".into(),
         );
     }
-    let bytes =
-        io::read_source(&a.file, &Limits::default()).map_err(|e| format!("{}: {e}", a.file))?;
-    let file =
-        io::read_mechanism(&bytes, &Limits::default()).map_err(|e| format!("{}: {e}", a.file))?;
-    let given = a
-        .prior
-        .as_deref()
-        .map(|p| crate::q_array(&crate::json_file(p, "--prior")?, "--prior"))
-        .transpose()?;
-    let prior = mdp::measure::prior_of(&file, given.as_deref()).map_err(|e| format!("--{e}"))?;
+    let (file, prior) = file_and_prior(&a.file, a.prior.as_deref())?;
     let r = match mdp::remap::remap(&file, &prior, &mdp::progress::Console::new(false, 2.0)) {
         Ok(r) => r,
         Err(mdp::remap::RemapError::NotPrivate(report)) => {

@@ -156,3 +156,17 @@ def test_remap_lowers_the_expected_loss_and_stays_certified():
     assert info["expected_loss_after"][0] <= info["expected_loss_before"][1]
     assert len(info["map"]) == 4 and set(info["map"]) <= {"a", "b", "c", "d"}
     assert md.measure(remapped, prior=[5, 1, 1, 1])["expected_loss"][0] <= info["adversary_error"][1]
+
+
+def test_the_accountant_returns_floats_with_the_exact_strings_on_request():
+    from fractions import Fraction
+
+    r = md.shuffle_account(10, 1, 1e-9, users=1_000_000)
+    assert isinstance(r["alpha"], float) and r["alpha"] == r["alpha_upper"]
+    assert isinstance(r["delta"], float) and r["delta"] >= Fraction(r["exact"]["delta"])
+    assert Fraction(r["alpha"]) >= Fraction(r["exact"]["alpha"])
+    assert isinstance(r["closed"]["alpha"], float)
+    raw = md.shuffle_account(10, 1, 1e-9, users=1_000_000, exact=True)
+    assert isinstance(raw["alpha"], str) and len(raw["alpha"]) > 20
+    inv = md.shuffle_inverse(10, r["alpha_upper"], 1e-6, users=1_000_000)
+    assert isinstance(inv["alpha0"], float) and Fraction(inv["alpha0"]) <= Fraction(inv["exact"]["alpha0"])

@@ -5,6 +5,7 @@ forward and inverse. Every printed α and δ is a proven upper bound."""
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -66,31 +67,70 @@ def emd(space: Any, a: Sequence[Any], b: Sequence[Any], *, assignment: bool = Fa
     )
 
 
+def _floats(record: Dict[str, Any]) -> Dict[str, Any]:
+    """The record with floats where the core writes exact decimal strings (issue 53): ``alpha``
+    and ``delta`` become their proven upper ends (``alpha_upper``, ``delta_upper``), ``alpha0``
+    is rounded down (a randomizer's parameter at most the proven one keeps the guarantee);
+    the exact strings move under ``exact``. Sub-records (``closed``, ``numerical``) alike."""
+    from fractions import Fraction
+
+    out = dict(record)
+    exact: Dict[str, str] = {}
+    for key in ("alpha", "delta"):
+        if isinstance(out.get(key), str):
+            exact[key] = out[key]
+            up = out.get(f"{key}_upper")
+            if up is None:
+                q = Fraction(out[key])
+                up = float(q)
+                if Fraction(up) < q:
+                    up = math.nextafter(up, math.inf)
+            out[key] = up
+    if isinstance(out.get("alpha0"), str):
+        exact["alpha0"] = out["alpha0"]
+        q = Fraction(out["alpha0"])
+        down = float(q)
+        if Fraction(down) > q:
+            down = math.nextafter(down, -math.inf)
+        out["alpha0"] = down
+    for sub in ("closed", "numerical"):
+        if isinstance(out.get(sub), dict):
+            out[sub] = _floats(out[sub])
+    if exact:
+        out["exact"] = exact
+    return out
+
+
 def shuffle_account(items: int, alpha0: Any, delta: Any, *, users: Optional[int] = None,
-                    distance: Any = None, accountant: str = "tighter") -> Dict[str, Any]:
+                    distance: Any = None, accountant: str = "tighter", exact: bool = False) -> Dict[str, Any]:
     """The guarantee of PrivEMDItemWise with an α₀·d-private randomizer (d ≤ 1,
     normalised) on ``items`` items per user, item δ ``delta``; ``users`` for the central
     (shuffle) model. ``accountant``: ``closed`` (FMT's closed form), ``numerical`` (the
     clones divergence with directed rounding) or ``tighter``. Returns ``mdp account
     item-wise --json``'s record: ``alpha_upper``, ``delta_upper`` (proven), the
     comparisons, ``at_distance`` when asked, and both accountants' records under
-    ``closed`` and ``numerical``."""
+    ``closed`` and ``numerical``. The guarantee is ``alpha`` with ``delta``: floats, proven
+    upper ends, per unit of the metric normalized to d ≤ 1 (the composition and FMT figures
+    are comparisons); ``exact=True`` keeps the exact decimal strings the core computes."""
     from . import _q
 
-    return json.loads(_core.account_item_wise(
+    record = json.loads(_core.account_item_wise(
         int(items), _q(delta, "delta"), alpha0=_q(alpha0, "alpha0"), users=users,
         distance=None if distance is None else _q(distance, "distance"), accountant=accountant))
+    return record if exact else _floats(record)
 
 
 def shuffle_inverse(items: int, alpha: Any, delta: Any, *, users: Optional[int] = None,
-                    accountant: str = "tighter") -> Dict[str, Any]:
+                    accountant: str = "tighter", exact: bool = False) -> Dict[str, Any]:
     """The largest α₀ (on a 2⁻⁴⁰ grid, numerical: 2⁻²⁴) whose guarantee is within
-    (``alpha``, ``delta``) user-level; the record as :func:`shuffle_account`, with
-    ``alpha0`` exact."""
+    (``alpha``, ``delta``) user-level; the record as :func:`shuffle_account`, ``alpha0``
+    a float rounded down (its exact value under ``exact``, or as a string with
+    ``exact=True``)."""
     from . import _q
 
-    return json.loads(_core.account_item_wise(
+    record = json.loads(_core.account_item_wise(
         int(items), _q(delta, "delta"), alpha=_q(alpha, "alpha"), users=users, accountant=accountant))
+    return record if exact else _floats(record)
 
 
 # ---------------------------------------------------------------- releases

@@ -8,6 +8,8 @@ use mdp::user_level::clones::{Clones, RESOLUTION};
 use mdp::user_level::shuffle::{self, Accountant, Model};
 use proptest::prelude::*;
 
+mod common;
+
 fn q(s: &str) -> Q {
     parse_rational(s).unwrap()
 }
@@ -202,4 +204,44 @@ proptest! {
         }
         prop_assert!(base <= a0 * t * (1.0 + 1e-12), "above α₀·t");
     }
+}
+
+/// Issue 53 item 8: the accountant says which number is the guarantee and, given the
+/// space's diameter D, gives it per unit of distance (α/D, rounded up).
+#[test]
+fn the_guarantee_is_named_and_given_per_unit_of_distance() {
+    let args = [
+        "account",
+        "item-wise",
+        "--items",
+        "10",
+        "--users",
+        "1000",
+        "--alpha0",
+        "1",
+        "--delta",
+        "1e-6",
+    ];
+    let (code, out, err) = common::mdp(&args);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("The guarantee is α and δ above") && out.contains("--diameter"),
+        "{out}"
+    );
+    let mut with_d = args.to_vec();
+    with_d.extend(["--diameter", "12.5", "--json"]);
+    let (code, out, err) = common::mdp(&with_d);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let (per_unit, alpha) = (
+        v["alpha_per_unit_upper"].as_f64().unwrap(),
+        v["alpha_upper"].as_f64().unwrap(),
+    );
+    assert!(
+        per_unit >= alpha / 12.5 && per_unit <= alpha / 12.5 * (1.0 + 1e-15),
+        "{per_unit} {alpha}"
+    );
+    let mut bad = args.to_vec();
+    bad.extend(["--diameter", "0"]);
+    assert_eq!(common::mdp(&bad).0, 2);
 }

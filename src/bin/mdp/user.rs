@@ -62,6 +62,11 @@ pub(crate) enum AccountKind {
         /// The accountant used (the JSON gives both).
         #[arg(long, default_value = "tighter", value_parser = accountant_value)]
         accountant: Accountant,
+        /// The diameter D of the space the metric was normalized by (d/D ≤ 1), in the
+        /// space's unit (km for haversine): the guarantee is then also given per unit of
+        /// distance, α/D (`alpha_per_unit_upper`).
+        #[arg(long, value_name = "D")]
+        diameter: Option<String>,
         /// Print JSON instead of a sentence.
         #[arg(long)]
         json: bool,
@@ -311,6 +316,7 @@ pub(crate) fn account(k: &AccountKind) -> Result<i32, String> {
             delta,
             distance,
             accountant,
+            diameter,
             json,
         } => {
             let model = match users {
@@ -328,8 +334,22 @@ pub(crate) fn account(k: &AccountKind) -> Result<i32, String> {
                 .map_err(ul)?;
             let acc = &all.used;
             let scope = if users.is_some() { "central" } else { "local" };
+            let diameter = diameter.as_deref().map(|d| q("diameter", d)).transpose()?;
+            if diameter.as_ref().is_some_and(|d| *d <= 0u32) {
+                return Err("--diameter: must be a distance > 0".into());
+            }
+            // α per unit of the normalized metric d/D is α/D per unit of d (rounded up).
+            let per_unit = diameter
+                .as_ref()
+                .map(|d| mdp::exact::f64_up(&(&acc.guarantee.alpha / d)));
             if *json {
-                println!("{}", all.json());
+                let mut v = all.json();
+                if let Some(p) = per_unit {
+                    v["alpha_per_unit_upper"] = json!(p);
+                    v["diameter"] =
+                        json!(mdp::exact::f64_nearest(diameter.as_ref().expect("given")));
+                }
+                println!("{v}");
             } else {
                 println!(
                     "PrivEMDItemWise ({scope}, m = {items}{}) with α₀ = {} (item δ = {}) is (α, δ)-bounded {scope} d_EM-DP with α ≤ {} per unit of the normalised metric (d ≤ 1) and δ ≤ {} (Theorem 4.4, {} accountant, proven upper bounds). Compare: composition α = m·α₀ = {}; FMT per item with group privacy ε ≤ {} for every pair of users.",
@@ -344,6 +364,16 @@ pub(crate) fn account(k: &AccountKind) -> Result<i32, String> {
                 );
                 if let Some(w) = &acc.warning {
                     println!("{w}");
+                }
+                match per_unit {
+                    Some(p) => println!(
+                        "The guarantee: α ≤ {p:e} per unit of distance of the space (α/D, D = {}), with δ ≤ {}; the composition and FMT figures are comparisons, not guarantees.",
+                        short(diameter.as_ref().expect("given")),
+                        short(&acc.guarantee.delta)
+                    ),
+                    None => println!(
+                        "The guarantee is α and δ above, per unit of the normalised metric (give --diameter D, the space's largest distance, for α per unit of distance); the composition and FMT figures are comparisons, not guarantees."
+                    ),
                 }
                 for (name, other) in [("closed-form", &all.closed), ("numerical", &all.numerical)] {
                     match other {

@@ -29,7 +29,9 @@ use crate::audit::output_sites;
 use crate::exact::float::FI;
 use crate::exact::{functions, sum_tree, Q};
 use crate::io::MechanismFile;
+use crate::loss::Cost;
 use crate::mechanism::{Matrix, Outputs};
+use crate::privacy::Prepared;
 use rayon::prelude::*;
 
 /// Why the measures cannot be computed.
@@ -181,7 +183,7 @@ pub fn measures(
     let error = per_output
         .iter()
         .fold(FI::point(0.0), |a, (_, e)| a.add(*e));
-    let (expected_loss, worst_loss) = losses(file, &h, prior);
+    let (expected_loss, worst_loss) = losses(file, prior);
     Ok(Measures {
         min_entropy_leakage_bits: log2(&leakage),
         capacity_bits: log2(&capacity),
@@ -230,9 +232,10 @@ fn g_vulnerabilities(g: &Gain, h: &Matrix, prior: &[Q]) -> Result<(Q, Q), Measur
     Ok((prior_g, post_g))
 }
 
-/// The expected (prior-weighted) and worst loss of `h` with the file's cost, else the
-/// distance to the output site.
-fn losses(file: &MechanismFile, h: &Matrix, prior: &[Q]) -> (Option<FI>, Option<FI>) {
+/// The expected (prior-weighted) and worst loss, as the audit computes them
+/// ([`crate::loss::losses`]: the file's cost, else the distance to the output site; `None`
+/// without either).
+fn losses(file: &MechanismFile, prior: &[Q]) -> (Option<FI>, Option<FI>) {
     let space = match &file.outputs {
         Outputs::Points(p) => match file.space.with_extra_points(p.clone()) {
             Ok(s) => s,
@@ -241,34 +244,17 @@ fn losses(file: &MechanismFile, h: &Matrix, prior: &[Q]) -> (Option<FI>, Option<
         _ => file.space.clone(),
     };
     let sites = output_sites(file, &space);
-    let cost = |x: usize, y: usize| -> Option<FI> {
-        match (&file.cost, &sites) {
-            (Some(c), _) => Some(FI::from_q(c.get(x, y))),
-            (None, Some(s)) => Some(space.fi(x, s[y])),
-            (None, None) => None,
-        }
+    let cost = match (&file.cost, &sites) {
+        (Some(c), _) => Cost::Matrix(c),
+        (None, Some(s)) => Cost::Distance(s),
+        (None, None) => return (None, None),
     };
-    if cost(0, 0).is_none() {
+    let Ok(prep) = Prepared::new(&space, &file.matrix, None, crate::privacy::DEFAULT_MAX_PREC)
+    else {
         return (None, None);
-    }
-    let per_input: Vec<FI> = (0..h.rows)
-        .into_par_iter()
-        .map(|x| {
-            (0..h.cols)
-                .filter(|&y| *h.get(x, y) > 0u32)
-                .fold(FI::point(0.0), |s, y| {
-                    s.add(FI::from_q(h.get(x, y)).mul(cost(x, y).expect("a cost")))
-                })
-        })
-        .collect();
-    let worst = per_input.iter().fold(FI::point(0.0), |a, b| {
-        FI::new(a.lo.max(b.lo), a.hi.max(b.hi))
-    });
-    let expected = per_input
-        .iter()
-        .zip(prior)
-        .fold(FI::point(0.0), |a, (l, p)| a.add(l.mul(FI::from_q(p))));
-    (Some(expected), Some(worst))
+    };
+    let l = crate::loss::losses(&prep, &cost, &Q::from_unsigneds(1u32, 2u32), Some(prior));
+    (l.expected, Some(l.max))
 }
 
 /// The measures as JSON, fields a script can rely on: exact values as the nearest double

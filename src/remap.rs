@@ -40,6 +40,8 @@ pub struct Remapped {
     pub certified: Certified,
     /// For each output column of the original, the input it is remapped to.
     pub map: Vec<usize>,
+    /// How many output columns go to another input than their own.
+    pub remapped: usize,
     /// The original's expected loss under the prior, and the remapped one's (its distance
     /// to the release), enclosed.
     pub expected_loss_before: Option<FI>,
@@ -130,10 +132,26 @@ pub fn remap(
     let after =
         measures(certified.file(), prior, None).map_err(|e| RemapError::Certify(e.to_string()))?;
     Ok(Remapped {
+        remapped: map.iter().zip(&sites).filter(|(g, s)| g != s).count(),
         map,
         expected_loss_before: before.expected_loss,
         expected_loss_after: after.expected_loss.expect("outputs are inputs: distances"),
         before,
         certified,
+    })
+}
+
+/// What remapping did, as JSON (`mdp remap --json`, Python's `remap`): the expected loss
+/// before and after and the adversary's error as `[lo, hi]`, and the input each output goes
+/// to (by label when the inputs have labels).
+pub fn summary_json(r: &Remapped, file: &MechanismFile) -> serde_json::Value {
+    let enc = |x: FI| json!([x.lo, x.hi]);
+    let label = |g: usize| file.labels.as_ref().map_or(json!(g), |l| json!(l[g]));
+    json!({
+        "expected_loss_before": r.expected_loss_before.map(enc),
+        "expected_loss_after": enc(r.expected_loss_after),
+        "adversary_error": enc(r.before.adversary_error),
+        "map": r.map.iter().map(|&g| label(g)).collect::<Vec<_>>(),
+        "unit": crate::audit::unit_of(&file.space),
     })
 }

@@ -89,3 +89,39 @@ fn exact_matrix_reads_as_the_json_one() {
     let m = Matrix::new(1, 1, vec![Q::from(1u32)]);
     assert!(io::mechanism_with_matrix(&twice, m, &Limits::default()).is_err());
 }
+
+/// `io::mechanism_on_space` (a space handed over as it is, with its labels) reads what
+/// `mechanism_from_value` reads when the same space is written into the document, and
+/// refuses a document that carries its own metric or matrix, and labels of the wrong count.
+#[test]
+fn a_space_handed_over_reads_as_the_same_space_written() {
+    let metric = json!({"kind": "euclidean", "points": [[0], [1]], "labels": ["a", "b"]});
+    let limits = Limits::default();
+    let (space, labels) = io::space_and_labels_from_json(&metric, &limits).unwrap();
+    let q = |s: &str| parse_rational(s).unwrap();
+    let m = || Matrix::new(2, 2, vec![q("3/4"), q("1/4"), q("1/4"), q("3/4")]);
+    let doc = json!({"format": "mdp/1", "epsilon": 2});
+    let given = io::mechanism_on_space(&doc, space.clone(), labels.clone(), m(), &limits).unwrap();
+    let mut written = doc.clone();
+    written["metric"] = metric.clone();
+    let read = io::mechanism_with_matrix(&written, m(), &limits).unwrap();
+    assert_eq!(given.labels, read.labels);
+    assert_eq!(
+        io::space_to_value(&given.space),
+        io::space_to_value(&read.space)
+    );
+    let twice = |d: &Value| {
+        io::mechanism_on_space(d, space.clone(), labels.clone(), m(), &limits).unwrap_err()
+    };
+    assert_eq!(twice(&written).path, "metric");
+    let mut with_matrix = doc.clone();
+    with_matrix["matrix"] = json!([[1, 0], [0, 1]]);
+    assert_eq!(twice(&with_matrix).path, "metric");
+    let short = io::mechanism_on_space(&doc, space.clone(), Some(vec!["a".into()]), m(), &limits)
+        .unwrap_err();
+    assert_eq!(short.path, "metric.labels");
+    assert!(io::mechanism_on_space(&doc, space, None, m(), &limits)
+        .unwrap()
+        .labels
+        .is_none());
+}

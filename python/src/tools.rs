@@ -315,14 +315,7 @@ pub fn remap(
             mdp::remap::RemapError::Invalid { field, message } => Error::input(field, message),
             e => Error::input("mechanism", e.to_string()),
         })?;
-        let enc = |x: mdp::exact::float::FI| json!([x.lo, x.hi]);
-        let label = |g: usize| file.labels.as_ref().map_or(json!(g), |l| json!(l[g]));
-        let summary = json!({
-            "expected_loss_before": r.expected_loss_before.map(enc),
-            "expected_loss_after": enc(r.expected_loss_after),
-            "adversary_error": enc(r.before.adversary_error),
-            "map": r.map.iter().map(|&g| label(g)).collect::<Vec<_>>(),
-        });
+        let summary = mdp::remap::summary_json(&r, file);
         Ok((Mechanism::new(r.certified, summary.clone()), summary.to_string()))
     })
 }

@@ -1228,25 +1228,14 @@ pub fn remap(a: &RemapArgs) -> Result<i32, String> {
         Err(e) => return Err(e.to_string()),
     };
     crate::write_certified(&r.certified, &a.output)?;
-    let enc = |x: mdp::exact::float::FI| json!([x.lo, x.hi]);
-    let label = |g: usize| file.labels.as_ref().map_or(json!(g), |l| json!(l[g]));
     let unit = audit::unit_of(&file.space).map_or(String::new(), |u| format!(" {u}"));
     if a.json {
-        println!(
-            "{}",
-            json!({
-                "expected_loss_before": r.expected_loss_before.map(enc),
-                "expected_loss_after": enc(r.expected_loss_after),
-                "adversary_error": enc(r.before.adversary_error),
-                "map": r.map.iter().map(|&g| label(g)).collect::<Vec<_>>(),
-                "unit": audit::unit_of(&file.space),
-            })
-        );
+        println!("{}", mdp::remap::summary_json(&r, &file));
     }
-    let moved = r.map.iter().enumerate().filter(|&(y, &g)| y != g).count();
     eprintln!(
-        "remap: wrote {} ({moved} of {} outputs remapped); expected loss {}{unit} before, [{:.9e}, {:.9e}]{unit} after (audited at ε = {})",
+        "remap: wrote {} ({} of {} outputs remapped); expected loss {}{unit} before, [{:.9e}, {:.9e}]{unit} after (audited at ε = {})",
         a.output,
+        r.remapped,
         r.map.len(),
         r.expected_loss_before.map_or("not defined".into(), |e| format!("[{:.9e}, {:.9e}]", e.lo, e.hi)),
         r.expected_loss_after.lo,

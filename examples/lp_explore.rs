@@ -8,7 +8,7 @@ use mdp::mechanisms::optimal;
 use std::time::Instant;
 fn main() {
     let a: Vec<String> = std::env::args().collect();
-    let space = load_space(&a[1], &Limits::default()).unwrap();
+    let space = load_space(&a[1], None, &Limits::default()).unwrap();
     let eps = mdp::exact::parse_rational(&a[2]).unwrap();
     let lp = optimal::optimal_lp(&space, &eps, 4096);
     let kk = lp.k();

@@ -197,13 +197,17 @@ pub enum Family {
     /// # let pts = (0..6).map(|i| vec![Q::from(i * i)]).collect();
     /// # let space = Space::from_points(MetricKind::Euclidean, pts, None).unwrap();
     /// let req = Request::new(&space, "points", parse_rational("0.5").unwrap());
-    /// let family = Family::Optimal { solver: Solver::Ipm };
+    /// let family = Family::Optimal { solver: Solver::Ipm, outputs: None };
     /// let out = produce(&req, &family, &Silent).unwrap();
     /// assert_eq!(out.certified.report().verdict, mdp::audit::Verdict::Pass);
     /// // The lp_dual certificate proves no private mechanism has a smaller worst-case loss.
     /// assert!(out.certified.file().certificate.lp_dual.is_some());
     /// ```
-    Optimal { solver: Solver },
+    /// `outputs`: the inputs that are the outputs (`--outputs`; all inputs if `None`).
+    Optimal {
+        solver: Solver,
+        outputs: Option<Vec<usize>>,
+    },
     /// PMO: the least expected loss under a prior, privacy within η.
     ///
     /// ```
@@ -770,14 +774,19 @@ pub fn build(
                 lp_size: None,
             }
         }
-        Family::Optimal { solver } => {
-            let rows = crate::lp::model::rows_upper(n as u64, n as u64);
-            let solver = solver.resolve(n as u64, n as u64, rows, LpKind::MaxLoss, req.max_memory);
-            check_lp_memory_rows(n, n, rows, solver, req.max_memory)?;
-            lp_assembled(
-                optimal::optimal(space, eps, solver, MAX_PREC, progress)?,
-                json!({}),
-            )
+        Family::Optimal { solver, outputs } => {
+            let k = outputs.as_ref().map_or(n, Vec::len);
+            let rows = crate::lp::model::rows_upper(n as u64, k as u64);
+            let solver = solver.resolve(n as u64, k as u64, rows, LpKind::MaxLoss, req.max_memory);
+            check_lp_memory_rows(n, k, rows, solver, req.max_memory)?;
+            let built =
+                optimal::optimal_on(space, eps, outputs.clone(), solver, MAX_PREC, progress)?;
+            Assembled {
+                fields: outputs
+                    .as_ref()
+                    .map_or(json!({}), |o| json!({"outputs": {"of_inputs": o}})),
+                ..lp_assembled(built, json!({}))
+            }
         }
         Family::Pmo { pmo, solver, gap } => {
             let k = pmo.outputs.as_ref().map_or(n, Vec::len);

@@ -395,3 +395,85 @@ fn pmo_within_eta_is_budgeted_by_its_localized_lp() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--max-memory"), "{err}");
 }
+
+/// `mdp build optimal --outputs` (issue 53 item 7): OPTMech over a subset of the inputs as
+/// outputs, certified by its own `lp_dual`; its worst-case loss is no better than OPTMech's
+/// over every input (fewer columns, the same constraints); a repeated or foreign index is
+/// exit 2 naming `--outputs`.
+#[test]
+fn optimal_takes_outputs() {
+    let space = tmp("space-o.json", SPACE);
+    let read = |p: &str| {
+        let text = std::fs::read_to_string(p).unwrap();
+        mdp::io::read_mechanism(text.as_bytes(), &mdp::io::Limits::default()).unwrap()
+    };
+    let loss = |p: &str| {
+        let (code, out, err) = common::mdp_audit(&["--json", p]);
+        assert_eq!(code, 0, "{out}{err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        v["loss_max"][0].as_f64().unwrap()
+    };
+    let all = tmp("opt-all.json", "");
+    let (code, _, err) = mdp(&[
+        "build",
+        "optimal",
+        "--space",
+        &space,
+        "--epsilon",
+        "1.5",
+        "-o",
+        &all,
+        "--quiet",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let out = tmp("opt-sub.json", "");
+    let outputs = tmp("outputs.json", "[0, 3, 4]");
+    let (code, _, err) = mdp(&[
+        "build",
+        "optimal",
+        "--space",
+        &space,
+        "--epsilon",
+        "1.5",
+        "--outputs",
+        &outputs,
+        "-o",
+        &out,
+        "--quiet",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let file = read(&out);
+    assert_eq!((file.matrix.rows, file.matrix.cols), (6, 3));
+    assert!(file.certificate.lp_dual.is_some());
+    let text = std::fs::read_to_string(&out).unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(doc["outputs"]["of_inputs"], serde_json::json!([0, 3, 4]));
+    assert!(
+        loss(&out) >= loss(&all) - 1e-9,
+        "{} < {}",
+        loss(&out),
+        loss(&all)
+    );
+    for (bad, what) in [
+        ("[0, 3, 3]", "twice"),
+        ("[0, 9]", "not an input"),
+        ("[]", "at least one"),
+    ] {
+        let p = tmp("bad-outputs.json", bad);
+        let (code, _, err) = mdp(&[
+            "build",
+            "optimal",
+            "--space",
+            &space,
+            "--epsilon",
+            "1",
+            "--outputs",
+            &p,
+        ]);
+        assert_eq!(code, 2, "{bad}: {err}");
+        assert!(
+            err.contains("--outputs") && err.contains(what),
+            "{bad}: {err}"
+        );
+    }
+}

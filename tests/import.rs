@@ -67,7 +67,7 @@ fn exp_mech(n: usize, d: impl Fn(usize, usize) -> f64) -> Vec<Vec<f64>> {
 fn csv_lat_lon_with_labels_and_quoted_fields() {
     let csv = "\u{feff}Name,LAT,Lon,note\r\n\"Roma, centro\",41.9,12.5,x\r\n\"Say \"\"hi\"\"\", 41.901 ,12.501,\"two\r\nlines\"\r\n\r\nOstia,41.73,-12.28,\r\n";
     let p = tmp("latlon", "pts.csv", csv.as_bytes());
-    let (s, labels) = import::load_space_with_labels(&p, &Limits::default()).unwrap();
+    let (s, labels) = import::load_space_with_labels(&p, None, &Limits::default()).unwrap();
     assert_eq!(s.kind(), MetricKind::Haversine);
     assert_eq!(s.n(), 3);
     assert_eq!(labels.unwrap(), vec!["Roma, centro", "Say \"hi\"", "Ostia"]);
@@ -75,7 +75,7 @@ fn csv_lat_lon_with_labels_and_quoted_fields() {
     assert_eq!(s.points()[1], vec![q("41.901"), q("12.501")]);
     assert_eq!(s.points()[2], vec![q("41.73"), q("-12.28")]);
     // import::load_space reads the same file (one implementation).
-    let s2 = mdp::import::load_space(&p, &Limits::default()).unwrap();
+    let s2 = mdp::import::load_space(&p, None, &Limits::default()).unwrap();
     assert_eq!(s2.points(), s.points());
     // Records keep quoted line breaks; row numbers are the file's lines.
     let recs = import::csv_records(csv, "x.csv").unwrap();
@@ -88,7 +88,8 @@ fn csv_lat_lon_with_labels_and_quoted_fields() {
 fn csv_vectors_are_euclidean() {
     let csv =
         "id,x,y,z,comment\na,0,0,1/3,first\nb,1,2.5,0,\"second, with comma\"\nc,-1,1e-3,2,third\n";
-    let (s, labels) = import::space_from_csv(csv.as_bytes(), "v.csv", &Limits::default()).unwrap();
+    let (s, labels) =
+        import::space_from_csv(csv.as_bytes(), "v.csv", None, &Limits::default()).unwrap();
     assert_eq!(s.kind(), MetricKind::Euclidean);
     assert_eq!(s.points()[1], vec![q("1"), q("2.5"), q("0")]);
     assert_eq!(s.points()[0][2], q("1/3"));
@@ -96,44 +97,53 @@ fn csv_vectors_are_euclidean() {
     assert!(s.warnings.iter().any(|w| w.contains("comment")));
     // Without labels; a column mixing numbers and text is an error naming the cell.
     let (s, labels) =
-        import::space_from_csv(b"x,y\n0,0\n3,4\n", "v.csv", &Limits::default()).unwrap();
+        import::space_from_csv(b"x,y\n0,0\n3,4\n", "v.csv", None, &Limits::default()).unwrap();
     assert!(labels.is_none());
     assert_eq!(s.approx(0, 1), 5.0);
-    let e = import::space_from_csv(b"x,y\n0,0\n3,four\n", "v.csv", &Limits::default()).unwrap_err();
+    let e = import::space_from_csv(b"x,y\n0,0\n3,four\n", "v.csv", None, &Limits::default())
+        .unwrap_err();
     assert_eq!(e.path, "v.csv:row 3, column y");
     // An unclosed quote in the label column merges the rows after it: the label's line
     // break is refused.
-    let e = import::space_from_csv(b"x,y,label\n1,2,\"a\n3,4,b\n", "v.csv", &Limits::default())
-        .unwrap_err();
+    let e = import::space_from_csv(
+        b"x,y,label\n1,2,\"a\n3,4,b\n",
+        "v.csv",
+        None,
+        &Limits::default(),
+    )
+    .unwrap_err();
     assert!(e.message.contains("line break"), "{e}");
     // Issue 33: without a label/name/id column, the one text column (`word,v0,v1`) names
     // the points instead of being ignored.
     let (_, labels) = import::space_from_csv(
         b"word,v0,v1\nalpha,0,1\nbeta,1,0\n",
         "w.csv",
+        None,
         &Limits::default(),
     )
     .unwrap();
     assert_eq!(labels.unwrap(), vec!["alpha", "beta"]);
     // A header is required.
-    let e = import::space_from_csv(b"1,2\n3,4\n", "v.csv", &Limits::default()).unwrap_err();
+    let e = import::space_from_csv(b"1,2\n3,4\n", "v.csv", None, &Limits::default()).unwrap_err();
     assert!(e.message.contains("header row is required"), "{e}");
     // Limits: n² ≤ max_entries.
     let lim = Limits {
         max_entries: 3,
         ..Limits::default()
     };
-    let e = import::space_from_csv(b"x\n1\n2\n", "v.csv", &lim).unwrap_err();
+    let e = import::space_from_csv(b"x\n1\n2\n", "v.csv", None, &lim).unwrap_err();
     assert!(e.message.contains("--max-entries"), "{e}");
     // Ragged rows and stray quotes name the row.
-    let e = import::space_from_csv(b"x,y\n1,2\n3\n", "v.csv", &Limits::default()).unwrap_err();
+    let e =
+        import::space_from_csv(b"x,y\n1,2\n3\n", "v.csv", None, &Limits::default()).unwrap_err();
     assert_eq!(e.path, "v.csv:row 3");
     // The csv crate's reader is lenient: a stray quote is text, and an unterminated quote
     // runs to the end of the file, so the record fails as a short row or a non-number.
-    let e =
-        import::space_from_csv(b"x,y\n1,2\n\"3,4\n5,6\n", "v.csv", &Limits::default()).unwrap_err();
+    let e = import::space_from_csv(b"x,y\n1,2\n\"3,4\n5,6\n", "v.csv", None, &Limits::default())
+        .unwrap_err();
     assert_eq!(e.path, "v.csv:row 3");
-    let e = import::space_from_csv(b"x,y\n1,2\n3,4\"\n", "v.csv", &Limits::default()).unwrap_err();
+    let e = import::space_from_csv(b"x,y\n1,2\n3,4\"\n", "v.csv", None, &Limits::default())
+        .unwrap_err();
     assert_eq!(e.path, "v.csv:row 3, column y");
 }
 
@@ -147,7 +157,7 @@ fn geojson_swaps_lon_lat() {
     // Detected by extension and by content.
     for file in ["pts.geojson", "pts.json"] {
         let p = tmp("geojson", file, gj.as_bytes());
-        let (s, labels) = import::load_space_with_labels(&p, &Limits::default()).unwrap();
+        let (s, labels) = import::load_space_with_labels(&p, None, &Limits::default()).unwrap();
         assert_eq!(s.kind(), MetricKind::Haversine);
         assert_eq!(s.points()[0], vec![q("41.9"), q("12.5")]);
         assert_eq!(s.points()[1], vec![q("48.85"), q("2.35")]);
@@ -159,13 +169,13 @@ fn geojson_swaps_lon_lat() {
         {"type": "Feature", "geometry": {"type": "Point", "coordinates": [12.5, 41.9]}},
         {"type": "Feature", "geometry": {"type": "LineString", "coordinates": [[0, 0], [1, 1]]}}]}"#;
     let p = tmp("geojson", "bad.geojson", bad.as_bytes());
-    let e = import::load_space_with_labels(&p, &Limits::default()).unwrap_err();
+    let e = import::load_space_with_labels(&p, None, &Limits::default()).unwrap_err();
     assert!(e.path.ends_with("bad.geojson:features[1].geometry"), "{e}");
     assert!(e.message.contains("LineString"), "{e}");
     let lat = r#"{"type": "FeatureCollection", "features": [
         {"type": "Feature", "geometry": {"type": "Point", "coordinates": [41.9, 120.5]}}]}"#;
     let p = tmp("geojson", "lat.geojson", lat.as_bytes());
-    let e = import::load_space_with_labels(&p, &Limits::default()).unwrap_err();
+    let e = import::load_space_with_labels(&p, None, &Limits::default()).unwrap_err();
     assert!(
         e.path.ends_with("features[0].geometry.coordinates[1]"),
         "{e}"
@@ -206,6 +216,7 @@ fn duplicate_labels_are_an_error() {
     let e = import::space_from_csv(
         b"name,x\nRoma,1\nParis,2\nRoma,3\n",
         "d.csv",
+        None,
         &Limits::default(),
     )
     .unwrap_err();
@@ -215,7 +226,7 @@ fn duplicate_labels_are_an_error() {
         {"type": "Feature", "id": 7, "geometry": {"type": "Point", "coordinates": [1, 2]}},
         {"type": "Feature", "id": 7, "geometry": {"type": "Point", "coordinates": [3, 4]}}]}"#;
     let v = io::parse_json(gj).unwrap();
-    let e = import::space_from_geojson(&v, "d.geojson", &Limits::default()).unwrap_err();
+    let e = import::space_from_geojson(&v, "d.geojson", None, &Limits::default()).unwrap_err();
     assert!(e.message.contains("duplicate label \"7\""), "{e}");
 }
 
@@ -518,7 +529,8 @@ fn libqif_convention_eps_in_metric() {
     let f2 = io::read_mechanism(out2.as_bytes(), &Limits::default()).unwrap();
     assert_eq!((f2.epsilon, f2.space.points().to_vec()), (q("2"), pts));
     // Haversine: the radius carries the scale.
-    let (hs, _) = import::load_space_with_labels("builtin:rome100", &Limits::default()).unwrap();
+    let (hs, _) =
+        import::load_space_with_labels("builtin:rome100", None, &Limits::default()).unwrap();
     let (e, fs) = import::file_claim(&hs, &q("4"), true).unwrap();
     assert_eq!(e, q("4"));
     assert_eq!(*fs.radius(), mdp::metric::default_radius() / Q::from(4u32));
@@ -762,7 +774,7 @@ proptest! {
             let (a, b) = coords[i];
             text.push_str(&format!("{},{},{}\n", quote(l), a as f64 / 100.0, b as f64 / 100.0));
         }
-        let (s, got) = import::space_from_csv(text.as_bytes(), "p.csv", &Limits::default()).unwrap();
+        let (s, got) = import::space_from_csv(text.as_bytes(), "p.csv", None, &Limits::default()).unwrap();
         // Labels come back trimmed (a label may not carry surrounding white space).
         let trimmed: Vec<String> = labels.iter().map(|l| l.trim().to_string()).collect();
         prop_assert_eq!(got.unwrap(), trimmed);
@@ -770,4 +782,46 @@ proptest! {
             prop_assert_eq!(&s.points()[i], &vec![Q::from_signeds(a, 100), Q::from_signeds(b, 100)]);
         }
     }
+}
+
+/// Issue 53 item 7: `--label-column` chooses the labels of a CSV or GeoJSON space (by
+/// default the first of label, name, id); the chosen column is never a coordinate; a
+/// missing column, a coordinate column or a non-point space is an error.
+#[test]
+fn label_column_chooses_the_labels() {
+    let lim = Limits::default();
+    let csv = b"name,id,x,code\nAlpha,a1,0,7\nBeta,b2,3,9\n";
+    let (s, labels) = import::space_from_csv(csv, "v.csv", None, &lim).unwrap();
+    assert_eq!(labels.unwrap(), vec!["Alpha", "Beta"]);
+    assert_eq!(s.points()[1], vec![q("3"), q("9")]);
+    let (_, labels) = import::space_from_csv(csv, "v.csv", Some("ID"), &lim).unwrap();
+    assert_eq!(labels.unwrap(), vec!["a1", "b2"]);
+    // A numeric column chosen as labels is not a coordinate; `name` then is ignored text.
+    let (s, labels) = import::space_from_csv(csv, "v.csv", Some("code"), &lim).unwrap();
+    assert_eq!(labels.unwrap(), vec!["7", "9"]);
+    assert_eq!(s.points()[1], vec![q("3")]);
+    let e = import::space_from_csv(csv, "v.csv", Some("zip"), &lim).unwrap_err();
+    assert!(
+        e.to_string().contains("--label-column") && e.to_string().contains("name, id, x, code"),
+        "{e}"
+    );
+    let geo = b"id,lat,lon\na,1,2\nb,3,4\n";
+    let e = import::space_from_csv(geo, "g.csv", Some("lat"), &lim).unwrap_err();
+    assert!(e.to_string().contains("coordinate"), "{e}");
+    let e = import::load_space_with_labels("builtin:rome100", Some("id"), &lim).unwrap_err();
+    assert!(e.to_string().contains("--label-column"), "{e}");
+    let v: serde_json::Value = serde_json::json!({"type": "FeatureCollection", "features": [
+        {"type": "Feature", "geometry": {"type": "Point", "coordinates": [12.5, 41.9]},
+         "properties": {"name": "Roma", "osm": 1}},
+        {"type": "Feature", "geometry": {"type": "Point", "coordinates": [9.2, 45.5]},
+         "properties": {"name": "Milano", "osm": 2}}]});
+    let (_, labels) = import::space_from_geojson(&v, "d.geojson", None, &lim).unwrap();
+    assert_eq!(labels.unwrap(), vec!["Roma", "Milano"]);
+    let (_, labels) = import::space_from_geojson(&v, "d.geojson", Some("osm"), &lim).unwrap();
+    assert_eq!(labels.unwrap(), vec!["1", "2"]);
+    let e = import::space_from_geojson(&v, "d.geojson", Some("zip"), &lim).unwrap_err();
+    assert!(
+        e.to_string().contains("features[0] has no properties.zip"),
+        "{e}"
+    );
 }

@@ -210,6 +210,47 @@ fn scaled_points_permuted_labels_and_changed_tables_fail_a_pinned_gate() {
     }
 }
 
+/// `--label-column` (issue 53 item 7) chooses the labels a build writes, and the same
+/// choice pins them: the file built with `--label-column code`, audited
+/// against the CSV read with the default labels, fails the metric check.
+#[test]
+fn label_column_reaches_the_file_and_the_pin() {
+    let csv = tmp(
+        "coded.csv",
+        Some(b"name,code,x\nAlpha,A-1,0\nBeta,B-2,1\nGamma,G-3,3\n"),
+    );
+    let out = tmp("coded.json", None);
+    let build = |extra: &[&str]| {
+        let mut args = vec![
+            "build",
+            "exponential",
+            "--space",
+            &csv,
+            "--epsilon",
+            "1",
+            "-o",
+            &out,
+        ];
+        args.extend_from_slice(extra);
+        common::mdp(&args)
+    };
+    let (code, _, err) = build(&["--label-column", "code"]);
+    assert_eq!(code, 0, "{err}");
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(doc["metric"]["labels"], json!(["A-1", "B-2", "G-3"]));
+    let (code, stdout, _) = mdp_audit(&["--space", &csv, "--label-column", "code", &out]);
+    assert_eq!(code, 0, "{stdout}");
+    let (code, stdout, _) = mdp_audit(&["--space", &csv, &out]);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(stdout.contains("[FAIL] metric"), "{stdout}");
+    let (code, _, err) = build(&["--label-column", "zip"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("--label-column") && err.contains("zip"),
+        "{err}"
+    );
+}
+
 #[test]
 fn a_container_is_pinned_as_its_json_form_is() {
     let space = tmp("nyc_c.csv", Some(NYC.as_bytes()));

@@ -193,7 +193,7 @@ fn emd_enclosure_for_irrational_metrics() {
     assert!(ve.is_point());
     assert_eq!(ve.lo, emd_q(&t, &x, &y));
     // Haversine (Rome): a narrow enclosure that brackets the float estimate.
-    let rome = mdp::import::load_space("builtin:rome100", &io::Limits::default()).unwrap();
+    let rome = mdp::import::load_space("builtin:rome100", None, &io::Limits::default()).unwrap();
     let v = emd(
         &rome,
         &hist(&[0, 1, 2], 100),

@@ -39,6 +39,10 @@ struct Args {
     /// Use it (or --require-metric-digest) in every CI gate: a file's own metric is a claim.
     #[arg(long, value_name = "SPACE", conflicts_with = "require_metric_digest")]
     space: Option<String>,
+    /// The CSV column (or GeoJSON property) whose values label --space's points; by
+    /// default the first column named label, name or id.
+    #[arg(long, value_name = "COLUMN", requires = "space")]
+    label_column: Option<String>,
     /// Fail unless the file's metric has this digest (the `metric_digest` every report
     /// prints; 64 hex digits, `sha256:` optional).
     #[arg(long, value_name = "HEX")]
@@ -140,7 +144,8 @@ fn run(args: &Args) -> Result<i32, String> {
     };
     opts.metric = match (&args.space, &args.require_metric_digest) {
         (Some(spec), _) => MetricPin::Space(std::sync::Arc::new(
-            PinnedSpace::load(spec, &limits).map_err(|e| e.to_string())?,
+            PinnedSpace::load(spec, args.label_column.as_deref(), &limits)
+                .map_err(|e| e.to_string())?,
         )),
         (None, Some(hex)) => MetricPin::Digest(parse_digest(hex).map_err(|e| e.to_string())?),
         (None, None) => MetricPin::FileMetric,

@@ -277,10 +277,15 @@ pub struct PinnedSpace {
 
 impl PinnedSpace {
     /// Load `--space SPEC` as the pin (any form `--space` takes: `builtin:NAME`, CSV,
-    /// GeoJSON, a JSON metric or an `mdp/1` file).
-    pub fn load(spec: &str, limits: &Limits) -> Result<PinnedSpace, InputError> {
-        let (geometry, labels) =
-            crate::io::space::load_geometry(spec, limits).map_err(|e| e.within("--space", " "))?;
+    /// GeoJSON, a JSON metric or an `mdp/1` file), its labels from `label_column` if given
+    /// (`--label-column`).
+    pub fn load(
+        spec: &str,
+        label_column: Option<&str>,
+        limits: &Limits,
+    ) -> Result<PinnedSpace, InputError> {
+        let (geometry, labels) = crate::io::space::load_geometry(spec, label_column, limits)
+            .map_err(|e| e.within("--space", " "))?;
         Ok(PinnedSpace {
             name: spec.to_string(),
             geometry,

@@ -6,9 +6,17 @@ use mdp_audit::audit::{audit, Options, Verdict};
 use mdp_audit::io::{read_mechanism, Limits};
 
 fuzz_target!(|data: &[u8]| {
-    let limits = Limits { max_bytes: 1 << 16, max_entries: 400, max_bits: 1 << 22, max_number_bits: 1 << 16 };
+    let limits = Limits {
+        max_bytes: 1 << 16,
+        max_entries: 400,
+        max_bits: 1 << 22,
+        max_number_bits: 1 << 16,
+    };
     if let Ok(file) = read_mechanism(data, &limits) {
-        let opts = Options { max_prec: 512, ..Options::default() };
+        let opts = Options {
+            max_prec: 512,
+            ..Options::default()
+        };
         let report = audit(&file, &opts).expect("a parsed file always audits");
         let any_fail = report.checks.iter().any(|c| c.verdict == Verdict::Fail);
         assert_eq!(report.verdict == Verdict::Fail, any_fail);

@@ -33,8 +33,14 @@ const TEMPLATES: &[(&str, &str)] = &[
     ),
     ("opt_ex5", include_str!("../templates/opt_ex5.json")),
     ("pmo_hv5", include_str!("../templates/pmo_hv5.json")),
-    ("exp_eu6_lp_dual", include_str!("../templates/exp_eu6_lp_dual.json")),
-    ("exp_eu6_packing", include_str!("../templates/exp_eu6_packing.json")),
+    (
+        "exp_eu6_lp_dual",
+        include_str!("../templates/exp_eu6_lp_dual.json"),
+    ),
+    (
+        "exp_eu6_packing",
+        include_str!("../templates/exp_eu6_packing.json"),
+    ),
 ];
 
 struct Template {
@@ -97,7 +103,10 @@ impl Bytes<'_> {
         u16::from_le_bytes([self.u8(), self.u8()])
     }
     fn u64(&mut self) -> u64 {
-        u64::from(self.u16()) | u64::from(self.u16()) << 16 | u64::from(self.u16()) << 32 | u64::from(self.u16()) << 48
+        u64::from(self.u16())
+            | u64::from(self.u16()) << 16
+            | u64::from(self.u16()) << 32
+            | u64::from(self.u16()) << 48
     }
     fn is_empty(&self) -> bool {
         self.0.is_empty()
@@ -108,7 +117,9 @@ impl Bytes<'_> {
 /// not derive new numbers from huge ones (its own exact arithmetic and printing of
 /// 300 kbit rationals made slow units that the auditor rejects in milliseconds).
 fn exact(v: &Value) -> Option<Q> {
-    mdp_audit::io::number(v, "").ok().filter(|q| mdp_audit::exact::bits(q) <= 1 << 14)
+    mdp_audit::io::number(v, "")
+        .ok()
+        .filter(|q| mdp_audit::exact::bits(q) <= 1 << 14)
 }
 
 fn qv(q: &Q) -> Value {
@@ -186,9 +197,9 @@ fn mutate(cert: &mut Map<String, Value>, b: &mut Bytes, t: &Template) {
     while !b.is_empty() && steps < 64 {
         steps += 1;
         let op = b.u8() % 16;
-        let lb = cert
-            .entry("lower_bound")
-            .or_insert_with(|| json!({"kind": "lp_dual", "objective": "max_loss", "value": 0, "gamma": []}));
+        let lb = cert.entry("lower_bound").or_insert_with(
+            || json!({"kind": "lp_dual", "objective": "max_loss", "value": 0, "gamma": []}),
+        );
         if !lb.is_object() {
             *lb = json!({});
         }
@@ -302,9 +313,10 @@ fn mutate(cert: &mut Map<String, Value>, b: &mut Bytes, t: &Template) {
                 }
             }
             13 => {
-                let old = cert.get("claimed_loss").cloned().unwrap_or_else(|| {
-                    Value::String(format!("{:e}", t.loss_max[1]))
-                });
+                let old = cert
+                    .get("claimed_loss")
+                    .cloned()
+                    .unwrap_or_else(|| Value::String(format!("{:e}", t.loss_max[1])));
                 let x = number(b, Some(&old));
                 cert.insert("claimed_loss".into(), x);
             }
@@ -332,7 +344,12 @@ fn mutate(cert: &mut Map<String, Value>, b: &mut Bytes, t: &Template) {
 fn check(report: &Report, t: &Template, file: &mdp_audit::io::MechanismFile) {
     let any_fail = report.checks.iter().any(|c| c.verdict == Verdict::Fail);
     assert_eq!(report.verdict == Verdict::Fail, any_fail);
-    assert_eq!(report.loss_max, Some(t.loss_max), "{}: the matrix did not change", t.name);
+    assert_eq!(
+        report.loss_max,
+        Some(t.loss_max),
+        "{}: the matrix did not change",
+        t.name
+    );
     for c in &report.checks {
         match c.name.as_str() {
             "pure_privacy" => assert_eq!(c.verdict, Verdict::Pass, "{}: {}", t.name, c.detail),
@@ -341,7 +358,9 @@ fn check(report: &Report, t: &Template, file: &mdp_audit::io::MechanismFile) {
                 let bound = w["bound"].as_f64().expect("bound");
                 let upper = match w["objective"].as_str() {
                     Some("max_loss") => t.loss_max[1],
-                    Some("expected_loss") => t.expected.expect("expected_loss passes only with a prior")[1],
+                    Some("expected_loss") => {
+                        t.expected.expect("expected_loss passes only with a prior")[1]
+                    }
                     other => panic!("objective {other:?}"),
                 };
                 assert!(
@@ -387,7 +406,10 @@ fuzz_target!(|data: &[u8]| {
                 return;
             };
             let mut cert = doc.get("certificate").cloned().unwrap_or_else(|| json!({}));
-            match (cert.get_mut("lower_bound").and_then(Value::as_object_mut), patch) {
+            match (
+                cert.get_mut("lower_bound").and_then(Value::as_object_mut),
+                patch,
+            ) {
                 (Some(lb), Value::Object(p)) => {
                     for (key, val) in p {
                         lb.insert(key, val);

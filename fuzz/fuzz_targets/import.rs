@@ -22,12 +22,12 @@ fuzz_target!(|data: &[u8]| {
             let _ = import::matrix_from_csv(bytes, "f.csv", &limits, &import::non_negative_entry);
         }
         2 => {
-            let _ = import::space_from_csv(bytes, "f.csv", &limits);
+            let _ = import::space_from_csv(bytes, "f.csv", None, &limits);
         }
         _ => {
             let _ = import::matrix_from_json(bytes, "f.json", &limits, &import::any_entry);
             if let Ok(v) = serde_json::from_slice::<serde_json::Value>(bytes) {
-                let _ = import::space_from_geojson(&v, "f.geojson", &limits);
+                let _ = import::space_from_geojson(&v, "f.geojson", None, &limits);
             }
         }
     }

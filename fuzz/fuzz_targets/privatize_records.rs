@@ -69,7 +69,10 @@ fuzz_target!(|data: &[u8]| {
     let labels: Vec<String> = LABELS.iter().map(|s| s.to_string()).collect();
     let snapper = Snapper::new(space(), Some(f64::INFINITY)).expect("haversine has coordinates");
     let (records, releases): (Records, Vec<Release>) = match mode {
-        0 => (Records::Labels(&labels), labels.iter().cloned().map(Release::Label).collect()),
+        0 => (
+            Records::Labels(&labels),
+            labels.iter().cloned().map(Release::Label).collect(),
+        ),
         1 => (Records::Index(3), (0..3).map(Release::Index).collect()),
         _ => (
             Records::Snap(&snapper),
@@ -80,7 +83,10 @@ fuzz_target!(|data: &[u8]| {
             ],
         ),
     };
-    let names: Vec<String> = ["41.9,12.5", "48.86,2.35", "40.71,-74"].iter().map(|s| s.to_string()).collect();
+    let names: Vec<String> = ["41.9,12.5", "48.86,2.35", "40.71,-74"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
     let names: Vec<String> = match mode {
         0 => labels.clone(),
         1 => (0..3).map(|i| i.to_string()).collect(),
@@ -91,6 +97,7 @@ fuzz_target!(|data: &[u8]| {
         records,
         releases: &releases,
         on_bad: if skip { OnBad::Skip } else { OnBad::Error },
+        keep_input: false,
     };
     let mut out = Vec::new();
     let mut r = rng(Some(u64::from(seed)));
@@ -99,12 +106,19 @@ fuzz_target!(|data: &[u8]| {
     let lines = input_lines(input);
     let written = String::from_utf8(out).expect("output names are UTF-8");
     let written: Vec<&str> = written.lines().collect();
-    let by_name: HashMap<&str, usize> = names.iter().enumerate().map(|(i, s)| (s.as_str(), i)).collect();
+    let by_name: HashMap<&str, usize> = names
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.as_str(), i))
+        .collect();
     let header = |i: usize, l: &[u8]| {
         mode == 2
             && i == 0
             && std::str::from_utf8(l).is_ok_and(|t| {
-                let f: Vec<&str> = t.split(|c: char| c == ',' || c.is_whitespace()).filter(|s| !s.is_empty()).collect();
+                let f: Vec<&str> = t
+                    .split(|c: char| c == ',' || c.is_whitespace())
+                    .filter(|s| !s.is_empty())
+                    .collect();
                 !f.is_empty() && f.iter().all(|x| x.parse::<f64>().is_err())
             })
     };
@@ -124,14 +138,21 @@ fuzz_target!(|data: &[u8]| {
                     continue;
                 }
                 released += 1;
-                let rec = std::str::from_utf8(line).expect("a released record is UTF-8").trim();
+                let rec = std::str::from_utf8(line)
+                    .expect("a released record is UTF-8")
+                    .trim();
                 let w = match mode {
                     0 => LABELS.iter().position(|l| *l == rec).expect("valid label"),
                     1 => rec.parse().expect("valid index"),
                     _ => snapper.nearest(&snapper.parse(rec).expect("valid coordinates")),
                 };
-                let col = *by_name.get(name).unwrap_or_else(|| panic!("unknown output name {name:?}"));
-                assert!(*m.get(w, col) > 0u32, "drew column {col} of row {w}, whose mass is 0");
+                let col = *by_name
+                    .get(name)
+                    .unwrap_or_else(|| panic!("unknown output name {name:?}"));
+                assert!(
+                    *m.get(w, col) > 0u32,
+                    "drew column {col} of row {w}, whose mass is 0"
+                );
             }
             assert_eq!(summary.records, released);
             assert_eq!(summary.skipped, skipped);
@@ -139,7 +160,11 @@ fuzz_target!(|data: &[u8]| {
         Err(e) => {
             // Reading a line that is not UTF-8 fails in either mode.
             let unreadable = e.message.starts_with("cannot read");
-            assert!(!skip || unreadable, "an error while skipping: {}", e.message);
+            assert!(
+                !skip || unreadable,
+                "an error while skipping: {}",
+                e.message
+            );
             assert!(
                 e.line >= 1 && e.line <= lines.len(),
                 "error line {} outside 1..={} ({})",

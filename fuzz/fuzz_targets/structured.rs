@@ -42,17 +42,37 @@ fuzz_target!(|data: &[u8]| {
         let mut edges = Vec::new();
         for v in 1..n {
             let u = take(data, &mut i) as usize % v;
-            edges.push((u, v, Q::from_unsigneds(1 + take(data, &mut i) as u32 % 8, 4u32)));
+            edges.push((
+                u,
+                v,
+                Q::from_unsigneds(1 + take(data, &mut i) as u32 % 8, 4u32),
+            ));
         }
         for _ in 0..(take(data, &mut i) % 8) {
-            let (u, v) = (take(data, &mut i) as usize % n, take(data, &mut i) as usize % n);
-            edges.push((u, v, Q::from_unsigneds(1 + take(data, &mut i) as u32 % 8, 4u32)));
+            let (u, v) = (
+                take(data, &mut i) as usize % n,
+                take(data, &mut i) as usize % n,
+            );
+            edges.push((
+                u,
+                v,
+                Q::from_unsigneds(1 + take(data, &mut i) as u32 % 8, 4u32),
+            ));
         }
-        let Ok(space) = Space::from_graph(n, &edges) else { return };
-        let Ok(g) = Graph::new(n, edges, "metric") else { return };
+        let Ok(space) = Space::from_graph(n, &edges) else {
+            return;
+        };
+        let Ok(g) = Graph::new(n, edges, "metric") else {
+            return;
+        };
         (space, Some(g))
     } else {
-        let mk = [MetricKind::Euclidean, MetricKind::Manhattan, MetricKind::Chebyshev, MetricKind::Haversine][kind as usize];
+        let mk = [
+            MetricKind::Euclidean,
+            MetricKind::Manhattan,
+            MetricKind::Chebyshev,
+            MetricKind::Haversine,
+        ][kind as usize];
         let pts: Vec<Vec<Q>> = (0..n)
             .map(|_| {
                 (0..2)
@@ -60,7 +80,9 @@ fuzz_target!(|data: &[u8]| {
                     .collect()
             })
             .collect();
-        let Ok(space) = Space::from_points(mk, pts, None) else { return };
+        let Ok(space) = Space::from_points(mk, pts, None) else {
+            return;
+        };
         (space, None)
     };
     let entries: Vec<f64> = (0..n * k)
@@ -69,10 +91,14 @@ fuzz_target!(|data: &[u8]| {
             b => 2f64.powf(-(b as f64) / 8.0),
         })
         .collect();
-    let Ok(m) = Dense::new(n, k, entries, "matrix") else { return };
+    let Ok(m) = Dense::new(n, k, entries, "matrix") else {
+        return;
+    };
     let norm = Normalized::new(&m);
     let matrix = m.to_matrix();
-    let Ok(p) = Prepared::new(&space, &matrix, None, 4096) else { return };
+    let Ok(p) = Prepared::new(&space, &matrix, None, 4096) else {
+        return;
+    };
     let ratios = privacy::float_ratios(&p);
     let want = privacy::check_pure(&p, &ratios, &eps).decision;
     let tight = privacy::tight_pure_eps(&p, &ratios);
@@ -127,7 +153,12 @@ fuzz_target!(|data: &[u8]| {
     if let (Ok(a), Ok((b, _))) = (tight, tight_eps(s)) {
         match (&a.hi, &b.hi) {
             (None, None) => {}
-            (Some(ah), Some(bh)) => assert!(a.lo <= *bh && b.lo <= *ah, "tight ε {:?} vs {:?}", a.to_f64(), b.to_f64()),
+            (Some(ah), Some(bh)) => assert!(
+                a.lo <= *bh && b.lo <= *ah,
+                "tight ε {:?} vs {:?}",
+                a.to_f64(),
+                b.to_f64()
+            ),
             _ => panic!("one tight ε infinite: {:?} vs {:?}", a.to_f64(), b.to_f64()),
         }
     }

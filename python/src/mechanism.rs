@@ -202,6 +202,7 @@ pub fn build(
         },
         "optimal" => Family::Optimal {
             solver: solver_choice,
+            outputs: outputs.clone(),
         },
         "pmo" => Family::Pmo {
             pmo: pmo()?,
@@ -292,7 +293,7 @@ pub fn policy(
 
 /// The metric a Python gate accepts, as the command line's: `space` (a `Space`, or any form
 /// `--space` takes, as a string), else `require_metric_digest`, else the file's own metric.
-/// A gate that samples (`sampling`) takes the file's own only when `trust_file_metric`
+/// (A CSV's `label_column`: pass `Space.load(path, label_column=...)`.) A gate that samples (`sampling`) takes the file's own only when `trust_file_metric`
 /// says so ([`mdp::privatize::sampling_pin`]); an audit reports it with its digest.
 pub fn metric_pin(
     space: Option<&Bound<'_, PyAny>>,
@@ -315,7 +316,7 @@ pub fn metric_pin(
         .transpose()
         .map_err(|_| Error::input("space", "expected a Space or a path"))?;
     let trust = trust_file_metric || !sampling;
-    mdp::privatize::sampling_pin(spec.as_deref(), require_metric_digest, trust).map_err(|e| match e {
+    mdp::privatize::sampling_pin(spec.as_deref(), None, require_metric_digest, trust).map_err(|e| match e {
         PinError::Unpinned => Error::input("space", e.to_string().replace("--space SPACE", "space=").replace("--require-metric-digest HEX", "require_metric_digest=").replace("--trust-file-metric", "trust_file_metric=True")),
         PinError::Digest(e) => Error::input("require_metric_digest", e.message),
         PinError::Space(e) => Error::from(e),

@@ -125,11 +125,15 @@ impl Space {
         })
     }
 
-    /// `builtin:NAME`, a CSV or GeoJSON file of points, a JSON metric or an `mdp/1` file.
+    /// `builtin:NAME`, a CSV or GeoJSON file of points, a JSON metric or an `mdp/1` file;
+    /// `label_column` names the CSV column (GeoJSON property) holding the labels (the
+    /// command line's `--label-column`).
     #[staticmethod]
-    fn load(py: Python<'_>, spec: &str) -> Result<Space> {
-        let (inner, labels) =
-            py.detach(|| mdp::import::load_space_with_labels(spec, &Limits::default()))?;
+    #[pyo3(signature = (spec, label_column = None))]
+    fn load(py: Python<'_>, spec: &str, label_column: Option<&str>) -> Result<Space> {
+        let (inner, labels) = py.detach(|| {
+            mdp::import::load_space_with_labels(spec, label_column, &Limits::default())
+        })?;
         Ok(Space {
             inner,
             labels,

@@ -34,6 +34,7 @@ def opt(space):
         lambda s: md.exponential(s, 1, progress=False),
         lambda s: md.exponential(s, 1, weights=[1, 2, 3, 4, 5], progress=False),
         lambda s: md.optimal(s, Fraction(1, 2), progress=False),
+        lambda s: md.optimal(s, 1, outputs=[0, 2, 4], progress=False),
         lambda s: md.pmo(s, 1, prior=[1, 2, 3, 4, 5], within=2.5, progress=False),
         lambda s: md.pmo(s, 1, outputs=[0, 3], cost=np.ones((5, 2)), progress=False),
         lambda s: md.benders(s, 1, within=3, partitions=2, progress=False),

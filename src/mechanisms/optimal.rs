@@ -21,7 +21,29 @@ pub fn optimal(
     max_prec: u64,
     progress: &dyn Progress,
 ) -> Result<Built, BuildError> {
-    let lp = optimal_lp(space, eps, max_prec);
+    optimal_on(space, eps, None, solver, max_prec, progress)
+}
+
+/// OPTMech with its outputs restricted to the inputs `outputs` (all if `None`): Imola et
+/// al. §2's LP over the columns k ∈ outputs, the loss d(u, outputs\[k\]).
+pub fn optimal_on(
+    space: &Space,
+    eps: &Q,
+    outputs: Option<Vec<usize>>,
+    solver: Solver,
+    max_prec: u64,
+    progress: &dyn Progress,
+) -> Result<Built, BuildError> {
+    let outputs = checked_outputs(outputs, space.n())?;
+    let lp = PrivacyLp::new(
+        space,
+        eps.clone(),
+        outputs,
+        Objective::MaxLoss,
+        None,
+        PairSet::All,
+        max_prec,
+    );
     certified(
         &lp,
         eps,
@@ -61,15 +83,10 @@ pub struct PmoParams<'p> {
     pub outputs: Option<Vec<usize>>,
 }
 
-/// PMO's LP; checks the parameters' sizes.
-pub fn pmo_lp<'a>(
-    space: &'a Space,
-    eps: &Q,
-    p: &PmoParams,
-    max_prec: u64,
-) -> Result<PrivacyLp<'a>, BuildError> {
-    let n = space.n();
-    let outputs = p.outputs.clone().unwrap_or_else(|| (0..n).collect());
+/// The output set: all n inputs if `None`; else non-empty, each an input index, no
+/// repeats (a repeated output is the same column twice).
+fn checked_outputs(outputs: Option<Vec<usize>>, n: usize) -> Result<Vec<usize>, BuildError> {
+    let outputs = outputs.unwrap_or_else(|| (0..n).collect());
     if outputs.is_empty() {
         return Err(invalid("outputs", "at least one output is needed"));
     }
@@ -79,6 +96,25 @@ pub fn pmo_lp<'a>(
             format!("index {o} is not an input (n = {n})"),
         ));
     }
+    let mut seen = vec![false; n];
+    if let Some(&o) = outputs
+        .iter()
+        .find(|&&o| std::mem::replace(&mut seen[o], true))
+    {
+        return Err(invalid("outputs", format!("index {o} is given twice")));
+    }
+    Ok(outputs)
+}
+
+/// PMO's LP; checks the parameters' sizes.
+pub fn pmo_lp<'a>(
+    space: &'a Space,
+    eps: &Q,
+    p: &PmoParams,
+    max_prec: u64,
+) -> Result<PrivacyLp<'a>, BuildError> {
+    let n = space.n();
+    let outputs = checked_outputs(p.outputs.clone(), n)?;
     let prior = match &p.prior {
         Some(pr) => {
             if pr.len() != n {

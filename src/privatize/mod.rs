@@ -290,19 +290,21 @@ pub enum PinError {
 
 /// The metric a gate that samples accepts (`spec/threat-model.md` §2.1): the pipeline's
 /// space when given (`space`: any form `--space` takes), else the digest, else the file's
-/// own metric only when `trust_file_metric` says so. Without any of them the gate refuses:
+/// own metric only when `trust_file_metric` says so (`label_column`: the space's
+/// `--label-column`). Without any of them the gate refuses:
 /// a file's metric is as much a claim as its ε, and a forged one (a radius ×1000) makes
 /// the guarantee say almost nothing. Shared by `mdp privatize`, `mdp release item-wise`
 /// and the Python package, so their defaults are one.
 pub fn sampling_pin(
     space: Option<&str>,
+    label_column: Option<&str>,
     digest: Option<&str>,
     trust_file_metric: bool,
 ) -> Result<crate::pin::MetricPin, PinError> {
     use crate::pin::{parse_digest, MetricPin, PinnedSpace};
     match (space, digest) {
         (Some(spec), _) => Ok(MetricPin::Space(std::sync::Arc::new(
-            PinnedSpace::load(spec, &Limits::default()).map_err(PinError::Space)?,
+            PinnedSpace::load(spec, label_column, &Limits::default()).map_err(PinError::Space)?,
         ))),
         (None, Some(hex)) => parse_digest(hex)
             .map(MetricPin::Digest)

@@ -32,6 +32,7 @@
 //! are out of scope, `spec/threat-model.md`.)
 
 use super::priv_emd_linear::Norm;
+use crate::exact::float::{next_down, next_up, FI};
 use crate::exact::{functions, Interval, Q};
 use rand::{Rng, RngCore};
 
@@ -62,12 +63,15 @@ struct Lazy {
 
 impl Lazy {
     fn new<R: RngCore + ?Sized>(rng: &mut R) -> Lazy {
-        let mut u = Lazy {
-            lo: Q::from(0u32),
-            bits: 0,
-        };
-        u.refine(rng);
-        u
+        Lazy::of_word(rng.next_u64())
+    }
+
+    /// The uniform after its first 64 random bits `w`: [w·2⁻⁶⁴, (w + 1)·2⁻⁶⁴).
+    fn of_word(w: u64) -> Lazy {
+        Lazy {
+            lo: Q::from(w) >> 64u64,
+            bits: 64,
+        }
     }
 
     fn refine<R: RngCore + ?Sized>(&mut self, rng: &mut R) {
@@ -219,8 +223,20 @@ fn gamma(exps: &[Lazy], prec: u64) -> Option<Interval> {
 /// from the cube, Σ V_i² < 1 decided on the dyadic boxes (refined while undecided; a box
 /// inside the ball stays inside under refinement). Used with d = 2 (acceptance π/4).
 fn in_ball<R: RngCore + ?Sized>(d: usize, rng: &mut R) -> Vec<Lazy> {
+    let first: Vec<Lazy> = (0..d).map(|_| Lazy::new(rng)).collect();
+    in_ball_from(first, rng)
+}
+
+/// [`in_ball`] continuing from a first candidate already drawn (`first`), then fresh
+/// candidates of its dimension.
+fn in_ball_from<R: RngCore + ?Sized>(first: Vec<Lazy>, rng: &mut R) -> Vec<Lazy> {
+    let d = first.len();
+    let mut first = Some(first);
     loop {
-        let mut v: Vec<Lazy> = (0..d).map(|_| Lazy::new(rng)).collect();
+        let mut v: Vec<Lazy> = match first.take() {
+            Some(v) => v,
+            None => (0..d).map(|_| Lazy::new(rng)).collect(),
+        };
         loop {
             let (mut min, mut max) = (Q::from(0u32), Q::from(0u32));
             for u in &v {
@@ -239,6 +255,87 @@ fn in_ball<R: RngCore + ?Sized>(d: usize, rng: &mut R) -> Vec<Lazy> {
             }
         }
     }
+}
+
+/// A fixed map of the noise, decided from enclosures of it (the release's post-processing:
+/// rounding to a grid, clamping to a region). Both methods receive enclosures of the same
+/// Z; a method returns `Some` only when every Z in its enclosures maps to that value, so
+/// the value is the map of the exact Z.
+pub trait Decide {
+    type Out;
+    /// From `f64` interval enclosures of Z (the fast path; `None`: not decided).
+    fn fast(&self, z: &[FI]) -> Option<Self::Out>;
+    /// From rational enclosures of Z (refined until decided).
+    fn exact(&self, z: &[Interval]) -> Option<Self::Out>;
+}
+
+/// The uniform of a 64-bit word as an `f64` enclosure of [w·2⁻⁶⁴, (w + 1)·2⁻⁶⁴].
+fn uniform_fi(w: u64) -> FI {
+    const SCALE: f64 = 1.0 / 18_446_744_073_709_551_616.0; // 2⁻⁶⁴, exact
+    let x = w as f64;
+    FI::new(next_down(x) * SCALE, next_up(next_up(x) + 1.0) * SCALE)
+}
+
+/// The planar Laplace (the ℓ2 K-norm in two dimensions, density ∝ exp(−‖z‖₂/θ); Andrés et
+/// al. 2013, Theorem 4.1's polar form: a Gamma(2, θ) radius and a uniform direction),
+/// pushed through the fixed map `decide`, sampled exactly.
+///
+/// Z = θ·(E₁ + E₂)·V/‖V‖ with E_j = −ln(1 − U_j) and V uniform in the unit disk (exact
+/// rejection from the square): the law of [`knorm_rounded`]'s ℓ2 draw in d = 2 (the
+/// direction of Marsaglia's normal pair is V/‖V‖). The first try encloses Z in `f64`
+/// interval arithmetic ([`FI`], outward rounding, its own `ln`) from the uniforms' first 64
+/// bits; only when that does not decide the disk test or the map (about one draw in 10⁴ at
+/// the default grids) do the same uniforms continue as exact dyadic intervals, refined as in
+/// [`knorm_rounded`]. Either way the value is the map of Z for the uniforms' exact values.
+pub fn planar_decided<D: Decide, R: Rng + ?Sized>(theta: &Q, theta_f: FI, decide: &D, rng: &mut R) -> D::Out {
+    let one = FI::point(1.0);
+    let e = [rng.next_u64(), rng.next_u64()];
+    let (v, fast_v) = loop {
+        let w = [rng.next_u64(), rng.next_u64()];
+        let v = [uniform_fi(w[0]), uniform_fi(w[1])].map(|u| u.mul_f64(2.0).sub(one));
+        let s = v[0].sqr().add(v[1].sqr());
+        if s.hi < 1.0 {
+            break (w.map(Lazy::of_word).to_vec(), Some((v, s)));
+        }
+        if s.lo >= 1.0 {
+            continue;
+        }
+        break (in_ball_from(w.map(Lazy::of_word).to_vec(), rng), None);
+    };
+    if let Some((v, s)) = fast_v {
+        let g = e
+            .map(|w| one.sub(uniform_fi(w)).ln().neg())
+            .into_iter()
+            .fold(FI::point(0.0), FI::add);
+        let norm = s.sqrt();
+        if norm.lo > 0.0 {
+            let r = theta_f.mul(g);
+            let z = v.map(|vi| r.mul(vi.div(norm)));
+            if let Some(out) = decide.fast(&z) {
+                return out;
+            }
+        }
+    }
+    let mut draw = Draw {
+        norm: Norm::L2,
+        exps: e.map(Lazy::of_word).to_vec(),
+        signs: Vec::new(),
+        cube: v,
+    };
+    for round in 0u64.. {
+        let prec = 64 * (round + 2);
+        if let Some(z) = draw.enclose(2, prec) {
+            let z: Vec<Interval> = z
+                .iter()
+                .map(|zi| Interval::new(theta * &zi.lo, theta * &zi.hi))
+                .collect();
+            if let Some(out) = decide.exact(&z) {
+                return out;
+            }
+        }
+        draw.refine(rng);
+    }
+    unreachable!("the rounds are unbounded")
 }
 
 /// round_h(q_i + Z_i) for each coordinate: exact grid points, the law of the ideal K-norm

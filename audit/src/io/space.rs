@@ -11,20 +11,35 @@ use std::collections::HashMap;
 /// Load a space given as `builtin:NAME`, a CSV or GeoJSON file of points, a JSON metric
 /// object file, or an `mdp/1` file (its `metric` is used); [`load_space_with_labels`] also
 /// returns the points' labels.
-pub fn load_space(spec: &str, limits: &Limits) -> Result<Space, InputError> {
-    load_space_with_labels(spec, limits).map(|(s, _)| s)
+pub fn load_space(
+    spec: &str,
+    label_column: Option<&str>,
+    limits: &Limits,
+) -> Result<Space, InputError> {
+    load_space_with_labels(spec, label_column, limits).map(|(s, _)| s)
 }
 
 /// Load a space and, when the source has them, the labels of its points: `builtin:NAME`
 /// (the data set's labels), a `.csv` file ([`space_from_csv`]), a `.geojson` file or any
 /// JSON file holding a GeoJSON `FeatureCollection` ([`space_from_geojson`]), or a JSON metric
 /// object / `mdp/1` file ([`io::space_and_labels_from_json`]: its `labels`, if any). `-`
-/// reads JSON from standard input.
+/// reads JSON from standard input. `label_column` (`--label-column`) names the CSV column or
+/// GeoJSON property that holds the labels; it is an error for any other source.
 pub fn load_space_with_labels(
     spec: &str,
+    label_column: Option<&str>,
     limits: &Limits,
 ) -> Result<(Space, Option<Vec<String>>), InputError> {
+    let not_points = || {
+        input_error(
+            "--label-column",
+            format!("applies to a CSV or GeoJSON space; {spec} is neither"),
+        )
+    };
     if let Some(name) = spec.strip_prefix("builtin:") {
+        if label_column.is_some() {
+            return Err(not_points());
+        }
         return crate::builtin::space(name)
             .map(|(s, labels)| (s, Some(labels)))
             .map_err(|e| input_error(spec, e.to_string()));
@@ -32,11 +47,14 @@ pub fn load_space_with_labels(
     let bytes = io::read_source(spec, limits)?;
     let lower = spec.to_ascii_lowercase();
     if lower.ends_with(".csv") {
-        return space_from_csv(&bytes, spec, limits);
+        return space_from_csv(&bytes, spec, label_column, limits);
     }
     let v = io::parse_json(&bytes)?;
     if lower.ends_with(".geojson") || is_feature_collection(&v) {
-        return space_from_geojson(&v, spec, limits);
+        return space_from_geojson(&v, spec, label_column, limits);
+    }
+    if label_column.is_some() {
+        return Err(not_points());
     }
     io::space_and_labels_from_json(&v, limits)
 }
@@ -47,6 +65,7 @@ pub fn load_space_with_labels(
 /// keeps no n×n table).
 pub fn load_geometry(
     spec: &str,
+    label_column: Option<&str>,
     limits: &Limits,
 ) -> Result<(crate::io::container::Geometry, Option<Vec<String>>), InputError> {
     use crate::io::container::{self, Geometry};
@@ -55,7 +74,11 @@ pub fn load_geometry(
         ..*limits
     };
     let lower = spec.to_ascii_lowercase();
-    if !spec.starts_with("builtin:") && !lower.ends_with(".csv") && !lower.ends_with(".geojson") {
+    if label_column.is_none()
+        && !spec.starts_with("builtin:")
+        && !lower.ends_with(".csv")
+        && !lower.ends_with(".geojson")
+    {
         let v = io::parse_json(&io::read_source(spec, limits)?)?;
         let mv = v.get("metric").unwrap_or(&v);
         if mv.get("kind").and_then(Value::as_str) == Some("graph") {
@@ -64,7 +87,7 @@ pub fn load_geometry(
             return Ok((g, labels));
         }
     }
-    let (s, labels) = load_space_with_labels(spec, &unbounded)?;
+    let (s, labels) = load_space_with_labels(spec, label_column, &unbounded)?;
     Ok((Geometry::Points(s), labels))
 }
 
@@ -190,24 +213,14 @@ fn metric_error(name: &str, e: InputError) -> InputError {
 /// [−90, 90], longitude in [−180, 180]; other columns are ignored); otherwise every numeric
 /// column is a coordinate of a Euclidean space (a column without any number, e.g. free text,
 /// is ignored with a warning; a column mixing numbers and text is an error). The first
-/// column named `label`, `name` or `id` gives the labels (non-empty, unique).
+/// column named `label`, `name` or `id` gives the labels (non-empty, unique), or the column
+/// `label_column` names (any case; it is then not a coordinate).
 pub fn space_from_csv(
     bytes: &[u8],
     name: &str,
+    label_column: Option<&str>,
     limits: &Limits,
 ) -> Result<(Space, Option<Vec<String>>), InputError> {
-    space_from_csv_as(bytes, name, limits, MetricKind::Euclidean)
-}
-
-/// [`space_from_csv`] with the metric of vector coordinates chosen (euclidean, manhattan or
-/// chebyshev).
-pub fn space_from_csv_as(
-    bytes: &[u8],
-    name: &str,
-    limits: &Limits,
-    vector_kind: MetricKind,
-) -> Result<(Space, Option<Vec<String>>), InputError> {
-    assert!(vector_kind.has_points() && vector_kind != MetricKind::Haversine);
     let records = csv_records(utf8(bytes, name)?, name)?;
     let Some((header, rows)) = records.split_first() else {
         return Err(input_error(
@@ -240,8 +253,28 @@ pub fn space_from_csv_as(
         }
     }
     let find = |names: &[&str]| names.iter().find_map(|n| cols.iter().position(|c| c == n));
-    let mut label_col = find(LABEL);
+    let mut label_col = match label_column {
+        None => find(LABEL),
+        Some(l) => {
+            let c = find(&[l.to_lowercase().as_str()]).ok_or_else(|| {
+                input_error(
+                    "--label-column",
+                    format!(
+                        "{name} has no column {l:?} (its columns: {})",
+                        header.fields.join(", ")
+                    ),
+                )
+            })?;
+            Some(c)
+        }
+    };
     let (lat_col, lon_col) = (find(LAT), find(LON));
+    if let Some(c) = label_col.filter(|c| [lat_col, lon_col].contains(&Some(*c))) {
+        return Err(input_error(
+            "--label-column",
+            format!("{}'s column {} is a coordinate", name, col_name(c)),
+        ));
+    }
     check_points(rows.len(), name, limits)?;
     for r in rows {
         if r.fields.len() != cols.len() {
@@ -275,7 +308,8 @@ pub fn space_from_csv_as(
         (None, None) => {
             let mut coords = Vec::new();
             for (c, col) in cols.iter().enumerate() {
-                if LABEL.contains(&col.as_str()) {
+                if label_col == Some(c) || (label_column.is_none() && LABEL.contains(&col.as_str()))
+                {
                     continue;
                 }
                 let numeric = rows
@@ -302,7 +336,7 @@ pub fn space_from_csv_as(
                     "no numeric columns (expected lat,lon or numeric coordinate columns)",
                 ));
             }
-            (vector_kind, coords)
+            (MetricKind::Euclidean, coords)
         }
     };
     let mut used = 0u64;
@@ -352,10 +386,12 @@ pub fn space_from_csv_as(
 /// coordinates are `[longitude, latitude]`, swapped here to the metric's `[lat, lon]`; an
 /// altitude is ignored). Labels: the first of `properties.label`, `properties.name`,
 /// `properties.id` or the feature's `id` that every feature has (strings or numbers); none
-/// otherwise. Any other geometry is an error naming the feature.
+/// otherwise; or `properties.LABEL_COLUMN`, which every feature must then have. Any other
+/// geometry is an error naming the feature.
 pub fn space_from_geojson(
     v: &Value,
     name: &str,
+    label_column: Option<&str>,
     limits: &Limits,
 ) -> Result<(Space, Option<Vec<String>>), InputError> {
     if !is_feature_collection(v) {
@@ -418,7 +454,24 @@ pub fn space_from_geojson(
             _ => None,
         }
     };
-    let keys = [Some("label"), Some("name"), Some("id"), None];
+    let defaults = [Some("label"), Some("name"), Some("id"), None];
+    let chosen = [label_column];
+    let keys: &[Option<&str>] = if label_column.is_some() {
+        &chosen
+    } else {
+        &defaults
+    };
+    if let (Some(l), Some(i)) = (
+        label_column,
+        feats
+            .iter()
+            .position(|f| label_of(f, label_column).is_none()),
+    ) {
+        return Err(input_error(
+            "--label-column",
+            format!("{name}:features[{i}] has no properties.{l} (a string or number)"),
+        ));
+    }
     let labels = match keys
         .iter()
         .find(|k| feats.iter().all(|f| label_of(f, **k).is_some()))

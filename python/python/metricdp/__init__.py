@@ -325,11 +325,14 @@ def exponential(space: Any, epsilon: Number, *, weights: Optional[Sequence[Numbe
     return _build("exponential", space, epsilon, progress, weights=_q_list(weights, "weights"))
 
 
-def optimal(space: Any, epsilon: Number, *, solver: str = "auto", max_memory: Optional[int] = None,
+def optimal(space: Any, epsilon: Number, *, outputs: Optional[Sequence[int]] = None,
+            solver: str = "auto", max_memory: Optional[int] = None,
             progress: Progress = None) -> Mechanism:
     """OPTMech (Imola et al. §2): the least worst-case loss among ε·d-private mechanisms,
-    with an ``lp_dual`` certificate proving the lower bound (``report.gap``)."""
-    return _build("optimal", space, epsilon, progress, solver=solver, max_memory=max_memory)
+    with an ``lp_dual`` certificate proving the lower bound (``report.gap``); ``outputs``,
+    the input indices that are the outputs (all inputs by default; the CLI's ``--outputs``)."""
+    return _build("optimal", space, epsilon, progress, solver=solver, max_memory=max_memory,
+                  outputs=None if outputs is None else [int(o) for o in outputs])
 
 
 def pmo(space: Any, epsilon: Number, *, prior: Optional[Sequence[Number]] = None,

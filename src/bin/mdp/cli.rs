@@ -12,6 +12,11 @@ use mdp::io::Limits;
     about = "Metric differential privacy mechanisms with proofs"
 )]
 pub(crate) struct Cli {
+    /// The CSV column (or GeoJSON property) whose values label the points of a CSV or
+    /// GeoJSON space; by default the first column named label, name or id. Part of the
+    /// metric a pin compares.
+    #[arg(long, global = true, value_name = "COLUMN")]
+    pub(crate) label_column: Option<String>,
     #[command(subcommand)]
     pub(crate) cmd: Cmd,
 }
@@ -318,6 +323,9 @@ pub(crate) enum Mechanism {
     Optimal {
         #[command(flatten)]
         base: SpaceEps,
+        /// JSON array of input indices that are the outputs (default: all inputs).
+        #[arg(long, value_name = "IDX.json")]
+        outputs: Option<String>,
         /// Output file (`-` for standard output).
         #[arg(short, long, default_value = "-")]
         output: String,
@@ -505,6 +513,7 @@ impl PinArgs {
         use mdp::privatize::PinError;
         mdp::privatize::sampling_pin(
             space,
+            crate::label_column(),
             self.require_metric_digest.as_deref(),
             self.trust_file_metric,
         )

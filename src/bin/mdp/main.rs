@@ -163,7 +163,7 @@ pub(crate) fn lp_space(spec: &str) -> Result<mdp::metric::Space, String> {
 
 /// [`lp_space`] under the limits of `--max-entries` (`mdp build`, `mdp lp export`).
 fn lp_space_within(spec: &str, limits: &Limits) -> Result<mdp::metric::Space, String> {
-    require_metric(mdp::import::load_space(spec, limits).map_err(fail)?)
+    require_metric(mdp::import::load_space(spec, label_column(), limits).map_err(fail)?)
 }
 
 /// A loaded space that LP mechanisms and samplers accept: a metric (exit 2 otherwise).
@@ -187,6 +187,22 @@ pub(crate) fn q_array(v: &serde_json::Value, flag: &str) -> Result<Vec<Q>, Strin
 }
 
 /// The PMO parameters from the command line.
+/// `--outputs FILE`: a JSON array of input indices (checked against the space by `produce`).
+fn output_indices(path: &str) -> Result<Vec<usize>, String> {
+    let v = json_file(path, "--outputs")?;
+    let arr = v
+        .as_array()
+        .ok_or("--outputs: expected a JSON array of indices")?;
+    arr.iter()
+        .enumerate()
+        .map(|(i, x)| {
+            x.as_u64()
+                .and_then(|u| usize::try_from(u).ok())
+                .ok_or(format!("--outputs[{i}]: expected an input index"))
+        })
+        .collect()
+}
+
 fn pmo_params(a: &PmoArgs) -> Result<produce::Pmo, String> {
     let within = a
         .within
@@ -198,24 +214,7 @@ fn pmo_params(a: &PmoArgs) -> Result<produce::Pmo, String> {
         .as_deref()
         .map(|p| q_array(&json_file(p, "--prior")?, "--prior"))
         .transpose()?;
-    let outputs = a
-        .outputs
-        .as_deref()
-        .map(|p| -> Result<Vec<usize>, String> {
-            let v = json_file(p, "--outputs")?;
-            let arr = v
-                .as_array()
-                .ok_or("--outputs: expected a JSON array of indices")?;
-            arr.iter()
-                .enumerate()
-                .map(|(i, x)| {
-                    x.as_u64()
-                        .map(|u| u as usize)
-                        .ok_or(format!("--outputs[{i}]: expected an input index"))
-                })
-                .collect()
-        })
-        .transpose()?;
+    let outputs = a.outputs.as_deref().map(output_indices).transpose()?;
     let cost = a
         .cost
         .as_deref()
@@ -255,7 +254,8 @@ fn replacement_arg(a: &ReplacementArgs) -> Result<produce::ReplacementSpec, Stri
 fn build(base: &SpaceEps, family: Family, output: &str, quiet: bool) -> Result<i32, String> {
     let eps = epsilon(&base.epsilon)?;
     let (space, labels) =
-        mdp::import::load_space_with_labels(&base.space, &base.limits()).map_err(fail)?;
+        mdp::import::load_space_with_labels(&base.space, label_column(), &base.limits())
+            .map_err(fail)?;
     let space = require_metric(space)?;
     let req = Request {
         max_memory: base.max_memory,
@@ -282,7 +282,8 @@ fn container_space(
     if !forced && base.space.starts_with("builtin:") {
         return Ok(None);
     }
-    let (g, labels) = mdp::import::load_geometry(&base.space, &base.limits()).map_err(fail)?;
+    let (g, labels) =
+        mdp::import::load_geometry(&base.space, label_column(), &base.limits()).map_err(fail)?;
     let n = g.n() as u64;
     Ok((forced || n.saturating_mul(n) > base.max_entries).then_some((g, labels)))
 }
@@ -485,6 +486,7 @@ fn run(cli: Cli) -> Result<i32, String> {
             }
             Mechanism::Optimal {
                 base,
+                outputs,
                 output,
                 quiet,
                 solver,
@@ -492,6 +494,7 @@ fn run(cli: Cli) -> Result<i32, String> {
                 &base,
                 Family::Optimal {
                     solver: solver.into(),
+                    outputs: outputs.as_deref().map(output_indices).transpose()?,
                 },
                 &output,
                 quiet,
@@ -673,7 +676,8 @@ fn run(cli: Cli) -> Result<i32, String> {
 fn demo(space_spec: &str, e: &str, output: &str) -> Result<i32, String> {
     let eps = epsilon(e)?;
     let (space, labels) =
-        mdp::import::load_space_with_labels(space_spec, &Limits::default()).map_err(fail)?;
+        mdp::import::load_space_with_labels(space_spec, label_column(), &Limits::default())
+            .map_err(fail)?;
     let req = Request {
         labels: labels.as_deref(),
         ..Request::new(&space, space_spec, eps)
@@ -762,9 +766,19 @@ fn lp_export(problem: LpProblem) -> Result<i32, String> {
 
 pub(crate) use produce::MAX_PREC;
 
+/// `--label-column`: a global flag, parsed once, read wherever a `--space` is loaded.
+static LABEL_COLUMN: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+
+/// The `--label-column` given on the command line, if any.
+pub(crate) fn label_column() -> Option<&'static str> {
+    LABEL_COLUMN.get().and_then(|c| c.as_deref())
+}
+
 fn main() {
     mdp::pipe::restore_default_sigpipe();
-    let code = match run(mdp::pipe::parse_or_exit::<Cli>("mdp")) {
+    let cli = mdp::pipe::parse_or_exit::<Cli>("mdp");
+    LABEL_COLUMN.get_or_init(|| cli.label_column.clone());
+    let code = match run(cli) {
         Ok(c) => c,
         Err(msg) => {
             eprintln!("mdp: {}", msg.lines().next().unwrap_or(""));

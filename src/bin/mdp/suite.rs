@@ -131,7 +131,7 @@ pub enum SamplerArg {
 
 /// A space and its labels (built-in spaces, CSV and GeoJSON files bring their own).
 pub(crate) fn space_with_labels(spec: &str) -> Result<(Space, Option<Vec<String>>), String> {
-    mdp::import::load_space_with_labels(spec, &Limits::default())
+    mdp::import::load_space_with_labels(spec, crate::label_column(), &Limits::default())
         .map_err(|e| format!("--space: {e}"))
 }
 
@@ -762,7 +762,10 @@ fn family(f: FamilyArg, p: &FamilyParams, n: usize) -> Result<Family, String> {
                 solver,
             }
         }
-        FamilyArg::Optimal => F::Optimal { solver },
+        FamilyArg::Optimal => F::Optimal {
+            solver,
+            outputs: None,
+        },
         FamilyArg::Tem => {
             mdp::produce::check_beta(p.beta).map_err(flag)?;
             F::Tem {

@@ -84,8 +84,9 @@ fn import_container(a: &ImportArgs) -> Result<i32, String> {
         return Err("--output: a container is two files: give the header's file name".into());
     }
     let eps = epsilon(&a.epsilon)?;
-    let (geometry, labels) = mdp::import::load_geometry(&a.space, &Limits::default())
-        .map_err(|e| format!("--space: {e}"))?;
+    let (geometry, labels) =
+        mdp::import::load_geometry(&a.space, crate::label_column(), &Limits::default())
+            .map_err(|e| format!("--space: {e}"))?;
     let meta = producer_meta(json!({
         "mechanism": "imported",
         "space": a.space,
@@ -119,7 +120,8 @@ pub fn import(a: &ImportArgs) -> Result<i32, String> {
     }
     let limits = Limits::default();
     let eps = epsilon(&a.epsilon)?;
-    let space = mdp::import::load_space(&a.space, &limits).map_err(|e| e.to_string())?;
+    let space = mdp::import::load_space(&a.space, crate::label_column(), &limits)
+        .map_err(|e| e.to_string())?;
     let opts = ImportOptions {
         epsilon: eps,
         eps_in_metric: a.eps_in_metric,
@@ -204,7 +206,8 @@ pub fn repair(a: &RepairArgs) -> Result<i32, String> {
                     .as_deref()
                     .ok_or("--epsilon: required with --matrix")?,
             )?;
-            let space = mdp::import::load_space(space_spec, &limits).map_err(|e| e.to_string())?;
+            let space = mdp::import::load_space(space_spec, crate::label_column(), &limits)
+                .map_err(|e| e.to_string())?;
             let raw = import::read_matrix(mpath, &limits, &import::any_entry)
                 .map_err(|e| e.to_string())?;
             let meta = producer_meta(json!({

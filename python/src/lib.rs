@@ -42,6 +42,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(blocks::container_metric, m)?)?;
     m.add_function(wrap_pyfunction!(tools::measure, m)?)?;
     m.add_function(wrap_pyfunction!(tools::remap, m)?)?;
+    m.add_function(wrap_pyfunction!(tools::planar_laplace, m)?)?;
     m.add_function(wrap_pyfunction!(blocks::block_sums, m)?)?;
     m.add_function(wrap_pyfunction!(blocks::add_sums, m)?)?;
     m.add_function(wrap_pyfunction!(blocks::audit_block, m)?)?;

@@ -319,3 +319,48 @@ pub fn remap(
         Ok((Mechanism::new(r.certified, summary.clone()), summary.to_string()))
     })
 }
+
+/// The planar Laplace ([`mdp::planar_laplace`]) on coordinate records: each `points[i]` (two
+/// decimal strings: lat, lon in degrees when `geographic`, else x, y) released exactly as
+/// two decimal strings, with the summary as JSON text. `region` is `"A,B,C,D"`; `epsilon`
+/// and `granularity` exact decimals or fractions. OS-seeded unless `seed`.
+#[pyfunction]
+#[pyo3(signature = (points, epsilon, geographic, region=None, granularity=None, seed=None, confidence=0.95))]
+#[allow(clippy::too_many_arguments)]
+pub fn planar_laplace(
+    py: Python<'_>,
+    points: Vec<(String, String)>,
+    epsilon: &str,
+    geographic: bool,
+    region: Option<&str>,
+    granularity: Option<&str>,
+    seed: Option<u64>,
+    confidence: f64,
+) -> Result<(Vec<(String, String)>, String)> {
+    use mdp::planar_laplace::{PlanarLaplace, Region, SettingError};
+    let setting = |e: SettingError| Error::input(e.flag.trim_start_matches("--"), e.message);
+    let q = |name: &str, s: &str| {
+        mdp::exact::parse_rational(s.trim()).map_err(|e| Error::input(name, e.to_string()))
+    };
+    let eps = q("epsilon", epsilon)?;
+    let region = region.map(Region::parse).transpose().map_err(setting)?;
+    let granularity = granularity.map(|g| q("granularity", g)).transpose()?;
+    let pl = PlanarLaplace::new(eps, geographic, region, granularity).map_err(setting)?;
+    let x: Vec<[Q; 2]> = points
+        .iter()
+        .enumerate()
+        .map(|(i, (a, b))| Ok([q(&format!("records[{i}]"), a)?, q(&format!("records[{i}]"), b)?]))
+        .collect::<Result<_>>()?;
+    let released = py.detach(|| {
+        let mut rng = mdp::privatize::rng(seed);
+        x.iter()
+            .enumerate()
+            .map(|(i, xi)| {
+                pl.release(xi, &mut rng)
+                    .map(|y| (mdp::exact::format_rational(&y[0]), mdp::exact::format_rational(&y[1])))
+                    .map_err(|e| Error::input(&format!("records[{i}]"), e))
+            })
+            .collect::<Result<Vec<_>>>()
+    })?;
+    Ok((released, pl.summary(confidence).to_string()))
+}

@@ -158,8 +158,15 @@ def test_privatize_a_frame_here_and_on_the_cluster(city):
                       dashboard_address="127.0.0.1:0", worker_dashboard_address="127.0.0.1:0") as cluster, \
             Client(cluster, timeout=60) as client:
         res = mdd.privatize(path, ddf, "cell", epsilon=1, seed=5, trust_file_metric=True).compute(timeout=120)
+        # The planar Laplace on coordinate records, partition by partition (issue 54).
+        pts = pd.DataFrame({"id": [f"r{i}" for i in range(200)], "lat": np.linspace(41.85, 41.95, 200),
+                            "lon": np.linspace(12.45, 12.55, 200)})
+        pl = md.planar_laplace(1, region=(41.8, 12.4, 42.0, 12.6))
+        geo = mdd.privatize(pl, dd.from_pandas(pts, npartitions=4), seed=5).compute(timeout=120)
     assert len(res) == 600 and list(res["id"]) == list(df["id"]) and "cell" not in res.columns
     assert set(res["cell_private"]) <= {f"cell{i}" for i in range(300)}
+    assert list(geo.columns) == ["id", "lat_private", "lon_private"] and list(geo["id"]) == list(pts["id"])
+    assert geo["lat_private"].between(41.8, 42.0).all() and (geo["lat_private"] != pts["lat"]).all()
 
 
 def test_exact_sampling_follows_the_row(tmp_path):

@@ -29,6 +29,9 @@ pub enum Records<'a> {
     Index(usize),
     /// By raw coordinates, snapped to the nearest input within the snapper's limit.
     Snap(&'a Snapper),
+    /// Raw coordinates released by the planar Laplace (`--sampler planar-laplace`): no
+    /// input to name, each record its own release ([`crate::planar_laplace`]).
+    Planar(&'a crate::planar_laplace::PlanarLaplace),
 }
 
 /// What is written for an output column.
@@ -38,6 +41,8 @@ pub enum Release {
     Index(usize),
     /// Coordinates (lat, lon in degrees for haversine spaces).
     Point(Vec<f64>),
+    /// Exact coordinates as decimals (the planar Laplace's grid points, printed exactly).
+    Decimal(Vec<String>),
 }
 
 impl Release {
@@ -46,6 +51,7 @@ impl Release {
             Release::Label(s) => s.clone(),
             Release::Index(i) => i.to_string(),
             Release::Point(p) => p.iter().map(f64::to_string).collect::<Vec<_>>().join(","),
+            Release::Decimal(p) => p.join(","),
         }
     }
 
@@ -54,6 +60,11 @@ impl Release {
             Release::Label(s) => Value::String(s.clone()),
             Release::Index(i) => Value::from(*i),
             Release::Point(p) => Value::Array(p.iter().map(|&x| crate::io::f64_value(x)).collect()),
+            Release::Decimal(p) => Value::Array(
+                p.iter()
+                    .map(|x| serde_json::from_str(x).unwrap_or(Value::Null))
+                    .collect(),
+            ),
         }
     }
 }
@@ -161,6 +172,18 @@ pub fn stream<R: Rng>(
     run(Some(sampler), opts, input, output, rng)
 }
 
+/// Stream coordinate records → their planar Laplace releases (`opts.records` is
+/// [`Records::Planar`]).
+pub fn stream_planar<R: Rng>(
+    opts: &Options,
+    input: impl BufRead,
+    output: impl Write,
+    rng: &mut R,
+) -> Result<Summary, RecordError> {
+    debug_assert!(matches!(opts.records, Records::Planar(_)));
+    run(None, opts, input, output, rng)
+}
+
 /// Count how many records name each of the `n` inputs (`mdp prior`, Python's
 /// `prior_from`): the records read as [`stream`] reads them (labels, indices or snapped
 /// coordinates; lines, CSV or JSON lines; `on_bad`), nothing sampled or written.
@@ -257,6 +280,7 @@ impl State<'_, '_> {
                 let (w, d) = snapper.snap(&x)?;
                 Ok((w, Some(d)))
             }
+            Records::Planar(_) => Err("a planar Laplace record names no input".into()),
         }
     }
 
@@ -267,7 +291,18 @@ impl State<'_, '_> {
         line: usize,
         raw: Raw,
         rng: &mut R,
-    ) -> Result<Option<&Release>, RecordError> {
+    ) -> Result<Option<Release>, RecordError> {
+        if let Records::Planar(pl) = self.opts.records {
+            return match planar_coordinates(&raw).and_then(|x| pl.release(&x, rng)) {
+                Ok(y) => {
+                    self.summary.records += 1;
+                    Ok(Some(Release::Decimal(
+                        y.iter().map(crate::exact::format_rational).collect(),
+                    )))
+                }
+                Err(why) => self.bad(line, why).map(|()| None),
+            };
+        }
         match self.resolve(raw) {
             Ok((w, moved)) => {
                 if let Some(d) = moved {
@@ -284,7 +319,7 @@ impl State<'_, '_> {
                 }
                 self.summary.per_input[w] += 1;
                 Ok(match sampler {
-                    Some(sampler) => Some(&self.opts.releases[sampler.sample(w, rng)]),
+                    Some(sampler) => Some(self.opts.releases[sampler.sample(w, rng)].clone()),
                     None => None,
                 })
             }
@@ -312,7 +347,7 @@ impl State<'_, '_> {
         out: &mut impl Write,
         rng: &mut R,
     ) -> Result<(), RecordError> {
-        let snapping = matches!(self.opts.records, Records::Snap(_));
+        let snapping = matches!(self.opts.records, Records::Snap(_) | Records::Planar(_));
         for (i, line) in input.lines().enumerate() {
             let line = line.map_err(|e| at(i + 1)(format!("cannot read: {e}")))?;
             if i == 0 && snapping && is_header(&line) {
@@ -373,8 +408,9 @@ impl State<'_, '_> {
             .collect::<Result<_, _>>()?;
         // The release's columns: one per coordinate column when points are released into
         // as many columns (`lat_private`, `lon_private`), else one (`poi_private`).
-        let split = match self.opts.releases.first() {
-            Some(Release::Point(p)) => p.len() == columns.len() && columns.len() > 1,
+        let split = match (self.opts.releases.first(), &self.opts.records) {
+            (_, Records::Planar(_)) => columns.len() == 2,
+            (Some(Release::Point(p)), _) => p.len() == columns.len() && columns.len() > 1,
             _ => false,
         };
         let added: Vec<String> = if split {
@@ -430,6 +466,7 @@ impl State<'_, '_> {
             let fields: Vec<&str> = idx.iter().map(|&i| &record[i]).collect();
             let texts: Vec<String> = match self.release(sampler, line, Raw::Fields(fields), rng)? {
                 Some(Release::Point(p)) if split => p.iter().map(f64::to_string).collect(),
+                Some(Release::Decimal(p)) if split => p,
                 Some(r) => vec![r.text()],
                 None => vec![String::new(); added.len()],
             };
@@ -498,6 +535,34 @@ impl State<'_, '_> {
         }
         Ok(())
     }
+}
+
+/// A planar Laplace record's two coordinates, exactly: two CSV fields, one text `a,b` (a
+/// line, a field), or a JSON array of two numbers.
+fn planar_coordinates(raw: &Raw) -> Result<[crate::exact::Q; 2], String> {
+    let texts: Vec<String> = match raw {
+        Raw::Fields(f) if f.len() == 2 => f.iter().map(|s| s.trim().to_string()).collect(),
+        Raw::Fields(f) if f.len() == 1 => f[0].split(',').map(|s| s.trim().to_string()).collect(),
+        Raw::Text(t) => t.split(',').map(|s| s.trim().to_string()).collect(),
+        Raw::Json(Value::String(t)) => t.split(',').map(|s| s.trim().to_string()).collect(),
+        Raw::Json(Value::Array(a)) => a
+            .iter()
+            .map(|v| match v {
+                Value::Number(n) => Ok(n.as_str().to_string()),
+                _ => Err("expected two numbers".to_string()),
+            })
+            .collect::<Result<_, _>>()?,
+        _ => return Err("expected two coordinates".into()),
+    };
+    if texts.iter().all(String::is_empty) {
+        return Err("blank record".into());
+    }
+    let v: Vec<crate::exact::Q> = texts
+        .iter()
+        .map(|t| crate::exact::parse_rational(t).map_err(|e| format!("coordinate {t:?}: {e}")))
+        .collect::<Result<_, _>>()?;
+    <[crate::exact::Q; 2]>::try_from(v)
+        .map_err(|v| format!("expected two coordinates, got {}", v.len()))
 }
 
 /// A reader that notes the 1-based numbers of blank lines (outside quoted CSV fields) in

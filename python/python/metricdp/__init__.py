@@ -577,8 +577,120 @@ def repair(matrix: Any, space: Any, epsilon: Number, *, tolerance: float = 1e-3,
 # ---------------------------------------------------------------- applying a mechanism
 
 
-def privatize(mechanism: Mechanism, records: Any, *, seed: Optional[int] = None,
-              column: Optional[str] = None, suffix: str = "_private",
+class PlanarLaplace:
+    """Geo-indistinguishability's planar Laplace (Andrés et al. 2013) on coordinate records,
+    exactly sampled (the command line's ``mdp privatize --sampler planar-laplace``;
+    ``spec/geo.md`` §1). Build it with :func:`planar_laplace`; apply it with
+    :func:`privatize` (DataFrames, arrays) or :func:`metricdp.distributed.privatize` (Dask).
+
+    Each release is round_H(x + Z) clamped to ``region`` — a fixed map of exactly sampled
+    noise. For ``metric="haversine"`` (lat, lon in degrees) ε is per great-circle km and
+    ``region`` (lat_min, lon_min, lat_max, lon_max) is required: it fixes the projection
+    whose distortion bound makes plane distances a lower bound on great-circle ones.
+    """
+
+    def __init__(self, epsilon: str, metric: str, region: Optional[str], granularity: Optional[str]):
+        self.epsilon, self.metric, self.region, self.granularity = epsilon, metric, region, granularity
+        # Validate now (and learn the defaults) with an empty release.
+        _, text = _core.planar_laplace([], epsilon, metric == "haversine", region, granularity, 0)
+        self._summary = json.loads(text)
+
+    def summary(self, confidence: float = 0.95) -> Dict[str, Any]:
+        """ε and its unit, the noise scale, the grid, the expected displacement (2/ε) and the
+        radius holding the noise with probability ``confidence`` (an enclosure
+        ``[lo, hi]``), and for lat/lon the projection's constants (``stretch``: how much
+        wider east–west noise is on the ground than it needs to be, ≥ 1)."""
+        _, text = _core.planar_laplace([], self.epsilon, self.metric == "haversine", self.region,
+                                       self.granularity, 0, float(confidence))
+        return json.loads(text)
+
+    def release(self, points: Any, *, seed: Optional[int] = None, exact: bool = False) -> Any:
+        """Release an (n, 2) array-like of coordinates: a float64 array of the releases (each
+        the nearest double of an exact grid point), or with ``exact=True`` the exact decimal
+        strings as a list of pairs."""
+        arr = np.asarray(points, dtype=object)
+        if arr.ndim != 2 or arr.shape[1] != 2:
+            raise InputError("records", f"expected n × 2 coordinates, got shape {arr.shape}")
+        pts = [(_q(a, f"records[{i}]"), _q(b, f"records[{i}]")) for i, (a, b) in enumerate(arr.tolist())]
+        out, _ = _core.planar_laplace(pts, self.epsilon, self.metric == "haversine", self.region,
+                                      self.granularity, None if seed is None else int(seed))
+        if exact:
+            return out
+        return np.array([[float(a), float(b)] for a, b in out], dtype=np.float64).reshape(len(out), 2)
+
+    def __repr__(self) -> str:
+        s = self._summary
+        return (f"PlanarLaplace(epsilon={s['epsilon']} {s['epsilon_unit']}, granularity={s['granularity']}, "
+                f"region={s.get('region')})")
+
+
+def planar_laplace(epsilon: Optional[Number] = None, *, level: Optional[Number] = None,
+                   radius: Optional[Number] = None, metric: str = "haversine",
+                   region: Optional[Sequence[Number]] = None,
+                   granularity: Optional[Number] = None) -> PlanarLaplace:
+    """The planar Laplace at ``epsilon`` (per km for ``metric="haversine"``, lat/lon in
+    degrees; per unit for ``"euclidean"``), or in Location Guard's terms privacy ``level``
+    within ``radius`` (ε = level/radius). ``region``: (min0, min1, max0, max1), required for
+    haversine; releases are clamped to it. ``granularity``: the output grid (default
+    10^(⌊log10 θ⌋ − 6) of the noise scale θ, see ``summary()``)."""
+    if metric not in ("haversine", "euclidean"):
+        raise InputError("metric", "haversine (lat, lon in degrees) or euclidean")
+    if (epsilon is None) == (level is None):
+        raise InputError("epsilon", "give epsilon, or level with radius (ε = level/radius)")
+    if epsilon is not None:
+        eps = _q(epsilon, "epsilon")
+    else:
+        if radius is None:
+            raise InputError("radius", "required with level")
+        lv, rd = Fraction(_q(level, "level")), Fraction(_q(radius, "radius"))
+        if lv <= 0 or rd <= 0:
+            raise InputError("level" if lv <= 0 else "radius", "must be > 0")
+        eps = _q(lv / rd, "epsilon")
+    box = None
+    if region is not None:
+        vals = list(region)
+        if len(vals) != 4:
+            raise InputError("region", "expected (min0, min1, max0, max1)")
+        box = ",".join(_q(v, f"region[{i}]") for i, v in enumerate(vals))
+    gran = None if granularity is None else _q(granularity, "granularity")
+    return PlanarLaplace(eps, metric, box, gran)
+
+
+def _coordinate_columns(frame: Any, column: Any, metric: str) -> List[str]:
+    """The two coordinate columns of a DataFrame: ``column`` as "a,b" or a pair, else the
+    lat/lon columns found by name (haversine)."""
+    if column is None:
+        if metric != "haversine":
+            raise InputError("column", "name the two coordinate columns (e.g. column=['x', 'y'])")
+        lat = next((c for c in frame.columns if str(c).lower() in _LAT), None)
+        lon = next((c for c in frame.columns if str(c).lower() in _LON), None)
+        if lat is None or lon is None:
+            raise InputError("column", "no lat/lon columns by name; give column=['lat', 'lon']")
+        return [lat, lon]
+    cols = [c.strip() for c in column.split(",")] if isinstance(column, str) else list(column)
+    if len(cols) != 2 or any(c not in frame.columns for c in cols):
+        raise InputError("column", f"expected two columns of the frame, got {cols!r}")
+    return cols
+
+
+def _privatize_planar(mech: PlanarLaplace, records: Any, seed: Optional[int], column: Any,
+                      suffix: str, keep_input: bool) -> Any:
+    try:
+        import pandas as pd
+    except ImportError:
+        pd = None
+    if pd is not None and isinstance(records, pd.DataFrame):
+        cols = _coordinate_columns(records, column, mech.metric)
+        released = mech.release(records[cols].to_numpy(dtype=object), seed=seed)
+        out = records.copy()
+        for j, c in enumerate(cols):
+            out[f"{c}{suffix}"] = released[:, j]
+        return out if keep_input else out.drop(columns=cols)
+    return mech.release(records, seed=seed)
+
+
+def privatize(mechanism: Any, records: Any, *, seed: Optional[int] = None,
+              column: Any = None, suffix: str = "_private",
               epsilon: Optional[Number] = None, within: Optional[Number] = None,
               keep_input: bool = False) -> Any:
     """Apply ``mechanism`` to ``records``: each input replaced by an output drawn exactly
@@ -590,9 +702,19 @@ def privatize(mechanism: Mechanism, records: Any, *, seed: Optional[int] = None,
     as ``mdp privatize --format csv`` writes it; ``keep_input=True`` keeps ``column``). With
     ``epsilon`` / ``within`` the mechanism is first audited under that policy and refused
     (:class:`NotPrivate`) unless it passes.
+
+    A :class:`PlanarLaplace` (:func:`planar_laplace`) releases coordinates instead: an
+    (n, 2) array back for an array, or for a DataFrame a copy with ``lat_private`` and
+    ``lon_private`` (``column``: the two columns, found by name for lat/lon) in place of the
+    true columns.
     """
+    if isinstance(mechanism, PlanarLaplace):
+        if epsilon is not None or within is not None:
+            raise InputError("epsilon", "a planar Laplace is private by construction at its own ε")
+        return _privatize_planar(mechanism, records, None if seed is None else int(seed), column,
+                                 suffix, keep_input)
     if not isinstance(mechanism, Mechanism):
-        raise InputError("mechanism", "expected a metricdp.Mechanism")
+        raise InputError("mechanism", "expected a metricdp.Mechanism or PlanarLaplace")
     if epsilon is not None or within is not None:
         r = mechanism.audit(epsilon=epsilon, within=within)
         if not r.passed:
@@ -749,7 +871,7 @@ __all__ = [
     "Space", "space", "distances", "load_space", "from_dataframe",
     "Mechanism", "exponential", "optimal", "pmo", "benders", "spanner", "constopt", "tem", "load",
     "audit", "is_private", "smallest_epsilon", "import_matrix", "repair", "privatize", "save_container",
-    "snap", "prior_from", "measure", "remap",
+    "snap", "prior_from", "measure", "remap", "PlanarLaplace", "planar_laplace",
     "Report", "Emd", "emd", "shuffle_account", "shuffle_inverse",
     "Release", "release_linear", "release_item_wise", "release_freq",
     "MdpError", "InputError", "NotPrivate", "Inconclusive", "SolverError",

@@ -166,7 +166,7 @@ def _privatize_part(part: Any, header: str, column: str, out: str, epsilon: str,
     return part if keep_input else part.drop(columns=[column])
 
 
-def privatize(header: "os.PathLike[str] | str", frame: Any, column: str, *, epsilon: Any, out: Optional[str] = None,
+def privatize(header: Any, frame: Any, column: Any = None, *, epsilon: Any = None, out: Optional[str] = None,
               within: Any = None, allow_scoped: bool = False, by_index: bool = False,
               seed: Optional[int] = None, space: Any = None, require_metric_digest: Optional[str] = None,
               trust_file_metric: bool = False, keep_input: bool = False) -> Any:
@@ -187,8 +187,19 @@ def privatize(header: "os.PathLike[str] | str", frame: Any, column: str, *, epsi
     again. Sampling is exact (from the float64 entries the audit proved) and draws from the
     operating system's randomness unless ``seed`` is given (tests only; partition p of a
     Dask frame uses ``seed + p``).
+
+    ``header`` may instead be a :class:`metricdp.PlanarLaplace`: each partition's coordinate
+    records (``column``: the two columns, found by name for lat/lon) are released as
+    :func:`metricdp.privatize` releases them, ``lat_private``/``lon_private`` in place of the
+    true columns (``keep_input=True`` keeps them).
     """
-    from . import _q
+    from . import PlanarLaplace, _q
+
+    if isinstance(header, PlanarLaplace):
+        return _planar(header, frame, column, seed, keep_input)
+    if column is None or epsilon is None:
+        raise InputError("epsilon" if column is not None else "column",
+                         "required with a container (the pipeline's ε and the records' column)")
 
     path = os.path.abspath(os.fspath(header))
     eps = _q(epsilon, "epsilon")
@@ -213,6 +224,29 @@ def privatize(header: "os.PathLike[str] | str", frame: Any, column: str, *, epsi
             meta = meta.drop(columns=[column])
         return frame.map_partitions(_privatize_part, *args, meta=meta)
     return _privatize_part(frame, *args)
+
+
+def _planar_part(part: Any, mech: Any, cols: List[str], seed: Optional[int], keep_input: bool,
+                 partition_info: Optional[Dict[str, Any]] = None) -> Any:
+    from . import privatize as apply
+
+    if seed is not None and partition_info is not None:
+        seed = seed + int(partition_info.get("number", 0))
+    return apply(mech, part, column=cols, seed=seed, keep_input=keep_input)
+
+
+def _planar(mech: Any, frame: Any, column: Any, seed: Optional[int], keep_input: bool) -> Any:
+    from . import _coordinate_columns
+
+    cols = _coordinate_columns(frame, column, mech.metric)
+    if hasattr(frame, "map_partitions"):  # a Dask DataFrame
+        meta = frame._meta.copy()
+        for c in cols:
+            meta[f"{c}_private"] = meta[c].iloc[:0].astype("float64")
+        if not keep_input:
+            meta = meta.drop(columns=cols)
+        return frame.map_partitions(_planar_part, mech, cols, seed, keep_input, meta=meta)
+    return _planar_part(frame, mech, cols, seed, keep_input)
 
 
 def benders(space: Any, epsilon: Any, *, within: Any, client: Any = None, timeout: Optional[float] = None,

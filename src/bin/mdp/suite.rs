@@ -30,7 +30,8 @@ pub struct PrivatizeArgs {
     #[arg(long, default_value = "8G", value_parser = crate::cli::memory_value)]
     max_memory: u64,
     /// Or a sampler without a matrix: TEM's Algorithm 3 or Madlib (needs --space and
-    /// --epsilon; floating-point samplers, not an audited matrix).
+    /// --epsilon; floating-point samplers, not an audited matrix), or the planar Laplace on
+    /// coordinate records (exactly sampled; needs --epsilon or --level/--radius).
     #[arg(long, value_enum)]
     sampler: Option<SamplerArg>,
     /// The space: for --sampler, the space to sample on (required); with --mechanism,
@@ -40,9 +41,37 @@ pub struct PrivatizeArgs {
     space: Option<String>,
     #[command(flatten)]
     pin: crate::cli::PinArgs,
-    /// Privacy level ε > 0 of --sampler.
+    /// Privacy level ε > 0 of --sampler (planar-laplace: per km for lat,lon records, per
+    /// unit for x,y).
     #[arg(long)]
     epsilon: Option<String>,
+    /// planar-laplace in Location Guard's terms: privacy level L within radius R (km for
+    /// lat,lon), ε = L/R. Instead of --epsilon.
+    #[arg(
+        long,
+        value_name = "L",
+        requires = "radius",
+        conflicts_with = "epsilon"
+    )]
+    level: Option<String>,
+    /// planar-laplace: the radius R of --level.
+    #[arg(long, value_name = "R", requires = "level")]
+    radius: Option<String>,
+    /// planar-laplace: the records' metric (default: haversine when --column names lat,lon).
+    #[arg(long, value_enum)]
+    metric: Option<PlaneMetric>,
+    /// planar-laplace: the box records lie in and releases are clamped to,
+    /// MIN0,MIN1,MAX0,MAX1 (lat_min,lon_min,lat_max,lon_max in degrees; required for
+    /// lat,lon: the projection's bound is the region's, never the data's).
+    #[arg(long, value_name = "BOX")]
+    region: Option<String>,
+    /// planar-laplace: the output grid, in the records' unit (degrees or the unit);
+    /// default 10^(⌊log10 θ⌋ − 6) for the noise scale θ (printed in the summary).
+    #[arg(long, value_name = "H")]
+    granularity: Option<String>,
+    /// planar-laplace: the summary's radius holds the noise with this probability.
+    #[arg(long, default_value = "0.95", value_name = "C")]
+    confidence: f64,
     /// TEM's β (Theorem 4.2).
     #[arg(long, default_value = "0.001")]
     beta: f64,
@@ -127,6 +156,17 @@ pub enum FormatArg {
 pub enum SamplerArg {
     Tem,
     Madlib,
+    /// Geo-indistinguishability's planar Laplace on coordinate records, exactly sampled.
+    PlanarLaplace,
+}
+
+/// The metric of planar Laplace records.
+#[derive(clap::ValueEnum, Clone, Copy)]
+pub enum PlaneMetric {
+    /// Latitude, longitude in degrees; ε per great-circle km.
+    Haversine,
+    /// Plane coordinates; ε per unit.
+    Euclidean,
 }
 
 /// A space and its labels (built-in spaces, CSV and GeoJSON files bring their own).
@@ -378,6 +418,7 @@ fn sampler_source(kind: SamplerArg, a: &PrivatizeArgs) -> Result<Source, String>
             Sampler::Tem(tem::TemSampler::new(&space, &eps, &lists, &gamma))
         }
         SamplerArg::Madlib => Sampler::Madlib(madlib::Madlib::new(&space, &eps)?),
+        SamplerArg::PlanarLaplace => unreachable!("dispatched to planar()"),
     };
     Ok(Source {
         sampler,
@@ -394,6 +435,7 @@ pub fn privatize(a: &PrivatizeArgs) -> Result<i32, String> {
             Ok(s) => s,
             Err(code) => return Ok(code),
         },
+        (None, Some(SamplerArg::PlanarLaplace)) => return planar(a),
         (None, Some(kind)) => sampler_source(kind, a)?,
         (None, None) => return Err("--mechanism or --sampler: one is required".into()),
     };
@@ -418,22 +460,99 @@ pub fn privatize(a: &PrivatizeArgs) -> Result<i32, String> {
         eprintln!("mdp: warning: --seed makes the output a deterministic function of the input (for tests only; no privacy)");
     }
     let mut rng = privatize::rng(a.seed);
-    let line_error = |e: privatize::RecordError| format!("--input {e}");
-    let summary = if a.output == "-" {
-        let out = std::io::BufWriter::new(std::io::stdout().lock());
-        privatize::stream(&mut src.sampler, &opts, input, out, &mut rng).map_err(line_error)?
-    } else {
-        // Written whole or not at all: no partial output on failure.
-        let path = std::path::Path::new(&a.output);
-        let mut out = mdp::atomic::AtomicFile::create(path)
-            .map_err(|e| format!("--output: {}: {e}", a.output))?;
-        let summary = privatize::stream(&mut src.sampler, &opts, input, &mut out, &mut rng)
-            .map_err(line_error)?;
-        out.commit()
-            .map_err(|e| format!("--output: {}: {e}", a.output))?;
-        summary
-    };
+    let summary = write_records(&a.output, |out| {
+        privatize::stream(&mut src.sampler, &opts, input, out, &mut rng)
+    })?;
     report_records("privatize", "released", &summary, setup.snapper.as_ref());
+    Ok(0)
+}
+
+/// Run a record stream into `--output` (`-`: standard output; a file is written whole or
+/// not at all: no partial output on failure).
+fn write_records(
+    output: &str,
+    run: impl FnOnce(&mut dyn std::io::Write) -> Result<privatize::Summary, privatize::RecordError>,
+) -> Result<privatize::Summary, String> {
+    let line_error = |e: privatize::RecordError| format!("--input {e}");
+    if output == "-" {
+        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+        return run(&mut out).map_err(line_error);
+    }
+    let path = std::path::Path::new(output);
+    let mut out =
+        mdp::atomic::AtomicFile::create(path).map_err(|e| format!("--output: {output}: {e}"))?;
+    let summary = run(&mut out).map_err(line_error)?;
+    out.commit()
+        .map_err(|e| format!("--output: {output}: {e}"))?;
+    Ok(summary)
+}
+
+/// `mdp privatize --sampler planar-laplace`: each coordinate record released by the
+/// planar Laplace, exactly sampled ([`mdp::planar_laplace`]).
+fn planar(a: &PrivatizeArgs) -> Result<i32, String> {
+    use mdp::planar_laplace::{PlanarLaplace, Region};
+    if a.space.is_some() {
+        return Err("--space: not used by --sampler planar-laplace (records are coordinates; bound them with --region)".into());
+    }
+    let q = |flag: &str, v: &str| parse_rational(v).map_err(|e| format!("{flag}: {e}"));
+    let eps = match (&a.epsilon, &a.level, &a.radius) {
+        (Some(e), None, None) => crate::epsilon(e)?,
+        (None, Some(l), Some(r)) => {
+            PlanarLaplace::epsilon_of_level(&q("--level", l)?, &q("--radius", r)?)
+                .map_err(|e| e.to_string())?
+        }
+        _ => return Err("--epsilon E, or --level L with --radius R (ε = L/R): one is required with --sampler planar-laplace".into()),
+    };
+    let format = record_format(&a.rec)?;
+    let geographic = match (a.metric, &format) {
+        (Some(PlaneMetric::Haversine), _) => true,
+        (Some(PlaneMetric::Euclidean), _) => false,
+        (None, privatize::Format::Csv { columns }) if columns.len() == 2 => {
+            let is = |c: &str, names: &[&str]| names.contains(&c.to_lowercase().as_str());
+            let lat = ["lat", "latitude"];
+            let lon = ["lon", "lng", "long", "longitude"];
+            if is(&columns[0], &lat) && is(&columns[1], &lon) {
+                true
+            } else if is(&columns[0], &lon) && is(&columns[1], &lat) {
+                return Err("--column: give latitude first (lat,lon)".into());
+            } else {
+                return Err(format!("--metric: columns {:?} are not lat,lon; say --metric euclidean for plane coordinates (or haversine for degrees)", columns.join(",")));
+            }
+        }
+        (None, _) => return Err("--metric: haversine (lat,lon in degrees, ε per km) or euclidean (x,y, ε per unit) is required unless --column names lat,lon".into()),
+    };
+    let region = a
+        .region
+        .as_deref()
+        .map(Region::parse)
+        .transpose()
+        .map_err(|e| e.to_string())?;
+    let granularity = a
+        .granularity
+        .as_deref()
+        .map(|g| q("--granularity", g))
+        .transpose()?;
+    let pl = PlanarLaplace::new(eps, geographic, region, granularity).map_err(|e| e.to_string())?;
+    let opts = privatize::Options {
+        format,
+        records: privatize::Records::Planar(&pl),
+        keep_input: a.keep_input,
+        releases: &[],
+        on_bad: on_bad(&a.rec),
+    };
+    let input = open_input(&a.rec.input)?;
+    if a.seed.is_some() {
+        eprintln!("mdp: warning: --seed makes the output a deterministic function of the input (for tests only; no privacy)");
+    }
+    let mut rng = privatize::rng(a.seed);
+    let summary = write_records(&a.output, |out| {
+        privatize::records::stream_planar(&opts, input, out, &mut rng)
+    })?;
+    report_records("privatize", "released", &summary, None);
+    let mut stats = pl.summary(a.confidence);
+    stats["records"] = json!(summary.records);
+    stats["skipped"] = json!(summary.skipped);
+    eprintln!("stats: {stats}");
     Ok(0)
 }
 
@@ -475,36 +594,11 @@ impl RecordSetup {
         } else {
             None
         };
-        let format = match (rec.format, &rec.column, &rec.field) {
-            (FormatArg::Lines, None, None) => privatize::Format::Lines,
-            (FormatArg::Csv, Some(c), None) => privatize::Format::Csv {
-                columns: c.split(',').map(|s| s.trim().to_string()).collect(),
-            },
-            (FormatArg::Jsonl, None, Some(f)) => privatize::Format::JsonLines { field: f.clone() },
-            (FormatArg::Csv, _, _) => {
-                return Err(
-                    "--format csv: name the record's column with --column (and no --field)".into(),
-                )
-            }
-            (FormatArg::Jsonl, _, _) => {
-                return Err(
-                    "--format jsonl: name the record's field with --field (and no --column)".into(),
-                )
-            }
-            (FormatArg::Lines, _, _) => {
-                return Err("--column and --field need --format csv or --format jsonl".into())
-            }
-        };
-        let on_bad = if rec.skip_bad {
-            privatize::OnBad::Skip
-        } else {
-            privatize::OnBad::Error
-        };
         Ok(RecordSetup {
             labels,
             snapper,
-            format,
-            on_bad,
+            format: record_format(rec)?,
+            on_bad: on_bad(rec),
         })
     }
 
@@ -527,6 +621,38 @@ impl RecordSetup {
             (None, false, Some(_)) => privatize::records::Naming::Labels,
             _ => privatize::records::Naming::Index,
         }
+    }
+}
+
+/// How records are laid out (`--format`, `--column`, `--field`).
+fn record_format(rec: &RecordArgs) -> Result<privatize::Format, String> {
+    Ok(match (rec.format, &rec.column, &rec.field) {
+        (FormatArg::Lines, None, None) => privatize::Format::Lines,
+        (FormatArg::Csv, Some(c), None) => privatize::Format::Csv {
+            columns: c.split(',').map(|s| s.trim().to_string()).collect(),
+        },
+        (FormatArg::Jsonl, None, Some(f)) => privatize::Format::JsonLines { field: f.clone() },
+        (FormatArg::Csv, _, _) => {
+            return Err(
+                "--format csv: name the record's column with --column (and no --field)".into(),
+            )
+        }
+        (FormatArg::Jsonl, _, _) => {
+            return Err(
+                "--format jsonl: name the record's field with --field (and no --column)".into(),
+            )
+        }
+        (FormatArg::Lines, _, _) => {
+            return Err("--column and --field need --format csv or --format jsonl".into())
+        }
+    })
+}
+
+fn on_bad(rec: &RecordArgs) -> privatize::OnBad {
+    if rec.skip_bad {
+        privatize::OnBad::Skip
+    } else {
+        privatize::OnBad::Error
     }
 }
 

@@ -37,7 +37,10 @@ pub fn container_metric(
         let view = mdp::pin::View::of_geometry(&g, labels.as_deref());
         let digest = mdp::pin::digest(&view);
         let check = mdp::pin::check(&view, &digest, &pin, limits.max_bits);
-        Ok(serde_json::json!({"metric": view.describe(), "metric_digest": digest, "check": check}).to_string())
+        Ok(
+            serde_json::json!({"metric": view.describe(), "metric_digest": digest, "check": check})
+                .to_string(),
+        )
     })
 }
 
@@ -240,7 +243,8 @@ pub fn privatize_container(
     by_index: bool,
     progress: Option<Py<PyAny>>,
 ) -> Result<Vec<String>> {
-    let metric = crate::mechanism::metric_pin(space, require_metric_digest, trust_file_metric, true)?;
+    let metric =
+        crate::mechanism::metric_pin(space, require_metric_digest, trust_file_metric, true)?;
     // The cache's key names the pin by the digest it requires.
     let pinned = match &metric {
         mdp::pin::MetricPin::FileMetric => "file".to_string(),

@@ -6,20 +6,20 @@ use crate::errors::{Error, Result};
 use crate::progress::run;
 use crate::space::{check_size, exact_rows, Space};
 use mdp::audit::{self, Options, ScopePolicy, Verdict};
-use mdp::pin::{MetricPin, PinnedSpace};
-use mdp::privatize::PinError;
 use mdp::benders::partition::{MasterSet, Method};
 use mdp::benders::remote::Subproblems;
-use std::sync::Arc;
 use mdp::certified::Certified;
 use mdp::exact::{f64_nearest, format_rational, parse_rational, Q};
 use mdp::io::{self, Limits, MechanismFile};
 use mdp::lp::Solver;
 use mdp::mechanism::Outputs;
+use mdp::pin::{MetricPin, PinnedSpace};
+use mdp::privatize::PinError;
 use mdp::privatize::{exact_rows as sampling_rows, normalized, rng, ExactRow};
 use mdp::produce::{produce, Family, Pmo, ReplacementSpec, Request, Truncation};
 use numpy::{PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray2};
 use pyo3::prelude::*;
+use std::sync::Arc;
 use std::sync::OnceLock;
 
 /// A mechanism that passed its audit: the `mdp/1` document, the parsed file, the report,
@@ -316,10 +316,18 @@ pub fn metric_pin(
         .transpose()
         .map_err(|_| Error::input("space", "expected a Space or a path"))?;
     let trust = trust_file_metric || !sampling;
-    mdp::privatize::sampling_pin(spec.as_deref(), None, require_metric_digest, trust).map_err(|e| match e {
-        PinError::Unpinned => Error::input("space", e.to_string().replace("--space SPACE", "space=").replace("--require-metric-digest HEX", "require_metric_digest=").replace("--trust-file-metric", "trust_file_metric=True")),
-        PinError::Digest(e) => Error::input("require_metric_digest", e.message),
-        PinError::Space(e) => Error::from(e),
+    mdp::privatize::sampling_pin(spec.as_deref(), None, require_metric_digest, trust).map_err(|e| {
+        match e {
+            PinError::Unpinned => Error::input(
+                "space",
+                e.to_string()
+                    .replace("--space SPACE", "space=")
+                    .replace("--require-metric-digest HEX", "require_metric_digest=")
+                    .replace("--trust-file-metric", "trust_file_metric=True"),
+            ),
+            PinError::Digest(e) => Error::input("require_metric_digest", e.message),
+            PinError::Space(e) => Error::from(e),
+        }
     })
 }
 

@@ -263,7 +263,10 @@ pub fn snap(
         }
     }
     let snapper = mdp::privatize::Snapper::new(&space.inner, snap_max).ok_or_else(|| {
-        Error::input("space", "has no coordinates (an explicit table or a graph): nothing to snap to")
+        Error::input(
+            "space",
+            "has no coordinates (an explicit table or a graph): nothing to snap to",
+        )
     })?;
     let a = points.as_array();
     let dim = space.inner.points().first().map_or(0, Vec::len);
@@ -279,11 +282,14 @@ pub fn snap(
         let mut moved = Vec::with_capacity(rows.len());
         for (i, x) in rows.iter().enumerate() {
             if x.iter().any(|v| !v.is_finite()) {
-                return Err(Error::input(format!("records[{i}]"), "not a finite coordinate"));
+                return Err(Error::input(
+                    format!("records[{i}]"),
+                    "not a finite coordinate",
+                ));
             }
-            let (w, d) = snapper
-                .snap(x)
-                .map_err(|e| Error::input(format!("records[{i}]"), e.replace("--snap-max", "snap_max")))?;
+            let (w, d) = snapper.snap(x).map_err(|e| {
+                Error::input(format!("records[{i}]"), e.replace("--snap-max", "snap_max"))
+            })?;
             idx.push(w);
             moved.push(d);
         }

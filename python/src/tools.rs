@@ -316,7 +316,10 @@ pub fn remap(
             e => Error::input("mechanism", e.to_string()),
         })?;
         let summary = mdp::remap::summary_json(&r, file);
-        Ok((Mechanism::new(r.certified, summary.clone()), summary.to_string()))
+        Ok((
+            Mechanism::new(r.certified, summary.clone()),
+            summary.to_string(),
+        ))
     })
 }
 
@@ -349,7 +352,12 @@ pub fn planar_laplace(
     let x: Vec<[Q; 2]> = points
         .iter()
         .enumerate()
-        .map(|(i, (a, b))| Ok([q(&format!("records[{i}]"), a)?, q(&format!("records[{i}]"), b)?]))
+        .map(|(i, (a, b))| {
+            Ok([
+                q(&format!("records[{i}]"), a)?,
+                q(&format!("records[{i}]"), b)?,
+            ])
+        })
         .collect::<Result<_>>()?;
     let released = py.detach(|| {
         let mut rng = mdp::privatize::rng(seed);
@@ -357,8 +365,13 @@ pub fn planar_laplace(
             .enumerate()
             .map(|(i, xi)| {
                 pl.release(xi, &mut rng)
-                    .map(|y| (mdp::exact::format_rational(&y[0]), mdp::exact::format_rational(&y[1])))
-                    .map_err(|e| Error::input(&format!("records[{i}]"), e))
+                    .map(|y| {
+                        (
+                            mdp::exact::format_rational(&y[0]),
+                            mdp::exact::format_rational(&y[1]),
+                        )
+                    })
+                    .map_err(|e| Error::input(format!("records[{i}]"), e))
             })
             .collect::<Result<Vec<_>>>()
     })?;

@@ -11,6 +11,8 @@
 //! | [`Family::Spanner`] | Imola et al. App. A, Theorem 4 | none (a spanner LP bound is no bound on OPTMech) |
 //! | [`Family::Constopt`] | Imola et al. §3.2, Algorithm 1 | k-center `packing` bound (Theorem 3, eq. 7) |
 //! | [`Family::Tem`] | Carvalho et al. Algorithm 2 | k-center `packing` bound |
+//! | [`Family::Geometric`] | Ghosh et al. 2012 (truncated geometric; `spec/geo.md` §2) | none (privacy is proven) |
+//! | [`Family::RandomizedResponse`] | Warner 1965, k-RR (`spec/geo.md` §2) | none (privacy is proven) |
 //!
 //! ```
 //! use mdp::exact::parse_rational;
@@ -311,6 +313,12 @@ pub enum Family {
     /// assert_eq!(out.certified.report().verdict, mdp::audit::Verdict::Pass);
     /// ```
     Tem { truncation: Truncation },
+    /// The truncated geometric mechanism on equally spaced points of a line (`line:N,STEP`):
+    /// [`crate::mechanisms::geometric`].
+    Geometric,
+    /// k-ary randomized response at ε·d_min on any space (`categories:K`: plain k-RR):
+    /// [`crate::mechanisms::randomized_response`].
+    RandomizedResponse,
 }
 
 impl Family {
@@ -337,6 +345,8 @@ impl Family {
                 truncation: Truncation::Beta(b),
             } => format!("TEM(β={b})"),
             Family::Tem { .. } => "TEM".into(),
+            Family::Geometric => "Geometric".into(),
+            Family::RandomizedResponse => "k-RR".into(),
         }
     }
 
@@ -351,6 +361,8 @@ impl Family {
             Family::Spanner { .. } => "spanner",
             Family::Constopt { .. } => "constopt",
             Family::Tem { .. } => "tem",
+            Family::Geometric => "geometric",
+            Family::RandomizedResponse => "randomized_response",
         }
     }
 }
@@ -936,6 +948,46 @@ pub fn build(
                 matrix,
                 certificate,
                 lower_bound,
+                fields: json!({}),
+                lp_size: None,
+            }
+        }
+        Family::Geometric => {
+            check_dense_memory(
+                "the geometric mechanism",
+                n,
+                || None,
+                req.max_memory,
+                progress,
+            )?;
+            // Entries α^|i−j| with a 64-bit α: about 128·|i−j| bits each.
+            let nf = n as f64;
+            let total = 128.0 * nf * nf * nf / 3.0;
+            if total > Limits::default().max_bits as f64 {
+                return Err(invalid(
+                    "space",
+                    format!("the geometric mechanism's exact entries α^|i−j| over {n} points would need about {total:.2e} bits, over the auditor's default budget of {} bits; use fewer points", Limits::default().max_bits),
+                ));
+            }
+            let matrix = crate::mechanisms::geometric::geometric(space, eps)
+                .map_err(|e| invalid("space", e.to_string()))?;
+            Assembled {
+                meta: json!({"geometric": {"step": crate::mechanisms::geometric::spacing(space).ok().flatten().map(|s| io::number_value(&s))}}),
+                matrix,
+                certificate: None,
+                lower_bound: None,
+                fields: json!({}),
+                lp_size: None,
+            }
+        }
+        Family::RandomizedResponse => {
+            check_dense_memory("randomized response", n, || None, req.max_memory, progress)?;
+            let d_min = crate::mechanisms::randomized_response::min_distance_lo(space);
+            Assembled {
+                meta: json!({"randomized_response": {"k": n, "d_min_lower": io::number_value(&d_min)}}),
+                matrix: crate::mechanisms::randomized_response::randomized_response(space, eps),
+                certificate: None,
+                lower_bound: None,
                 fields: json!({}),
                 lp_size: None,
             }

@@ -200,6 +200,8 @@ pub fn build(
         "exponential" => Family::Exponential {
             weights: q_list("weights", weights)?,
         },
+        "geometric" => Family::Geometric,
+        "randomized_response" => Family::RandomizedResponse,
         "optimal" => Family::Optimal {
             solver: solver_choice,
             outputs: outputs.clone(),

@@ -61,3 +61,18 @@ def test_summary_and_the_mean_displacement():
     # E‖Z‖ = 2/ε = 1, sd √2/ε: the mean of 4000 is within 6 standard errors.
     assert abs(r.mean() - 1.0) < 6 * math.sqrt(0.5) / math.sqrt(n)
     assert abs(np.mean(r <= hi) - 0.95) < 0.03
+
+
+def test_grid_families_match_libqifs_formulas():
+    line = md.load_space("line:6,0.5")
+    g = md.geometric(line, 2, progress=False)
+    assert g.report.passed
+    a = math.exp(-2 * 0.5)
+    expect = np.array([[(a ** i if j == 0 else a ** (5 - i) if j == 5 else (1 - a) * a ** abs(i - j)) / (1 + a)
+                        for j in range(6)] for i in range(6)])
+    assert np.abs(g.matrix - expect).max() < 1e-15
+    rr = md.randomized_response(md.load_space("categories:4"), 1, progress=False)
+    e = math.e
+    assert rr.report.passed and abs(rr.matrix[0, 0] - e / (e + 3)) < 1e-15 and abs(rr.matrix[0, 1] - 1 / (e + 3)) < 1e-15
+    with pytest.raises(md.InputError, match="line"):
+        md.geometric(md.load_space("categories:3"), 1, progress=False)

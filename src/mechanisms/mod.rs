@@ -2,7 +2,9 @@
 
 pub mod constopt;
 pub mod exponential;
+pub mod geometric;
 pub mod madlib;
 pub mod optimal;
+pub mod randomized_response;
 pub mod spanner;
 pub mod tem;

@@ -20,7 +20,7 @@ pub fn load_space(
 }
 
 /// Load a space and, when the source has them, the labels of its points: `builtin:NAME`
-/// (the data set's labels), a `.csv` file ([`space_from_csv`]), a `.geojson` file or any
+/// (the data set's labels), `line:N[,STEP]` or `categories:K` (generated, no labels), a `.csv` file ([`space_from_csv`]), a `.geojson` file or any
 /// JSON file holding a GeoJSON `FeatureCollection` ([`space_from_geojson`]), or a JSON metric
 /// object / `mdp/1` file ([`io::space_and_labels_from_json`]: its `labels`, if any). `-`
 /// reads JSON from standard input. `label_column` (`--label-column`) names the CSV column or
@@ -43,6 +43,12 @@ pub fn load_space_with_labels(
         return crate::builtin::space(name)
             .map(|(s, labels)| (s, Some(labels)))
             .map_err(|e| input_error(spec, e.to_string()));
+    }
+    if let Some(generated) = generated_space(spec, limits) {
+        if label_column.is_some() {
+            return Err(not_points());
+        }
+        return generated.map(|s| (s, None));
     }
     let bytes = io::read_source(spec, limits)?;
     let lower = spec.to_ascii_lowercase();
@@ -76,6 +82,7 @@ pub fn load_geometry(
     let lower = spec.to_ascii_lowercase();
     if label_column.is_none()
         && !spec.starts_with("builtin:")
+        && generated_space(spec, &unbounded).is_none()
         && !lower.ends_with(".csv")
         && !lower.ends_with(".geojson")
     {
@@ -89,6 +96,51 @@ pub fn load_geometry(
     }
     let (s, labels) = load_space_with_labels(spec, label_column, &unbounded)?;
     Ok((Geometry::Points(s), labels))
+}
+
+/// The spaces a spec describes in itself (no file): `line:N[,STEP]`, N points 0, STEP, …,
+/// (N − 1)·STEP on a line (euclidean; STEP 1 by default: the 1-D geometric mechanism's
+/// domain), and `categories:K`, K categories at distance 1 from each other (the discrete
+/// metric: k-ary randomized response's). `None` for any other spec.
+fn generated_space(spec: &str, limits: &Limits) -> Option<Result<Space, InputError>> {
+    let (kind, args) = spec.split_once(':')?;
+    if kind != "line" && kind != "categories" {
+        return None;
+    }
+    let parts: Vec<&str> = args.split(',').map(str::trim).collect();
+    let bad = |m: &str| input_error(spec, m.to_string());
+    let n = match parts.first().and_then(|p| p.parse::<usize>().ok()) {
+        Some(n) if n >= 1 => n,
+        _ => {
+            return Some(Err(bad(
+                "expected a count ≥ 1 first (line:N[,STEP], categories:K)",
+            )))
+        }
+    };
+    if let Err(e) = check_points(n, spec, limits) {
+        return Some(Err(e));
+    }
+    Some(match (kind, &parts[1..]) {
+        ("line", [] | [_]) => {
+            let step = match parts.get(1).map(|s| parse_rational(s)) {
+                None => Ok(Q::from(1u32)),
+                Some(Ok(s)) if s > 0u32 => Ok(s),
+                Some(_) => Err(bad("the step must be a number > 0")),
+            };
+            step.and_then(|step| {
+                let pts = (0..n).map(|i| vec![Q::from(i as u64) * &step]).collect();
+                Space::from_points(MetricKind::Euclidean, pts, None)
+                    .map_err(|e| metric_error(spec, e))
+            })
+        }
+        ("categories", []) => {
+            let rows = (0..n)
+                .map(|i| (0..n).map(|j| Q::from(u32::from(i != j))).collect())
+                .collect();
+            Space::from_table(rows).map_err(|e| metric_error(spec, e))
+        }
+        _ => Err(bad("expected line:N[,STEP] or categories:K")),
+    })
 }
 
 fn is_feature_collection(v: &Value) -> bool {

@@ -124,10 +124,12 @@ def distances(d: Any, *, labels: Optional[Sequence[str]] = None, name: Optional[
     )
 
 
-def load_space(spec: Union[str, "os.PathLike[str]"]) -> Space:
-    """``builtin:NAME`` (``rome100``, ``cities40``), a CSV or GeoJSON file of points, a JSON
-    metric object or an ``mdp/1`` file."""
-    return Space.load(os.fspath(spec))
+def load_space(spec: Union[str, "os.PathLike[str]"], *, label_column: Optional[str] = None) -> Space:
+    """``builtin:NAME`` (``rome100``, ``cities40``), ``line:N[,STEP]`` or ``categories:K``
+    (generated), a CSV or GeoJSON file of points, a JSON metric object or an ``mdp/1`` file.
+    ``label_column``: the CSV column (GeoJSON property) holding the labels (the command
+    line's ``--label-column``; by default the first named label, name or id)."""
+    return Space.load(os.fspath(spec), label_column)
 
 
 def from_dataframe(
@@ -323,6 +325,19 @@ def exponential(space: Any, epsilon: Number, *, weights: Optional[Sequence[Numbe
     """The exponential mechanism Pr[w|u] ∝ Y_w·e^{−ε·d(u,w)/2} (Imola et al. §3.1; weighted
     by ``weights`` = Y > 0, Proposition 1). Private by construction; audited exactly."""
     return _build("exponential", space, epsilon, progress, weights=_q_list(weights, "weights"))
+
+
+def geometric(space: Any, epsilon: Number, *, progress: Progress = None) -> Mechanism:
+    """The truncated geometric mechanism (Ghosh et al. 2012; libqif's ``d_privacy.geometric``)
+    on equally spaced points of a line (``load_space("line:N,STEP")``), ε per unit: exact
+    entries α^|i−j| with α rounded up from e^{−ε·step}, private by construction, audited."""
+    return _build("geometric", space, epsilon, progress)
+
+
+def randomized_response(space: Any, epsilon: Number, *, progress: Progress = None) -> Mechanism:
+    """k-ary randomized response at ε·d_min on any space (``load_space("categories:K")``:
+    plain k-RR, ε-LDP; libqif's ``d_privacy.randomized_response``), audited."""
+    return _build("randomized_response", space, epsilon, progress)
 
 
 def optimal(space: Any, epsilon: Number, *, outputs: Optional[Sequence[int]] = None,
@@ -869,7 +884,7 @@ from .user import Emd, Release, emd, release_freq, release_item_wise, release_li
 
 __all__ = [
     "Space", "space", "distances", "load_space", "from_dataframe",
-    "Mechanism", "exponential", "optimal", "pmo", "benders", "spanner", "constopt", "tem", "load",
+    "Mechanism", "exponential", "geometric", "randomized_response", "optimal", "pmo", "benders", "spanner", "constopt", "tem", "load",
     "audit", "is_private", "smallest_epsilon", "import_matrix", "repair", "privatize", "save_container",
     "snap", "prior_from", "measure", "remap", "PlanarLaplace", "planar_laplace",
     "Report", "Emd", "emd", "shuffle_account", "shuffle_inverse",

@@ -473,6 +473,30 @@ pub(crate) enum Mechanism {
         #[arg(long)]
         quiet: bool,
     },
+    /// The truncated geometric mechanism (Ghosh et al. 2012) on equally spaced points of a
+    /// line, e.g. `--space line:20,0.5` (20 points 0.5 apart); ε per unit.
+    Geometric {
+        #[command(flatten)]
+        base: SpaceEps,
+        /// Output file (`-` for standard output).
+        #[arg(short, long, default_value = "-")]
+        output: String,
+        /// No progress on standard error.
+        #[arg(long)]
+        quiet: bool,
+    },
+    /// k-ary randomized response at ε·d_min on any space (`--space categories:K`: plain
+    /// k-RR, ε-LDP).
+    RandomizedResponse {
+        #[command(flatten)]
+        base: SpaceEps,
+        /// Output file (`-` for standard output).
+        #[arg(short, long, default_value = "-")]
+        output: String,
+        /// No progress on standard error.
+        #[arg(long)]
+        quiet: bool,
+    },
     /// SpannerMech: OPTMech's rows on a greedy (2k−1)-spanner only, at ε/(2k−1)
     /// (Imola et al. Appendix A, Theorem 4).
     Spanner {

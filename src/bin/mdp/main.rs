@@ -632,6 +632,16 @@ fn run(cli: Cli) -> Result<i32, String> {
                 }
                 build(&base, Family::Tem { truncation }, &output, quiet)
             }
+            Mechanism::Geometric {
+                base,
+                output,
+                quiet,
+            } => build(&base, Family::Geometric, &output, quiet),
+            Mechanism::RandomizedResponse {
+                base,
+                output,
+                quiet,
+            } => build(&base, Family::RandomizedResponse, &output, quiet),
         },
         Cmd::Bound {
             kind: BoundKind::Packing { space, epsilon },

@@ -799,6 +799,7 @@ proptest! {
     /// LP-SUPPORT: the used-output solve with priced unused outputs (spec/lp.md §4.4)
     /// agrees with the whole LP, and its dual certifies the whole LP's optimum.
     #[test]
+    #[ignore = "full tier (.ci/run, --include-ignored): about 8 s"]
     fn support_solve_agrees_with_the_whole_lp(space in arb_clustered(14), eps in arb_eps(), skip in 2usize..6, seeded: bool, rounds in 0u8..4) {
         support_agrees(&space, &eps, skip, seeded, rounds)?;
     }
@@ -808,6 +809,7 @@ proptest! {
 /// leaves outputs unused and a first round without every 10th final row breaks rows: the
 /// restricted path runs (outputs at exactly 0) and agrees with the whole LP.
 #[test]
+#[ignore = "full tier (.ci/run, --include-ignored): about 44 s"]
 fn support_solve_drops_and_prices_unused_outputs() {
     let (rome, _) = mdp::builtin::space("rome100").unwrap();
     let space = Space::from_points(

@@ -149,6 +149,7 @@ proptest! {
     /// EMD-NUM-CLOSED: wherever the closed form applies, the numerical ε (one item) and
     /// the numerical slope (Theorem 4.4) are not above it.
     #[test]
+    #[ignore = "full tier (.ci/run, --include-ignored): about 32 s"]
     fn numerical_is_below_the_closed_form(
         n in log_uniform(1e3, 1e8),
         frac in 0.05f64..1.0,
@@ -173,6 +174,7 @@ proptest! {
     /// EMD-NUM-MONO: F_N(t) falls with N and δ and rises with α₀ and t (each to the
     /// search's resolution: a computed value may move by one grid step the other way).
     #[test]
+    #[ignore = "full tier (.ci/run, --include-ignored): about 25 s"]
     fn numerical_moves_as_the_theory_says(
         n in log_uniform(500.0, 1e7),
         a0 in 0.2f64..6.0,

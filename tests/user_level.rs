@@ -231,6 +231,7 @@ fn refutes(hits_a: usize, hits_b: usize, n: usize, eps: f64, beta: f64) -> bool 
 /// False-alarm rate ≤ 2·10⁻⁶ per check (Hoeffding, β = 10⁻⁶ on each frequency); the
 /// under-noised variant (σ/2) is refuted.
 #[test]
+#[ignore = "full tier (.ci/run, --include-ignored): about 11 s"]
 fn emd_l42_statistical_privacy() {
     // A line of 5 sites at 0, 1, …, 4 (manhattan); the query is f(x) = x (l = 1).
     let space = Space::from_points(

@@ -1,18 +1,16 @@
 """The API end to end: every family, audits of arrays and files, import and repair,
 privatize on every record type, user-level functions, errors, progress."""
 
-import json
 import math
 import subprocess
 import sys
 import textwrap
 from fractions import Fraction
 
+import metricdp as md
 import numpy as np
 import pandas as pd
 import pytest
-
-import metricdp as md
 
 PTS = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 2.0], [3.0, 1.0], [2.0, 2.5]])
 LABELS = ["a", "b", "c", "d", "e"]

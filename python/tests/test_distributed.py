@@ -7,11 +7,10 @@ from __future__ import annotations
 import json
 import os
 
-import numpy as np
-import pytest
-
 import metricdp as md
 import metricdp.distributed as mdd
+import numpy as np
+import pytest
 
 distributed = pytest.importorskip("distributed")
 
@@ -156,7 +155,7 @@ def test_privatize_a_frame_here_and_on_the_cluster(city):
     ddf = dd.from_pandas(df, npartitions=4)
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
                       dashboard_address="127.0.0.1:0", worker_dashboard_address="127.0.0.1:0") as cluster, \
-            Client(cluster, timeout=60) as client:
+            Client(cluster, timeout=60):
         res = mdd.privatize(path, ddf, "cell", epsilon=1, seed=5, trust_file_metric=True).compute(timeout=120)
         # The planar Laplace on coordinate records, partition by partition (issue 54).
         pts = pd.DataFrame({"id": [f"r{i}" for i in range(200)], "lat": np.linspace(41.85, 41.95, 200),

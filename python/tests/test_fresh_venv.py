@@ -9,7 +9,6 @@ import sys
 import venv
 
 import pytest
-
 from test_readme import readme_example
 
 WHEEL = os.environ.get("METRICDP_WHEEL")

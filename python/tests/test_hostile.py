@@ -4,15 +4,12 @@ OverflowError from PyO3's conversions), never a crash and never an "internal err
 panic caught at the boundary). A builder never raises NotPrivate: it found two producer
 bugs (exponential at ε = 1000, extreme weights at ε = 10⁻⁹; tests/mechanisms.rs)."""
 
-import math
-from fractions import Fraction
 
+import metricdp as md
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-import metricdp as md
 
 EXPECTED = (md.InputError, md.NotPrivate, md.Inconclusive, TypeError, OverflowError)
 
@@ -74,7 +71,8 @@ def test_privatize(records, seed):
 
 
 @SET
-@given(st.integers(-5, 2**66), numbers, numbers, st.one_of(st.none(), st.integers(-5, 2**66)), st.one_of(st.none(), numbers))
+@given(st.integers(-5, 2**66), numbers, numbers, st.one_of(st.none(), st.integers(-5, 2**66)),
+       st.one_of(st.none(), numbers))
 def test_accountant(items, a, delta, users, distance):
     call(md.shuffle_account, items, a, delta, users=users, distance=distance)
     call(md.shuffle_inverse, items, a, delta, users=users)
@@ -94,7 +92,8 @@ def test_releases(users, alpha, query, model):
 
 @SET
 @given(st.lists(st.lists(st.floats(width=64), min_size=2, max_size=2), min_size=1, max_size=5),
-       st.sampled_from(["euclidean", "haversine", "manhattan", "chebyshev", "explicit", ""]), st.one_of(st.none(), numbers))
+       st.sampled_from(["euclidean", "haversine", "manhattan", "chebyshev", "explicit", ""]),
+       st.one_of(st.none(), numbers))
 def test_spaces(points, metric, radius):
     call(md.space, np.array(points), metric, radius=radius)
     n = len(points)

@@ -4,10 +4,9 @@ explicitly, fails ``audit(path, space=...)``, and the digest every report carrie
 
 import json
 
+import metricdp as md
 import numpy as np
 import pytest
-
-import metricdp as md
 
 PTS = [[40.7128, -74.0060], [40.7306, -73.9866], [40.7580, -73.9855], [40.7061, -74.0087]]
 LABELS = ["c0", "c1", "c2", "c3"]

@@ -5,11 +5,10 @@ emits an output outside the support; numpy and exact agree."""
 import math
 from fractions import Fraction
 
+import metricdp as md
 import numpy as np
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-
-import metricdp as md
 
 # filter_too_much: a planted target above 1 cannot be reached by raising one entry (assume), and
 # small spaces at large ε reach it often; the examples that run are what the test needs.

@@ -20,4 +20,5 @@ def test_readme_example_runs(repo, tmp_path, capsys, monkeypatch):
     assert "'u'" in out[1] and "'w'" in out[1]
     assert len(eval(out[2])) == 3
     assert (tmp_path / "optmech.json").exists()
-    assert out[3] == "pass" and (tmp_path / "city.npy").exists()
+    assert out[3].startswith("[[41.") and out[3].endswith(" 2.0")  # the planar Laplace: expected error 2 km
+    assert out[4] == "pass" and (tmp_path / "city.npy").exists()

@@ -217,7 +217,7 @@ class Mechanism:
     * ``save(path)``: the ``mdp/1`` file, which ``mdp-audit`` re-proves.
     """
 
-    def __init__(self, core: Any) -> None:
+    def __init__(self, core: _core.Mechanism) -> None:
         self._m = core
         self._matrix: Optional[np.ndarray] = None
         self._report: Optional[Report] = None
@@ -272,13 +272,15 @@ class Mechanism:
     def certificate(self) -> Dict[str, Any]:
         import json
 
-        return json.loads(self._m.to_json()).get("certificate", {})
+        certificate: Dict[str, Any] = json.loads(self._m.to_json()).get("certificate", {})
+        return certificate
 
     @property
     def summary(self) -> Dict[str, Any]:
         import json
 
-        return json.loads(self._m.summary_json())
+        summary: Dict[str, Any] = json.loads(self._m.summary_json())
+        return summary
 
     @property
     def input_points(self) -> Optional[np.ndarray]:
@@ -429,7 +431,7 @@ def save_container(matrix: Any, space: Any, epsilon: Number, path: Union[str, "o
         return _core.write_container(m, sp, _q(epsilon, "epsilon"), os.fspath(path), progress=cb)
 
 
-def _pin_space(space: Any) -> Any:
+def _pin_space(space: Any) -> Union[Space, str, None]:
     """A pin's space for the core: a :class:`Space` as it is, a path as its text."""
     if space is None or isinstance(space, Space):
         return space
@@ -617,7 +619,8 @@ class PlanarLaplace:
         wider east–west noise is on the ground than it needs to be, ≥ 1)."""
         _, text = _core.planar_laplace([], self.epsilon, self.metric == "haversine", self.region,
                                        self.granularity, 0, float(confidence))
-        return json.loads(text)
+        summary: Dict[str, Any] = json.loads(text)
+        return summary
 
     def release(self, points: Any, *, seed: Optional[int] = None, exact: bool = False) -> Any:
         """Release an (n, 2) array-like of coordinates: a float64 array of the releases (each
@@ -747,7 +750,8 @@ def privatize(mechanism: Any, records: Any, *, seed: Optional[int] = None,
         return out if keep_input else out.drop(columns=[column])
     if pd is not None and isinstance(records, pd.Series):
         values = _apply(mechanism, records.tolist(), seed)
-        return pd.Series(values, index=records.index, name=f"{records.name}{suffix}" if records.name is not None else None)
+        name = f"{records.name}{suffix}" if records.name is not None else None
+        return pd.Series(values, index=records.index, name=name)
     if isinstance(records, np.ndarray):
         if records.dtype.kind in "iu":
             out = mechanism._m.sample_indices(records.ravel().tolist(), seed)
@@ -811,14 +815,19 @@ def prior_from(space: Space, records: Any, *, snap_max: Optional[float] = None,
     are snapped (:func:`snap`, within ``snap_max``). ``pseudocount`` is added to every
     input's count. Returns n float64 weights in input order (what ``prior=`` takes)."""
     n = space.n
-    if pseudocount < 0:
+    pq = _q(pseudocount, "pseudocount")  # as the other numbers: a str, Fraction, int or finite float
+    try:
+        pc = Fraction(pq)
+    except (ValueError, ZeroDivisionError):
+        raise InputError("pseudocount", f"not a number: {pq!r}") from None
+    if pc < 0:
         raise InputError("pseudocount", "must be ≥ 0")
     values = records.tolist() if hasattr(records, "tolist") and not hasattr(records, "columns") else records
     if isinstance(values, list) and values and all(isinstance(v, str) for v in values):
         labels = space.labels
         if labels is None:
             raise InputError("records", "the space has no labels: pass indices or coordinates")
-        where = {l: i for i, l in enumerate(labels)}
+        where = {label: i for i, label in enumerate(labels)}
         idx = []
         for i, v in enumerate(values):
             if v not in where:
@@ -832,7 +841,7 @@ def prior_from(space: Space, records: Any, *, snap_max: Optional[float] = None,
                 raise InputError(f"records[{i}]", f"input {v} is not in 0..{n}")
     else:
         idx = snap(space, records, snap_max=snap_max)[0].tolist()
-    counts = np.bincount(np.asarray(idx, dtype=np.int64), minlength=n).astype(np.float64) + float(pseudocount)
+    counts = np.bincount(np.asarray(idx, dtype=np.int64), minlength=n).astype(np.float64) + float(pc)
     if not counts.any():
         raise InputError("records", "no record was counted (give pseudocount > 0 for a uniform part)")
     return counts
@@ -850,7 +859,8 @@ def measure(mechanism: Any, *, prior: Any = None, gain: Any = None) -> Dict[str,
     floats (their exact rationals as strings under ``"exact"``), enclosures as
     ``[lo, hi]`` lists of floats rounded outward, ``"unit"`` the distance unit."""
     p = None if prior is None else [_q(w, f"prior[{i}]") for i, w in enumerate(np.asarray(prior).ravel().tolist())]
-    g = None if gain is None else [[_q(x, f"gain[{i}]") for x in row] for i, row in enumerate(np.asarray(gain).tolist())]
+    g = None if gain is None else [[_q(x, f"gain[{i}]") for x in row]
+                                   for i, row in enumerate(np.asarray(gain).tolist())]
     if isinstance(mechanism, Mechanism):
         text = _core.measure(mechanism=mechanism._m, prior=p, gain=g)
     elif isinstance(mechanism, (str, os.PathLike)):
@@ -884,7 +894,8 @@ from .user import Emd, Release, emd, release_freq, release_item_wise, release_li
 
 __all__ = [
     "Space", "space", "distances", "load_space", "from_dataframe",
-    "Mechanism", "exponential", "geometric", "randomized_response", "optimal", "pmo", "benders", "spanner", "constopt", "tem", "load",
+    "Mechanism", "exponential", "geometric", "randomized_response", "optimal", "pmo", "benders", "spanner",
+    "constopt", "tem", "load",
     "audit", "is_private", "smallest_epsilon", "import_matrix", "repair", "privatize", "save_container",
     "snap", "prior_from", "measure", "remap", "PlanarLaplace", "planar_laplace",
     "Report", "Emd", "emd", "shuffle_account", "shuffle_inverse",

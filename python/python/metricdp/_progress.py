@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from typing import Any, Callable, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional, cast
 
 
 class TqdmProgress:
@@ -84,5 +84,5 @@ def _callable(progress: Any) -> Optional[Callable[[str, str, Any], None]]:
         except ImportError:
             return None
     if callable(progress):
-        return progress
+        return cast(Callable[[str, str, Any], None], progress)
     raise TypeError("progress: expected None, True, False or a callable(event, phase, value)")

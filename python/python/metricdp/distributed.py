@@ -34,10 +34,8 @@ import json
 import os
 from typing import Any, Dict, List, Optional, Tuple
 
-from . import _core
-from . import _int_in
+from . import _core, _int_in
 from .errors import InputError
-
 
 # Memory a task may plan (bytes), as the library's block audit (`BLOCK_MEMORY`).
 _TASK_MEMORY = 16_000_000_000
@@ -49,7 +47,8 @@ def _gather(client: Any, futures: List[Any], timeout: Optional[float]) -> List[A
 
     try:
         wait(futures, timeout=timeout)
-        return client.gather(futures)
+        results: List[Any] = client.gather(futures)
+        return results
     except BaseException:
         client.cancel(futures)
         raise
@@ -141,7 +140,7 @@ def audit(header: "os.PathLike[str] | str", *, client: Any = None, blocks: Optio
         results = done(client.map(_block, [path] * w, [t[0] for t in work], [t[1] for t in work],
                                   [shared] * w, [eps] * w, [t[2] for t in work], [shares] * w,
                                   [max_exact_triples] * w, pure=False))
-    report = json.loads(_core.combine_blocks(results, sums, n, k, eps))
+    report: Dict[str, Any] = json.loads(_core.combine_blocks(results, sums, n, k, eps))
     report["header"] = path
     report["metric"], report["metric_digest"] = metric["metric"], metric["metric_digest"]
     if metric["check"] is not None:
@@ -214,7 +213,10 @@ def privatize(header: Any, frame: Any, column: Any = None, *, epsilon: Any = Non
     if space is None and require_metric_digest is None and not trust_file_metric:
         raise InputError("space", "the file's own metric is a claim: give the pipeline's metric (space=), "
                          "its digest (require_metric_digest=), or trust_file_metric=True")
-    pinned = None if space is None else os.path.abspath(os.fspath(space)) if not os.fspath(space).startswith("builtin:") else os.fspath(space)
+    # A path becomes absolute (each worker reads it); builtin:, line: and categories: are not paths.
+    spec = None if space is None else os.fspath(space)
+    generated = spec is not None and spec.startswith(("builtin:", "line:", "categories:"))
+    pinned = spec if spec is None or generated else os.path.abspath(spec)
     args = (path, column, out, eps, eta, allow_scoped, by_index, seed, pinned, require_metric_digest,
             trust_file_metric, keep_input)
     if hasattr(frame, "map_partitions"):  # a Dask DataFrame

@@ -46,8 +46,8 @@ def outputs(mech: Any, inputs: Sequence[Union[int, str]], *, ax: Any = None, top
 
         raise InputError("mechanism", "outputs() needs 2-D or [lat, lon] points; use matrix() instead")
     haversine = mech.report.unit == "km"
-    xy = (lambda p: p[:, ::-1]) if haversine else (lambda p: p)
-    pin, pout = xy(pin), xy(pout)
+    if haversine:  # [lat, lon] rows drawn as (x, y) = (lon, lat)
+        pin, pout = pin[:, ::-1], pout[:, ::-1]
     if ax is None:
         _, ax = plt.subplots(figsize=(6.5, 6))
     m = mech.matrix
@@ -125,7 +125,7 @@ def _intervals(ax: Any, rows: Any, xlabel: str) -> None:
     """Horizontal bars from 0 to each enclosure's upper end, labelled with the enclosure."""
     finite = [(k, (lo, hi)) for k, (lo, hi) in rows if np.isfinite(lo) and np.isfinite(hi)]
     colours = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd"]
-    for y, (k, (lo, hi)) in enumerate(finite):
+    for y, (_, (lo, hi)) in enumerate(finite):
         ax.barh(y, hi, color=colours[y % len(colours)], alpha=0.8)
         text = f"{hi:.7g}" if lo == hi else f"[{lo:.7g}, {hi:.7g}]"
         ax.annotate(text, (hi, y), textcoords="offset points", xytext=(4, -3), fontsize="small")

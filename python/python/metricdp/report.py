@@ -70,7 +70,8 @@ class Report:
     def witness(self) -> Optional[Dict[str, Any]]:
         for c in self.checks:
             if c["verdict"] != "pass" and c.get("witness") is not None:
-                return c["witness"]
+                w: Dict[str, Any] = c["witness"]
+                return w
         return None
 
     def _bound(self) -> Optional[Tuple[float, str]]:
@@ -141,7 +142,8 @@ class Report:
     def _repr_html_(self) -> str:
         colour = {"pass": "#1a7f37", "fail": "#cf222e"}.get(self.verdict, "#9a6700")
         rows = "".join(
-            f"<tr><th style='text-align:left'>{html.escape(k)}</th><td style='text-align:left'>{html.escape(v)}</td></tr>"
+            f"<tr><th style='text-align:left'>{html.escape(k)}</th>"
+            f"<td style='text-align:left'>{html.escape(v)}</td></tr>"
             for k, v in self._lines()[1:]
         )
         return (f"<div><b style='color:{colour}'>audit: {html.escape(self.verdict.upper())}</b>"

@@ -201,7 +201,8 @@ def release_linear(space: Any, users: Any, alpha: Any, *, query: str = "average"
     s = _as_space(space)
     recs, summary = _core.release_linear(
         s, _users_jsonl(users), _q(alpha, "alpha"), query=query, norm=norm, model=model,
-        **({} if budget is None else {"budget": int(budget)}), samples=samples, tau=None if tau is None else _q(tau, "tau"), beta=_q(beta, "beta"), seed=seed)
+        **({} if budget is None else {"budget": int(budget)}), samples=samples,
+        tau=None if tau is None else _q(tau, "tau"), beta=_q(beta, "beta"), seed=seed)
     return Release(_records(recs), json.loads(summary))
 
 

@@ -571,10 +571,11 @@ mod tests {
     fn releases_follow_the_planar_laplace_law() {
         use crate::user_level::exact_noise::tests::{chi2, chi2_limit};
         use std::cell::Cell;
-        struct Counting<'a>(Cells<'a>, Cell<u64>);
+        struct Counting<'a>(Cells<'a>, Cell<u64>, Cell<u64>);
         impl Decide for Counting<'_> {
             type Out = [i64; 2];
             fn fast(&self, z: &[FI]) -> Option<[i64; 2]> {
+                self.2.set(self.2.get() + 1);
                 self.0.fast(z)
             }
             fn exact(&self, z: &[Interval]) -> Option<[i64; 2]> {
@@ -582,49 +583,161 @@ mod tests {
                 self.0.exact(z)
             }
         }
-        let pl = PlanarLaplace::new(q("1"), false, None, Some(q("1e-6"))).unwrap();
-        let x = [q("1/3"), q("-2/7")];
-        let n = 20_000u64;
-        let mut g = rng(Some(11));
-        let counting = Counting(
-            Cells {
-                q: &x,
-                q_f: [FI::from_q(&x[0]), FI::from_q(&x[1])],
-                pl: &pl,
-            },
-            Cell::new(0),
-        );
-        let draws: Vec<[f64; 2]> = (0..n)
-            .map(|_| {
-                let k = exact_noise::planar_decided(&pl.theta, pl.theta_f, &counting, &mut g);
-                let y = k.map(|k| k as f64 * 1e-6);
-                [y[0] - 1.0 / 3.0, y[1] + 2.0 / 7.0]
-            })
-            .collect();
-        assert!(
-            counting.1.get() < n / 100,
-            "{} exact refinements",
-            counting.1.get()
-        );
-        let gamma2 = |r: f64| 1.0 - (1.0 + r) * (-r).exp();
-        for scale in [1.0, 1.1] {
-            let bins = 20usize;
-            let mut counts = vec![0u64; bins];
-            for d in &draws {
-                let r = (d[0] * d[0] + d[1] * d[1]).sqrt() / scale;
-                counts[((gamma2(r) * bins as f64) as usize).min(bins - 1)] += 1;
+        // The default-like grid (the fast path decides), then a grid of 10⁻¹⁵ of θ that the
+        // f64 enclosures straddle often (the exact path decides many draws).
+        for (grid, n) in [("1e-6", 20_000u64), ("1e-15", 4_000)] {
+            let pl = PlanarLaplace::new(q("1"), false, None, Some(q(grid))).unwrap();
+            let h = crate::exact::f64_nearest(&pl.granularity);
+            let x = [q("1/3"), q("-2/7")];
+            let mut g = rng(Some(11));
+            let counting = Counting(
+                Cells {
+                    q: &x,
+                    q_f: [FI::from_q(&x[0]), FI::from_q(&x[1])],
+                    pl: &pl,
+                },
+                Cell::new(0),
+                Cell::new(0),
+            );
+            let draws: Vec<[f64; 2]> = (0..n)
+                .map(|_| {
+                    let k = exact_noise::planar_decided(&pl.theta, pl.theta_f, &counting, &mut g);
+                    let y = k.map(|k| k as f64 * h);
+                    [y[0] - 1.0 / 3.0, y[1] + 2.0 / 7.0]
+                })
+                .collect();
+            // The disk test is decided in f64 for (nearly) every draw, and the map too at 1e-6.
+            assert!(
+                counting.2.get() > n - n / 100,
+                "{} fast tries",
+                counting.2.get()
+            );
+            if grid == "1e-6" {
+                assert!(
+                    counting.1.get() < n / 100,
+                    "{} exact refinements",
+                    counting.1.get()
+                );
+            } else {
+                assert!(
+                    counting.1.get() > n / 20,
+                    "{} exact refinements",
+                    counting.1.get()
+                );
             }
-            let (stat, df) = chi2(&counts, &vec![1.0 / bins as f64; bins], n);
-            let ok = stat < chi2_limit(df, 14.0);
-            assert_eq!(ok, scale == 1.0, "scale {scale}: χ² = {stat} on {df}");
+            let gamma2 = |r: f64| 1.0 - (1.0 + r) * (-r).exp();
+            for scale in [1.0, 1.1] {
+                let bins = 20usize;
+                let mut counts = vec![0u64; bins];
+                for d in &draws {
+                    let r = (d[0] * d[0] + d[1] * d[1]).sqrt() / scale;
+                    counts[((gamma2(r) * bins as f64) as usize).min(bins - 1)] += 1;
+                }
+                let (stat, df) = chi2(&counts, &vec![1.0 / bins as f64; bins], n);
+                let ok = stat < chi2_limit(df, 14.0);
+                assert_eq!(ok, scale == 1.0, "scale {scale}: χ² = {stat} on {df}");
+            }
+            let mut counts = vec![0u64; 16];
+            for d in &draws {
+                let a = d[1].atan2(d[0]) / std::f64::consts::TAU + 0.5;
+                counts[((a * 16.0) as usize).min(15)] += 1;
+            }
+            let (stat, df) = chi2(&counts, &[1.0 / 16.0; 16], n);
+            assert!(stat < chi2_limit(df, 14.0), "angle χ² = {stat} on {df}");
         }
-        let mut counts = vec![0u64; 16];
-        for d in &draws {
-            let a = d[1].atan2(d[0]) / std::f64::consts::TAU + 0.5;
-            counts[((a * 16.0) as usize).min(15)] += 1;
+    }
+
+    /// The fast path declines an enclosure that straddles a grid line (the exact path then
+    /// decides it), and a cell beyond 2⁵³.
+    #[test]
+    fn fast_path_declines_what_it_cannot_decide() {
+        let pl = PlanarLaplace::new(q("1"), false, None, Some(q("1"))).unwrap();
+        let zero = [q("0"), q("0")];
+        let cells = Cells {
+            q: &zero,
+            q_f: [FI::point(0.0), FI::point(0.0)],
+            pl: &pl,
+        };
+        let inside = FI::new(0.2, 0.3);
+        assert_eq!(cells.fast(&[inside, inside]), Some([0, 0]));
+        let straddle = FI::new(0.49, 0.51);
+        assert_eq!(cells.fast(&[straddle, inside]), None);
+        assert_eq!(cells.fast(&[inside, straddle]), None);
+        let huge = FI::point(1e17);
+        assert_eq!(cells.fast(&[huge, inside]), None);
+        let z = [
+            Interval::new(q("0.49"), q("0.51")),
+            Interval::new(q("0.2"), q("0.3")),
+        ];
+        assert_eq!(cells.exact(&z), None);
+        let z = [
+            Interval::new(q("0.51"), q("0.52")),
+            Interval::new(q("-0.7"), q("-0.6")),
+        ];
+        assert_eq!(cells.exact(&z), Some([1, -1]));
+    }
+
+    /// Latitude and longitude: the plane displacement (Δlat, c·Δlon)·k has the planar
+    /// Laplace's Gamma(2, 1/ε) radius in km (the longitude's noise is divided by c, the
+    /// latitude's is not), by χ² over 20 equiprobable bins of 20 000 releases.
+    #[test]
+    fn geographic_releases_are_planar_laplace_in_the_projection() {
+        use crate::user_level::exact_noise::tests::{chi2, chi2_limit};
+        let region = Region::parse("41.0,12.0,43.0,13.0").unwrap();
+        let pl = PlanarLaplace::new(q("2"), true, Some(region), Some(q("1e-9"))).unwrap();
+        let Coordinates::Geographic(p) = &pl.coordinates else {
+            panic!("geographic")
+        };
+        let (c, k) = (
+            crate::exact::f64_nearest(&p.c),
+            crate::exact::f64_nearest(&p.km_per_degree),
+        );
+        let theta_km = crate::exact::f64_nearest(&pl.theta) * k;
+        let x = [q("42"), q("12.5")];
+        let mut g = rng(Some(3));
+        let n = 20_000u64;
+        let bins = 20usize;
+        let mut counts = vec![0u64; bins];
+        let gamma2 = |r: f64| 1.0 - (1.0 + r) * (-r).exp();
+        for _ in 0..n {
+            let y = pl.release(&x, &mut g).unwrap();
+            let dy = (crate::exact::f64_nearest(&y[0]) - 42.0) * k;
+            let dx = (crate::exact::f64_nearest(&y[1]) - 12.5) * c * k;
+            let r = (dx * dx + dy * dy).sqrt() / theta_km;
+            counts[((gamma2(r) * bins as f64) as usize).min(bins - 1)] += 1;
         }
-        let (stat, df) = chi2(&counts, &[1.0 / 16.0; 16], n);
-        assert!(stat < chi2_limit(df, 14.0), "angle χ² = {stat} on {df}");
+        let (stat, df) = chi2(&counts, &vec![1.0 / bins as f64; bins], n);
+        assert!(stat < chi2_limit(df, 14.0), "χ² = {stat} on {df}");
+    }
+
+    /// The exact path on its own: a straddling enclosure is declined, a separated one gives
+    /// round((x + m·z)/H) with m = 1/c for the longitude only.
+    #[test]
+    fn exact_path_decides_cells_with_the_longitude_factor() {
+        let mut pl = PlanarLaplace::new(q("1"), false, None, Some(q("1/2"))).unwrap();
+        pl.lon_factor = q("2");
+        pl.lon_factor_f = FI::point(2.0);
+        let x = [q("0"), q("0")];
+        let cells = Cells {
+            q: &x,
+            q_f: [FI::point(0.0), FI::point(0.0)],
+            pl: &pl,
+        };
+        // (0 + z)/½ + ½ and (0 + 2z)/½ + ½.
+        let z = [
+            Interval::new(q("0.51"), q("0.52")),
+            Interval::new(q("0.51"), q("0.52")),
+        ];
+        assert_eq!(cells.exact(&z), Some([1, 2]));
+        assert_eq!(
+            cells.fast(&[FI::new(0.51, 0.52), FI::new(0.51, 0.52)]),
+            Some([1, 2])
+        );
+        let z = [
+            Interval::new(q("-0.26"), q("-0.24")),
+            Interval::new(q("0.1"), q("0.11")),
+        ];
+        assert_eq!(cells.exact(&z), None);
     }
 
     #[test]

@@ -16,7 +16,8 @@
 //! Membership d(w, y) ≤ γ is decided exactly (γ is a rational).
 
 use super::exponential::softmax_rows;
-use crate::exact::{f64_nearest, Q};
+use crate::exact::float::FI;
+use crate::exact::{f64_nearest, functions, Interval, Q};
 use crate::mechanism::Matrix;
 use crate::metric::Space;
 use rand::Rng;
@@ -129,75 +130,120 @@ pub fn tem_matrix_certified(
     crate::lp::repair::certify_or_repair(space, m, eps, max_prec).map(|r| (r.matrix, r.t))
 }
 
-/// Algorithm 3: scores precomputed per input, one Gumbel draw per element of L(w) ∪ {⊥}.
+/// Algorithm 3, sampled exactly: for input w the candidates are L(w) (logit −ε/2·d(w, y))
+/// and ⊥ (logit −εγ/2 + ln|L̄(w)|, when L̄(w) is not empty), drawn by the exact Gumbel-max
+/// ([`crate::privatize::gumbel::argmax`]: exact uniforms, enclosed logits, no float
+/// sampler); ⊥ then takes a uniform element of L̄(w) (an unbiased integer draw).
 pub struct TemSampler {
-    /// (y, ε/2 · score) for y ∈ L(w).
-    lists: Vec<Vec<(usize, f64)>>,
-    /// L̄(w) and the ⊥ logit ε/2·(−γ + 2 ln|L̄(w)|/ε) = −εγ/2 + ln|L̄(w)| (none if empty).
-    outside: Vec<(Vec<usize>, Option<f64>)>,
+    space: Space,
+    /// −ε/2, exact and as an `f64` enclosure.
+    half_eps: (Q, FI),
+    /// L(w), for each w, with an `f64` enclosure of each logit −ε/2·d(w, y) (computed once).
+    lists: Vec<Vec<usize>>,
+    fast_logits: Vec<Vec<FI>>,
+    /// L̄(w) and ⊥'s logit −εγ/2 + ln|L̄(w)| as the exact −εγ/2 (none if L̄(w) is empty).
+    outside: Vec<Vec<usize>>,
+    /// −εγ/2, exact and as an `f64` enclosure.
+    bot: (Q, FI),
+}
+
+/// The logits of one input's draw: L(w), then ⊥ if any.
+struct TemLogits<'a> {
+    t: &'a TemSampler,
+    w: usize,
+}
+
+impl crate::privatize::gumbel::Logits for TemLogits<'_> {
+    fn count(&self) -> usize {
+        self.t.lists[self.w].len() + usize::from(!self.t.outside[self.w].is_empty())
+    }
+
+    fn fast(&self, j: usize) -> FI {
+        let (w, list) = (self.w, &self.t.lists[self.w]);
+        match list.get(j) {
+            Some(_) => self.t.fast_logits[w][j],
+            None => self
+                .t
+                .bot
+                .1
+                .add(FI::point(self.t.outside[w].len() as f64).ln()),
+        }
+    }
+
+    fn exact(&self, j: usize, prec: u64) -> Interval {
+        let (w, list) = (self.w, &self.t.lists[self.w]);
+        match list.get(j) {
+            Some(&y) if y == w => Interval::point(Q::from(0u32)),
+            Some(&y) => self
+                .t
+                .space
+                .enclosure(w, y, prec)
+                .mul(&Interval::point(self.t.half_eps.0.clone())),
+            None => {
+                let m = Interval::point(Q::from(self.t.outside[w].len() as u64));
+                Interval::point(self.t.bot.0.clone())
+                    .add(&functions::ln(&m, prec).expect("|L̄(w)| ≥ 1"))
+            }
+        }
+    }
 }
 
 impl TemSampler {
     pub fn new(space: &Space, eps: &Q, lists: &[Vec<usize>], gamma: &Q) -> TemSampler {
         let n = space.n();
-        let e = f64_nearest(eps);
-        let g = f64_nearest(gamma);
-        let mut out = TemSampler {
-            lists: vec![],
-            outside: vec![],
-        };
-        for (w, l) in lists.iter().enumerate() {
-            out.lists.push(
+        let outside = lists
+            .iter()
+            .map(|l| {
+                let mut it = l.iter().peekable();
+                (0..n)
+                    .filter(|&y| {
+                        if it.peek() == Some(&&y) {
+                            it.next();
+                            false
+                        } else {
+                            true
+                        }
+                    })
+                    .collect()
+            })
+            .collect();
+        let half = -(eps / Q::from(2u32));
+        let bot = &half * gamma;
+        let half_f = FI::from_q(&half);
+        let fast_logits = lists
+            .iter()
+            .enumerate()
+            .map(|(w, l)| {
                 l.iter()
                     .map(|&y| {
-                        (
-                            y,
-                            if y == w {
-                                0.0
-                            } else {
-                                -e / 2.0 * space.approx(w, y)
-                            },
-                        )
+                        if y == w {
+                            FI::point(0.0)
+                        } else {
+                            space.fi(w, y).mul(half_f)
+                        }
                     })
-                    .collect(),
-            );
-            let mut bar = vec![];
-            let mut it = l.iter().peekable();
-            for y in 0..n {
-                if it.peek() == Some(&&y) {
-                    it.next();
-                } else {
-                    bar.push(y);
-                }
-            }
-            let logit = (!bar.is_empty()).then(|| -e * g / 2.0 + (bar.len() as f64).ln());
-            out.outside.push((bar, logit));
+                    .collect()
+            })
+            .collect();
+        TemSampler {
+            space: space.clone(),
+            half_eps: (half.clone(), half_f),
+            lists: lists.to_vec(),
+            fast_logits,
+            outside,
+            bot: (bot.clone(), FI::from_q(&bot)),
         }
-        out
     }
 
-    /// One draw of TEM(w) (Gumbel-max: argmax of logit + G, G = −ln(−ln U)).
+    /// One exact draw of TEM(w).
     pub fn sample<R: Rng>(&self, w: usize, rng: &mut R) -> usize {
-        let gumbel = |rng: &mut R| -> f64 {
-            let u: f64 = rng.gen::<f64>();
-            -(-(u.max(f64::MIN_POSITIVE)).ln()).ln()
-        };
-        let mut best = (f64::NEG_INFINITY, None);
-        for &(y, l) in &self.lists[w] {
-            let s = l + gumbel(rng);
-            if s > best.0 {
-                best = (s, Some(y));
+        let j = crate::privatize::gumbel::argmax(&TemLogits { t: self, w }, rng);
+        match self.lists[w].get(j) {
+            Some(&y) => y,
+            None => {
+                let bar = &self.outside[w];
+                bar[rng.gen_range(0..bar.len())]
             }
-        }
-        let (bar, bot) = &self.outside[w];
-        if let Some(l) = bot {
-            if l + gumbel(rng) > best.0 {
-                best = (f64::INFINITY, None);
-            }
-        }
-        match best.1 {
-            Some(y) => y,
-            None => bar[rng.gen_range(0..bar.len())],
         }
     }
 }

@@ -18,8 +18,9 @@
 //!   nearest input within a limit when asked ([`Snapper`]); the guarantee then holds
 //!   between the snapped inputs.
 //!
-//! TEM's Algorithm 3 and Madlib are samplers without a matrix (floating-point noise): they
-//! are the papers' samplers, not the exactly audited matrix, and say so.
+//! TEM's Algorithm 3 is sampled exactly without a matrix (exact Gumbel-max over enclosed
+//! logits, [`gumbel`]); Madlib is still a floating-point sampler (the paper's), not the
+//! exactly audited matrix, and says so.
 
 use crate::audit::{self, Report, Verdict};
 use crate::error::InputError;
@@ -33,6 +34,7 @@ use rand::{Rng, RngCore, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 use std::collections::HashMap;
 
+pub mod gumbel;
 pub mod records;
 pub use records::{
     stream, Format, OnBad, Options, RecordError, Records, Release, Snapper, Summary,
@@ -206,7 +208,7 @@ pub enum Sampler {
         matrix: Matrix,
         rows: HashMap<usize, ExactRow>,
     },
-    Tem(TemSampler),
+    Tem(Box<TemSampler>),
     Madlib(Madlib),
     /// A large-mechanism container that passed its structured audit (its rows are drawn
     /// exactly from the float64 entries, [`crate::large::GatedContainer::sample`]).

@@ -54,9 +54,10 @@ fn pow2(k: i64) -> Q {
     }
 }
 
-/// A uniform U ∈ [0, 1) known to lie in [lo, lo + 2^{−bits}), refined by fresh random bits.
+/// A uniform U ∈ [0, 1) known to lie in [lo, lo + 2^{−bits}), refined by fresh random bits
+/// (also the exact Gumbel-max's uniforms, [`crate::privatize::gumbel`]).
 #[derive(Clone, Debug)]
-struct Lazy {
+pub(crate) struct Lazy {
     lo: Q,
     bits: i64,
 }
@@ -67,20 +68,25 @@ impl Lazy {
     }
 
     /// The uniform after its first 64 random bits `w`: [w·2⁻⁶⁴, (w + 1)·2⁻⁶⁴).
-    fn of_word(w: u64) -> Lazy {
+    pub(crate) fn of_word(w: u64) -> Lazy {
         Lazy {
             lo: Q::from(w) >> 64u64,
             bits: 64,
         }
     }
 
-    fn refine<R: RngCore + ?Sized>(&mut self, rng: &mut R) {
+    pub(crate) fn refine<R: RngCore + ?Sized>(&mut self, rng: &mut R) {
         self.bits += 64;
         self.lo += Q::from(rng.next_u64()) >> self.bits;
     }
 
-    fn interval(&self) -> Interval {
+    pub(crate) fn interval(&self) -> Interval {
         Interval::new(self.lo.clone(), &self.lo + pow2(-self.bits))
+    }
+
+    /// An `f64` enclosure of [`Self::interval`].
+    pub(crate) fn fi(&self) -> FI {
+        FI::from_interval(&self.interval())
     }
 }
 
@@ -416,6 +422,35 @@ pub(crate) mod tests {
             bins += 1;
         }
         (stat, bins - 1)
+    }
+
+    /// uniform_fi encloses [w·2⁻⁶⁴, (w + 1)·2⁻⁶⁴] and is at most a few ulps wider, at the
+    /// ends of the range and in between.
+    #[test]
+    fn uniform_fi_encloses_the_dyadic_interval() {
+        for w in [
+            0u64,
+            1,
+            2,
+            12345,
+            1 << 52,
+            (1 << 53) + 1,
+            u64::MAX / 3,
+            u64::MAX - 1,
+            u64::MAX,
+        ] {
+            let u = uniform_fi(w);
+            let exact = Lazy::of_word(w).interval();
+            assert!(
+                crate::exact::q_from_f64(u.lo) <= exact.lo
+                    && exact.hi <= crate::exact::q_from_f64(u.hi),
+                "w = {w}: {u:?}"
+            );
+            assert!(
+                u.hi - u.lo <= 1.01 * 2f64.powi(-64) + 4.0 * f64::EPSILON * u.hi,
+                "w = {w}: {u:?}"
+            );
+        }
     }
 
     /// d = 1 (every norm is the Laplace law): the rounded releases against the exact

@@ -415,7 +415,7 @@ fn sampler_source(kind: SamplerArg, a: &PrivatizeArgs) -> Result<Source, String>
                 .ok_or("--beta: must be in (0, 1), with γ = (2/ε)·ln((1−β)(n−1)/β) finite")?;
             let lists = tem::within_gamma(&space, &gamma, MAX_PREC)
                 .map_err(|(u, v)| format!("--beta: d({u},{v}) ≤ γ cannot be decided"))?;
-            Sampler::Tem(tem::TemSampler::new(&space, &eps, &lists, &gamma))
+            Sampler::Tem(Box::new(tem::TemSampler::new(&space, &eps, &lists, &gamma)))
         }
         SamplerArg::Madlib => Sampler::Madlib(madlib::Madlib::new(&space, &eps)?),
         SamplerArg::PlanarLaplace => unreachable!("dispatched to planar()"),

@@ -29,8 +29,8 @@ pub struct PrivatizeArgs {
     /// (bytes, or with a K, M, G suffix).
     #[arg(long, default_value = "8G", value_parser = crate::cli::memory_value)]
     max_memory: u64,
-    /// Or a sampler without a matrix: TEM's Algorithm 3 or Madlib (needs --space and
-    /// --epsilon; floating-point samplers, not an audited matrix), or the planar Laplace on
+    /// Or a sampler without a matrix: TEM's Algorithm 3 (exactly sampled) or Madlib (a
+    /// floating-point sampler), both on --space at --epsilon; or the planar Laplace on
     /// coordinate records (exactly sampled; needs --epsilon or --level/--radius).
     #[arg(long, value_enum)]
     sampler: Option<SamplerArg>,

@@ -8,6 +8,17 @@ use common::mdp_in;
 const RECORDS: &str =
     "id,lat,lon,note\nc0,41.9028,12.4964,home\nc1,41.8902,12.4922,work\nc2,41.95,12.45,gym\n";
 const ROME: &str = "41.8,12.4,42.0,12.6";
+/// ε = 1 per km on lat,lon CSV records inside Rome's box.
+const CSV_ROME: [&str; 8] = [
+    "--epsilon",
+    "1",
+    "--format",
+    "csv",
+    "--column",
+    "lat,lon",
+    "--region",
+    ROME,
+];
 
 fn run(args: &[&str], stdin: &str) -> (i32, String, String) {
     let mut a = vec!["privatize", "--sampler", "planar-laplace"];
@@ -17,18 +28,7 @@ fn run(args: &[&str], stdin: &str) -> (i32, String, String) {
 
 #[test]
 fn csv_records_are_released_in_place_of_the_true_columns() {
-    let args = [
-        "--epsilon",
-        "1",
-        "--format",
-        "csv",
-        "--column",
-        "lat,lon",
-        "--region",
-        ROME,
-        "--seed",
-        "4",
-    ];
+    let args = [&CSV_ROME[..], &["--seed", "4"]].concat();
     let (code, out, err) = run(&args, RECORDS);
     assert_eq!(code, 0, "{err}");
     let lines: Vec<&str> = out.lines().collect();
@@ -166,16 +166,7 @@ fn settings_errors_are_one_line_exit_2() {
 #[test]
 fn a_record_outside_the_region_names_its_line() {
     let bad = "id,lat,lon\nc0,41.9,12.5\nc1,45.0,12.5\n";
-    let args = [
-        "--epsilon",
-        "1",
-        "--format",
-        "csv",
-        "--column",
-        "lat,lon",
-        "--region",
-        ROME,
-    ];
+    let args = CSV_ROME;
     let (code, _, err) = run(&args, bad);
     assert_eq!(code, 2);
     assert!(

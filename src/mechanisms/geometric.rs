@@ -1,8 +1,8 @@
 //! The truncated geometric mechanism (Ghosh, Roughgarden, Sundararajan 2012; libqif's
 //! `d_privacy.geometric`) on N equally spaced points of a line, `spec/geo.md` §2.
 //!
-//! With α = e^{−ε·s} (s the spacing): M[i][j] = (1 − α)/(1 + α)·α^{|i−j|} for interior j,
-//! and the two ends take the tails, M[i][0] = α^i/(1 + α), M[i][N−1] = α^{N−1−i}/(1 + α). Each
+//! With α = e^{−ε·s} (s the spacing): M\[i\]\[j\] = (1 − α)/(1 + α)·α^{|i−j|} for interior j,
+//! and the two ends take the tails, M\[i\]\[0\] = α^i/(1 + α), M\[i\]\[N−1\] = α^{N−1−i}/(1 + α). Each
 //! row sums to 1 for any α (the geometric series telescopes), and moving the input by one
 //! step changes every entry by a factor in [α, 1/α], so M is ε·d-private whenever
 //! 1/α ≤ e^{ε·s}. Here α is a rational **rounded up** from e^{−ε·s} (an upper end of its

@@ -1,7 +1,7 @@
 //! k-ary randomized response (Warner 1965; Kairouz, Oh, Viswanath 2014; libqif's
 //! `d_privacy.randomized_response`) on any finite metric space, `spec/geo.md` §2.
 //!
-//! M[x][x] = a/(a + k − 1), M[x][y] = 1/(a + k − 1) for y ≠ x. Every ratio of a column's entries
+//! M\[x\]\[x\] = a/(a + k − 1), M\[x\]\[y\] = 1/(a + k − 1) for y ≠ x. Every ratio of a column's entries
 //! is at most a, so M is ε·d-private when a ≤ e^{ε·d_min}, d_min the least distance between
 //! distinct points (on the discrete metric of `categories:K`, d_min = 1 and M is ε-LDP). Here
 //! a is a rational **rounded down** from e^{ε·d_min} (d_min itself a lower end): exact entries,

@@ -3,7 +3,7 @@
 //!
 //! argmax_j (ℓ_j + G_j) with G_j = −ln(−ln U_j) i.i.d. Gumbel is distributed as the softmax
 //! of ℓ (the Gumbel-max trick). Here each U_j is a dyadic interval of its random bits
-//! ([`Lazy`]), G_j and ℓ_j are enclosed (first in `f64` interval arithmetic, then in exact
+//! (`exact_noise::Lazy`), G_j and ℓ_j are enclosed (first in `f64` interval arithmetic, then in exact
 //! rationals at growing precision), and j is returned once the lower end of its score is
 //! above every other score's upper end: then j is the argmax for the uniforms' exact values
 //! and exact logits. Ties and boundary values are null events, so the loop ends with

@@ -20,7 +20,8 @@ pub fn load_space(
 }
 
 /// Load a space and, when the source has them, the labels of its points: `builtin:NAME`
-/// (the data set's labels), `line:N[,STEP]` or `categories:K` (generated, no labels), a `.csv` file ([`space_from_csv`]), a `.geojson` file or any
+/// (the data set's labels), `line:N[,STEP]` or `categories:K` (generated, no labels), a
+/// `.csv` file ([`space_from_csv`]), a `.geojson` file or any
 /// JSON file holding a GeoJSON `FeatureCollection` ([`space_from_geojson`]), or a JSON metric
 /// object / `mdp/1` file ([`io::space_and_labels_from_json`]: its `labels`, if any). `-`
 /// reads JSON from standard input. `label_column` (`--label-column`) names the CSV column or
@@ -82,7 +83,7 @@ pub fn load_geometry(
     let lower = spec.to_ascii_lowercase();
     if label_column.is_none()
         && !spec.starts_with("builtin:")
-        && generated_space(spec, &unbounded).is_none()
+        && !is_generated(spec)
         && !lower.ends_with(".csv")
         && !lower.ends_with(".geojson")
     {
@@ -103,10 +104,10 @@ pub fn load_geometry(
 /// domain), and `categories:K`, K categories at distance 1 from each other (the discrete
 /// metric: k-ary randomized response's). `None` for any other spec.
 fn generated_space(spec: &str, limits: &Limits) -> Option<Result<Space, InputError>> {
-    let (kind, args) = spec.split_once(':')?;
-    if kind != "line" && kind != "categories" {
+    if !is_generated(spec) {
         return None;
     }
+    let (kind, args) = spec.split_once(':')?;
     let parts: Vec<&str> = args.split(',').map(str::trim).collect();
     let bad = |m: &str| input_error(spec, m.to_string());
     let n = match parts.first().and_then(|p| p.parse::<usize>().ok()) {
@@ -141,6 +142,12 @@ fn generated_space(spec: &str, limits: &Limits) -> Option<Result<Space, InputErr
         }
         _ => Err(bad("expected line:N[,STEP] or categories:K")),
     })
+}
+
+/// Whether `spec` names a generated space (`line:…`, `categories:…`): a prefix test, so a
+/// caller can route it without building the space.
+fn is_generated(spec: &str) -> bool {
+    matches!(spec.split_once(':'), Some(("line" | "categories", _)))
 }
 
 fn is_feature_collection(v: &Value) -> bool {

@@ -18,6 +18,7 @@ use crate::exact::f64_nearest;
 use crate::metric::{MetricKind, Space};
 use rand::{Rng, SeedableRng};
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io::{BufRead, Read, Write};
 
@@ -238,7 +239,7 @@ struct State<'o, 'a> {
     moved_sum: f64,
 }
 
-impl State<'_, '_> {
+impl<'o> State<'o, '_> {
     /// The input a record names (and how far it was snapped).
     fn resolve(&self, raw: Raw) -> Result<(usize, Option<f64>), String> {
         let text = match &raw {
@@ -291,14 +292,14 @@ impl State<'_, '_> {
         line: usize,
         raw: Raw,
         rng: &mut R,
-    ) -> Result<Option<Release>, RecordError> {
+    ) -> Result<Option<Cow<'o, Release>>, RecordError> {
         if let Records::Planar(pl) = self.opts.records {
             return match planar_coordinates(&raw).and_then(|x| pl.release(&x, rng)) {
                 Ok(y) => {
                     self.summary.records += 1;
-                    Ok(Some(Release::Decimal(
+                    Ok(Some(Cow::Owned(Release::Decimal(
                         y.iter().map(crate::exact::format_rational).collect(),
-                    )))
+                    ))))
                 }
                 Err(why) => self.bad(line, why).map(|()| None),
             };
@@ -319,7 +320,10 @@ impl State<'_, '_> {
                 }
                 self.summary.per_input[w] += 1;
                 Ok(match sampler {
-                    Some(sampler) => Some(self.opts.releases[sampler.sample(w, rng)].clone()),
+                    // Borrowed: no copy of the release on the hot path.
+                    Some(sampler) => {
+                        Some(Cow::Borrowed(&self.opts.releases[sampler.sample(w, rng)]))
+                    }
                     None => None,
                 })
             }
@@ -464,9 +468,10 @@ impl State<'_, '_> {
             }
             let line = record.position().map_or(0, line_of);
             let fields: Vec<&str> = idx.iter().map(|&i| &record[i]).collect();
-            let texts: Vec<String> = match self.release(sampler, line, Raw::Fields(fields), rng)? {
+            let release = self.release(sampler, line, Raw::Fields(fields), rng)?;
+            let texts: Vec<String> = match release.as_deref() {
                 Some(Release::Point(p)) if split => p.iter().map(f64::to_string).collect(),
-                Some(Release::Decimal(p)) if split => p,
+                Some(Release::Decimal(p)) if split => p.clone(),
                 Some(r) => vec![r.text()],
                 None => vec![String::new(); added.len()],
             };

@@ -65,8 +65,22 @@ proptest! {
         let rs = slab.lp.solve_ipm().expect("feasible");
         prop_assert!((rs.objective - r.objective).abs() <= tol,
             "slab form {} vs paper form {}", rs.objective, r.objective);
-        let rb = mdp::lp::block_angular::solve(&slab.lp, &slab.blocks(), &mdp::progress::Silent)
-            .expect("converges");
+        // The simplex agrees too (an independent solver on the same reduced LP).
+        let s = red.lp.solve_simplex().expect("feasible");
+        prop_assert!((s.objective - r.objective).abs() <= tol);
+        // The block-angular method may stop (never answer wrongly) on a degenerate LP whose
+        // primal has a zero-cost ray: on a 6-point instance found by CI, one slab variable
+        // grew without bound while its dual residual stayed at 5·10⁻⁹ and the method stopped
+        // 10⁻⁵ from the optimum. `--solver auto` then gives way to Clarabel
+        // (`constopt::solve_reduced`); what it returns must be the optimum.
+        let rb = match mdp::lp::block_angular::solve(&slab.lp, &slab.blocks(), &mdp::progress::Silent) {
+            Ok(rb) => rb,
+            Err(mdp::lp::LpError::Stopped(why)) => {
+                prop_assert!(why.contains("stalled"), "{}", why);
+                return Ok(());
+            }
+            Err(e) => return Err(TestCaseError::fail(format!("block-angular: {e}"))),
+        };
         prop_assert!((rb.objective - r.objective).abs() <= tol,
             "block-angular {} vs Clarabel {}", rb.objective, r.objective);
         let m = constopt::expand(&slab, &rb.x);
@@ -85,9 +99,6 @@ proptest! {
             };
             prop_assert!(slack >= -1e-7 * (1.0 + row.rhs.abs()), "row {:?} broken by {}", row, -slack);
         }
-        // The simplex agrees too (an independent solver on the same reduced LP).
-        let s = red.lp.solve_simplex().expect("feasible");
-        prop_assert!((s.objective - r.objective).abs() <= tol);
     }
 
     /// IMO-C1: with I_NN,r, Σ|I(v)| = n·r, so the variables are exactly nr + n + 1, and

@@ -80,6 +80,7 @@ pub mod planar_laplace;
 pub mod plot;
 pub mod privatize;
 pub mod produce;
+pub mod quadrature;
 pub mod remap;
 pub mod user_level;
 

@@ -13,6 +13,7 @@
 //! | [`Family::Tem`] | Carvalho et al. Algorithm 2 | k-center `packing` bound |
 //! | [`Family::Geometric`] | Ghosh et al. 2012 (truncated geometric; `spec/geo.md` §2) | none (privacy is proven) |
 //! | [`Family::RandomizedResponse`] | Warner 1965, k-RR (`spec/geo.md` §2) | none (privacy is proven) |
+//! | [`Family::PlanarLaplaceGrid`] | Andrés et al. 2013 on a grid (libqif `planar_laplace_grid`; `spec/geo.md` §2.3) | none (privacy is proven) |
 //!
 //! ```
 //! use mdp::exact::parse_rational;
@@ -319,6 +320,9 @@ pub enum Family {
     /// k-ary randomized response at ε·d_min on any space (`categories:K`: plain k-RR):
     /// [`crate::mechanisms::randomized_response`].
     RandomizedResponse,
+    /// The planar Laplace on the cell centres of a grid (`grid:W,H,STEP`), each entry an
+    /// enclosed integral: [`crate::mechanisms::planar_laplace_grid`].
+    PlanarLaplaceGrid,
 }
 
 impl Family {
@@ -347,6 +351,7 @@ impl Family {
             Family::Tem { .. } => "TEM".into(),
             Family::Geometric => "Geometric".into(),
             Family::RandomizedResponse => "k-RR".into(),
+            Family::PlanarLaplaceGrid => "planar Laplace grid".into(),
         }
     }
 
@@ -363,6 +368,7 @@ impl Family {
             Family::Tem { .. } => "tem",
             Family::Geometric => "geometric",
             Family::RandomizedResponse => "randomized_response",
+            Family::PlanarLaplaceGrid => "planar_laplace_grid",
         }
     }
 }
@@ -974,6 +980,29 @@ pub fn build(
             Assembled {
                 meta: json!({"geometric": {"step": crate::mechanisms::geometric::spacing(space).ok().flatten().map(|s| io::number_value(&s))}}),
                 matrix,
+                certificate: None,
+                lower_bound: None,
+                fields: json!({}),
+                lp_size: None,
+            }
+        }
+        Family::PlanarLaplaceGrid => {
+            check_dense_memory(
+                "the planar Laplace grid",
+                n,
+                || None,
+                req.max_memory,
+                progress,
+            )?;
+            let b = crate::mechanisms::planar_laplace_grid::planar_laplace_grid(space, eps)
+                .map_err(|e| invalid("space", e.to_string()))?;
+            Assembled {
+                meta: json!({"planar_laplace_grid": {
+                    "width": b.grid.width, "height": b.grid.height,
+                    "step": io::number_value(&b.grid.step),
+                    "epsilon_noise": io::number_value(&b.eps_noise),
+                    "max_relative_width": b.max_relative_width}}),
+                matrix: b.matrix,
                 certificate: None,
                 lower_bound: None,
                 fields: json!({}),

@@ -1,7 +1,8 @@
 //! The finite channels of location privacy's everyday tools (issue 54 part 2): the
 //! truncated geometric mechanism and k-ary randomized response, exact and certified, equal
 //! to libqif's formulas up to the rounding of e^{−ε·s} (outward, so never less private), on
-//! the generated spaces `line:N,STEP` and `categories:K`.
+//! the generated spaces `line:N,STEP` and `categories:K`; and the planar Laplace on a grid
+//! (`grid:W,H,STEP`), each entry an enclosed integral.
 
 mod common;
 use common::{mdp, mdp_audit};
@@ -137,4 +138,99 @@ fn the_command_line_builds_pins_and_refuses() {
         assert_eq!(code, 2, "{args:?}: {err}");
         assert!(err.contains(what), "{args:?}: {err}");
     }
+}
+
+/// PL-GRID: the planar Laplace grid channel is certified at ε, its rows sum to exactly 1, it
+/// has the grid's symmetries (mirroring input and output together leaves an entry as it
+/// is), its corner cells hold the mass outside the grid, and more ε means more mass on the
+/// diagonal.
+#[test]
+fn planar_laplace_grid_is_certified_symmetric_and_lumps_the_outside() {
+    for (spec, eps, w, h) in [
+        ("grid:4,3,1", "1", 4usize, 3usize),
+        ("grid:3,3,0.5", "3", 3, 3),
+    ] {
+        let out = build(spec, eps, Family::PlanarLaplaceGrid);
+        let report = out.certified.report();
+        assert_eq!(report.verdict, mdp::Verdict::Pass, "{spec}");
+        assert!(
+            report.epsilon_tight[1].unwrap() <= f64_nearest(&q(eps)),
+            "{spec}"
+        );
+        let m = &out.certified.file().matrix;
+        let n = w * h;
+        let mirror_x = |i: usize| (w - 1 - i % w) + w * (i / w);
+        let mirror_y = |i: usize| i % w + w * (h - 1 - i / w);
+        for x in 0..n {
+            let row: Q = (0..n).map(|c| m.get(x, c).clone()).sum();
+            assert_eq!(row, Q::from(1u32), "{spec}: row {x}");
+            for c in 0..n {
+                for (a, b) in [(mirror_x(x), mirror_x(c)), (mirror_y(x), mirror_y(c))] {
+                    let (u, v) = (f64_nearest(m.get(x, c)), f64_nearest(m.get(a, b)));
+                    assert!(
+                        (u - v).abs() <= 1e-15 * u.max(v),
+                        "{spec}: [{x}][{c}] {u} vs [{a}][{b}] {v}"
+                    );
+                }
+            }
+        }
+        // The corner cell holds the quadrant beyond it: seen from its own centre that is more
+        // than the quarter of the plane behind the centre (a finite cell of these sizes holds
+        // less than a quarter at these ε).
+        assert!(
+            *m.get(0, 0) > q("1/4"),
+            "{spec}: {}",
+            f64_nearest(m.get(0, 0))
+        );
+        assert!(*m.get(w + 1, w + 1) < q("1/4"), "{spec}: an interior cell");
+    }
+    let lo = build("grid:3,3,1", "1/2", Family::PlanarLaplaceGrid);
+    let hi = build("grid:3,3,1", "2", Family::PlanarLaplaceGrid);
+    let (lo, hi) = (&lo.certified.file().matrix, &hi.certified.file().matrix);
+    for x in 0..9 {
+        assert!(
+            hi.get(x, x) > lo.get(x, x),
+            "more ε, more mass at home ({x})"
+        );
+    }
+    // Not a grid: refused naming the form.
+    let space = mdp::import::load_space("line:4", None, &Limits::default()).unwrap();
+    let err = produce(
+        &Request::new(&space, "line:4", q("1")),
+        &Family::PlanarLaplaceGrid,
+        &Silent,
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("grid:W,H,STEP"), "{err}");
+}
+
+#[test]
+fn planar_laplace_grid_on_the_command_line_is_pinned_to_its_grid() {
+    let out = common::tmp("geo_families", "plg.json", None);
+    let (code, _, err) = mdp(&[
+        "build",
+        "planar-laplace",
+        "--space",
+        "grid:3,2,0.5",
+        "--epsilon",
+        "2",
+        "-o",
+        &out,
+        "--quiet",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let (code, report, _) = mdp_audit(&["--require-epsilon", "2", "--space", "grid:3,2,0.5", &out]);
+    assert_eq!(code, 0, "{report}");
+    let (code, report, _) = mdp_audit(&["--require-epsilon", "2", "--space", "grid:2,3,0.5", &out]);
+    assert_eq!(code, 1, "a transposed grid is another metric: {report}");
+    let (code, _, err) = mdp(&[
+        "build",
+        "planar-laplace",
+        "--space",
+        "grid:3",
+        "--epsilon",
+        "1",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("count"), "{err}");
 }

@@ -202,6 +202,7 @@ pub fn build(
         },
         "geometric" => Family::Geometric,
         "randomized_response" => Family::RandomizedResponse,
+        "planar_laplace_grid" => Family::PlanarLaplaceGrid,
         "optimal" => Family::Optimal {
             solver: solver_choice,
             outputs: outputs.clone(),

@@ -76,3 +76,17 @@ def test_grid_families_match_libqifs_formulas():
     assert abs(rr.matrix[0, 0] - e / (e + 3)) < 1e-15 and abs(rr.matrix[0, 1] - 1 / (e + 3)) < 1e-15
     with pytest.raises(md.InputError, match="line"):
         md.geometric(md.load_space("categories:3"), 1, progress=False)
+
+
+def test_planar_laplace_grid_is_certified_and_lumps_the_outside():
+    grid = md.load_space("grid:3,3,1")
+    m = md.planar_laplace_grid(grid, 1, progress=False)
+    assert m.report.passed
+    assert np.abs(m.matrix.sum(axis=1) - 1).max() < 1e-15
+    # The centre's row is symmetric under the grid's mirror images, and each corner cell holds
+    # the whole quadrant beyond it (about 0.15 of the mass at ε = 1 from the centre).
+    row = m.matrix[4]
+    assert abs(row[0] - row[8]) < 1e-15 and abs(row[1] - row[7]) < 1e-15
+    assert row[0] > 0.05
+    with pytest.raises(md.InputError, match="grid"):
+        md.planar_laplace_grid(md.load_space("line:4"), 1, progress=False)

@@ -3,16 +3,22 @@
 //! vocabulary point. The noise is a uniform direction times a radius with density
 //! ∝ r^{d−1} e^{−εr}, i.e. Gamma(shape d, scale 1/ε).
 //!
+//! Sampled exactly (spec/geo.md §5): the noise is the exact ℓ2 K-norm draw
+//! ([`crate::user_level::exact_noise::l2_decided`]) and the nearest point a fixed map of it,
+//! decided from enclosures of the exact noise (in `f64` intervals first, then exact
+//! rationals): the release is the nearest point to φ(w) + Z for the uniforms' exact values,
+//! ties (identical embeddings) to the lowest index.
+//!
 //! Its transition matrix has no closed form: [`estimate`] gives a Monte Carlo **estimate**
 //! with confidence intervals, never a certificate (the output says so).
 
-use crate::exact::f64_nearest;
-use crate::exact::Q;
+use crate::exact::float::FI;
+use crate::exact::{Interval, Q};
 use crate::metric::{MetricKind, Space};
+use crate::user_level::exact_noise::{l2_decided, Decide};
 use rand::Rng;
-use rand_distr::{Distribution, Gamma, StandardNormal};
 
-/// The sampler: the vocabulary's embeddings (as f64) and ε.
+/// The sampler: the vocabulary's embeddings (exact and enclosed) and θ = 1/ε.
 ///
 /// Madlib is applied, not certified: its matrix has no closed form, so there is no
 /// [`crate::produce::Family`] for it; `mdp privatize --sampler madlib` and [`estimate`]
@@ -28,8 +34,89 @@ use rand_distr::{Distribution, Gamma, StandardNormal};
 /// assert!(w < space.n());
 /// ```
 pub struct Madlib {
-    points: Vec<Vec<f64>>,
-    radius: Gamma<f64>,
+    points: Vec<Vec<Q>>,
+    fpoints: Vec<Vec<FI>>,
+    /// The points compared: the first of each set of identical embeddings.
+    distinct: Vec<usize>,
+    theta: Q,
+    theta_f: FI,
+}
+
+/// The nearest of the distinct points to φ(w) + Z, decided when one point's squared
+/// distance is below every other's for every Z in the enclosure.
+struct Nearest<'a> {
+    m: &'a Madlib,
+    w: usize,
+}
+
+/// The index whose enclosure's upper end is below every other's lower end (`None`: not
+/// decided).
+fn decided_min<T, K: PartialOrd>(
+    items: &[(usize, T)],
+    lo: impl Fn(&T) -> K,
+    hi: impl Fn(&T) -> K,
+) -> Option<usize> {
+    let best = items.iter().min_by(|a, b| {
+        hi(&a.1)
+            .partial_cmp(&hi(&b.1))
+            .unwrap_or(std::cmp::Ordering::Equal)
+    })?;
+    let top = hi(&best.1);
+    items
+        .iter()
+        .all(|(j, t)| *j == best.0 || lo(t) > top)
+        .then_some(best.0)
+}
+
+impl Decide for Nearest<'_> {
+    type Out = usize;
+
+    fn fast(&self, z: &[FI]) -> Option<usize> {
+        let y: Vec<FI> = self.m.fpoints[self.w]
+            .iter()
+            .zip(z)
+            .map(|(x, z)| *x + *z)
+            .collect();
+        let d: Vec<(usize, FI)> = self
+            .m
+            .distinct
+            .iter()
+            .map(|&j| {
+                let p = &self.m.fpoints[j];
+                (
+                    j,
+                    y.iter()
+                        .zip(p)
+                        .fold(FI::point(0.0), |a, (yi, pi)| a + (*yi - *pi).sqr()),
+                )
+            })
+            .collect();
+        decided_min(&d, |e| e.lo, |e| e.hi)
+    }
+
+    fn exact(&self, z: &[Interval]) -> Option<usize> {
+        let y: Vec<Interval> = self.m.points[self.w]
+            .iter()
+            .zip(z)
+            .map(|(x, z)| z.add_q(x))
+            .collect();
+        let d: Vec<(usize, Interval)> = self
+            .m
+            .distinct
+            .iter()
+            .map(|&j| {
+                let p = &self.m.points[j];
+                let s = y
+                    .iter()
+                    .zip(p)
+                    .fold(Interval::point(Q::from(0u32)), |a, (yi, pi)| {
+                        a.add(&yi.add_q(&-pi.clone()).sqr())
+                    });
+                (j, s)
+            })
+            .collect();
+        decided_min(&d, |e| e.lo.clone(), |e| e.hi.clone())
+    }
 }
 
 impl Madlib {
@@ -41,39 +128,41 @@ impl Madlib {
                     .into(),
             );
         }
-        let points: Vec<Vec<f64>> = space
-            .points()
+        if *eps <= 0u32 {
+            return Err("madlib: ε must be > 0".into());
+        }
+        let points: Vec<Vec<Q>> = space.points().to_vec();
+        let fpoints = points
             .iter()
-            .map(|p| p.iter().map(f64_nearest).collect())
+            .map(|p| p.iter().map(FI::from_q).collect())
             .collect();
-        let d = points[0].len() as f64;
-        let e = f64_nearest(eps);
-        let radius = Gamma::new(d, 1.0 / e).map_err(|e| format!("madlib: {e}"))?;
-        Ok(Madlib { points, radius })
+        let mut first: std::collections::HashMap<&[Q], usize> = std::collections::HashMap::new();
+        let distinct = points
+            .iter()
+            .enumerate()
+            .filter(|(j, p)| *first.entry(p.as_slice()).or_insert(*j) == *j)
+            .map(|(j, _)| j)
+            .collect();
+        let theta = Q::from(1u32) / eps;
+        let theta_f = FI::from_q(&theta);
+        Ok(Madlib {
+            points,
+            fpoints,
+            distinct,
+            theta,
+            theta_f,
+        })
     }
 
     pub fn n(&self) -> usize {
         self.points.len()
     }
 
-    /// One draw of Madlib(w): φ(w) + r·u with u uniform on the sphere, then the nearest
-    /// point (ties to the lower index).
+    /// One draw of Madlib(w): the point nearest to φ(w) + Z, Z the exact ℓ2 K-norm noise at
+    /// θ = 1/ε (module doc); ties to the lowest index.
     pub fn sample<R: Rng>(&self, w: usize, rng: &mut R) -> usize {
-        let x = &self.points[w];
-        let mut z: Vec<f64> = (0..x.len()).map(|_| StandardNormal.sample(rng)).collect();
-        let norm = z.iter().map(|a| a * a).sum::<f64>().sqrt();
-        let r = self.radius.sample(rng);
-        for (zi, xi) in z.iter_mut().zip(x) {
-            *zi = xi + r * *zi / norm;
-        }
-        let mut best = (f64::INFINITY, 0);
-        for (j, p) in self.points.iter().enumerate() {
-            let d2: f64 = p.iter().zip(&z).map(|(a, b)| (a - b) * (a - b)).sum();
-            if d2 < best.0 {
-                best = (d2, j);
-            }
-        }
-        best.1
+        let d = self.points[w].len();
+        l2_decided(&self.theta, self.theta_f, d, &Nearest { m: self, w }, rng)
     }
 }
 
@@ -178,5 +267,60 @@ pub fn normal_quantile(p: f64) -> f64 {
         let q = (-2.0 * (1.0 - p).ln()).sqrt();
         -(((((C[0] * q + C[1]) * q + C[2]) * q + C[3]) * q + C[4]) * q + C[5])
             / ((((D[0] * q + D[1]) * q + D[2]) * q + D[3]) * q + 1.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exact::parse_rational;
+    use crate::user_level::exact_noise::tests::{chi2, chi2_limit};
+
+    /// In one dimension Madlib is the Laplace(1/ε) release snapped to the nearest point, so its
+    /// row is exact: P(x + Z in the Voronoi interval of j). The draws of the exact sampler
+    /// against it (χ², false alarm ≤ e^{−14}), a duplicate point never released (ties to the
+    /// lowest index), and a sampler at 1.2·ε refuted (power).
+    #[test]
+    fn one_dimension_is_the_snapped_laplace() {
+        let xs = [0i64, 1, 3, 3, 7];
+        let pts = xs.iter().map(|&x| vec![Q::from(x)]).collect();
+        let space = Space::from_points(MetricKind::Euclidean, pts, None).unwrap();
+        let laplace_cdf = |t: f64, e: f64| {
+            if t < 0.0 {
+                0.5 * (e * t).exp()
+            } else {
+                1.0 - 0.5 * (-e * t).exp()
+            }
+        };
+        // Voronoi intervals of the distinct points 0, 1, 3, 7 (index 3 duplicates 2).
+        let bounds = [f64::NEG_INFINITY, 0.5, 2.0, 5.0, f64::INFINITY];
+        let cols = [0usize, 1, 2, 4];
+        let eps = 0.8;
+        let n = 20_000u64;
+        let mut g = crate::privatize::rng(Some(3));
+        for (sampled_at, private) in [(0.8, true), (0.96, false)] {
+            let m = Madlib::new(&space, &parse_rational(&sampled_at.to_string()).unwrap()).unwrap();
+            for w in [0usize, 2, 4] {
+                let x = xs[w] as f64;
+                let mut counts = [0u64; 4];
+                for _ in 0..n {
+                    let y = m.sample(w, &mut g);
+                    assert_ne!(y, 3, "the duplicate of point 2 is never released");
+                    counts[cols.iter().position(|&c| c == y).unwrap()] += 1;
+                }
+                let probs: Vec<f64> = (0..4)
+                    .map(|k| laplace_cdf(bounds[k + 1] - x, eps) - laplace_cdf(bounds[k] - x, eps))
+                    .collect();
+                let (stat, df) = chi2(&counts, &probs, n);
+                if private {
+                    assert!(stat < chi2_limit(df, 14.0), "w = {w}: χ² = {stat} on {df}");
+                } else if w == 2 {
+                    assert!(
+                        stat >= chi2_limit(df, 14.0),
+                        "1.2·ε not refuted: χ² = {stat}"
+                    );
+                }
+            }
+        }
     }
 }

@@ -18,9 +18,10 @@
 //!   nearest input within a limit when asked ([`Snapper`]); the guarantee then holds
 //!   between the snapped inputs.
 //!
-//! TEM's Algorithm 3 is sampled exactly without a matrix (exact Gumbel-max over enclosed
-//! logits, [`gumbel`]); Madlib is still a floating-point sampler (the paper's), not the
-//! exactly audited matrix, and says so.
+//! The samplers without a matrix are exact too: TEM's Algorithm 3 (exact Gumbel-max over
+//! enclosed logits, [`gumbel`]) and Madlib (exact ℓ2 K-norm noise, then the nearest point
+//! decided from its enclosures, [`crate::mechanisms::madlib`]). Neither is an audited
+//! matrix: Madlib's has no closed form.
 
 use crate::audit::{self, Report, Verdict};
 use crate::error::InputError;

@@ -350,6 +350,100 @@ pub fn planar_decided<D: Decide, R: Rng + ?Sized>(
     unreachable!("the rounds are unbounded")
 }
 
+/// The ℓ2 K-norm noise in `d` dimensions (density ∝ exp(−‖z‖₂/θ): a Gamma(d, θ) radius and a
+/// uniform direction; Madlib's noise, Feyisetan et al. 2020) pushed through the fixed map
+/// `decide`, sampled exactly: the law of [`knorm_rounded`]'s ℓ2 draw (Z/θ = G·X/‖X‖, G the sum
+/// of d exponentials, X Marsaglia's polar normals from ⌈d/2⌉ points of the unit disk).
+///
+/// As in [`planar_decided`], the first try encloses Z in `f64` interval arithmetic from the
+/// uniforms' first 64 bits; when a disk test or the map is not decided there, the same
+/// uniforms continue as exact dyadic intervals, refined until `decide` decides. Either way
+/// the value is the map of Z for the uniforms' exact values.
+pub fn l2_decided<D: Decide, R: Rng + ?Sized>(
+    theta: &Q,
+    theta_f: FI,
+    d: usize,
+    decide: &D,
+    rng: &mut R,
+) -> D::Out {
+    let one = FI::point(1.0);
+    let exps: Vec<u64> = (0..d).map(|_| rng.next_u64()).collect();
+    let mut cube: Vec<Lazy> = Vec::with_capacity(d + 1);
+    // The disk points in `f64` while every disk test was decided there.
+    let mut fast: Option<Vec<[FI; 2]>> = Some(Vec::with_capacity(d.div_ceil(2)));
+    for _ in 0..d.div_ceil(2) {
+        loop {
+            let w = [rng.next_u64(), rng.next_u64()];
+            let v = [uniform_fi(w[0]), uniform_fi(w[1])].map(|u| u.mul_f64(2.0).sub(one));
+            let s = v[0].sqr().add(v[1].sqr());
+            if s.hi < 1.0 {
+                cube.extend(w.map(Lazy::of_word));
+                if let Some(f) = fast.as_mut() {
+                    f.push(v);
+                }
+                break;
+            }
+            if s.lo >= 1.0 {
+                continue;
+            }
+            cube.extend(in_ball_from(w.map(Lazy::of_word).to_vec(), rng));
+            fast = None;
+            break;
+        }
+    }
+    if let Some(pairs) = fast {
+        let mut x: Vec<FI> = Vec::with_capacity(d + 1);
+        let mut ok = true;
+        for v in &pairs {
+            let s = v[0].sqr().add(v[1].sqr());
+            if s.lo <= 0.0 {
+                ok = false;
+                break;
+            }
+            // −2·ln s / s, then √: Marsaglia's polar normals.
+            let root = s.ln().mul_f64(-2.0).div(s).sqrt();
+            x.push(v[0].mul(root));
+            x.push(v[1].mul(root));
+        }
+        x.truncate(d);
+        let norm = x
+            .iter()
+            .fold(FI::point(0.0), |a, xi| a.add(xi.sqr()))
+            .sqrt();
+        if ok && norm.lo > 0.0 {
+            let g = exps
+                .iter()
+                .map(|&w| one.sub(uniform_fi(w)).ln().neg())
+                .fold(FI::point(0.0), FI::add);
+            let r = theta_f.mul(g);
+            let z: Vec<FI> = x.iter().map(|xi| r.mul(xi.div(norm))).collect();
+            if let Some(out) = decide.fast(&z) {
+                return out;
+            }
+        }
+    }
+    let mut draw = Draw {
+        norm: Norm::L2,
+        exps: exps.into_iter().map(Lazy::of_word).collect(),
+        signs: Vec::new(),
+        cube,
+    };
+    for round in 0u64.. {
+        let prec = 64 * (round + 2);
+        if let Some(z) = draw.enclose(d, prec) {
+            let z: Vec<Interval> = z
+                .iter()
+                .map(|zi| Interval::new(theta * &zi.lo, theta * &zi.hi))
+                .collect();
+            if let Some(out) = decide.exact(&z) {
+                return out;
+            }
+        }
+        draw.refine(rng);
+    }
+    unreachable!("the rounds are unbounded")
+}
+
 /// round_h(q_i + Z_i) for each coordinate: exact grid points, the law of the ideal K-norm
 /// release rounded to hℤ (module docs). `theta` is the noise scale (any value ≥ l·σ), `h`
 /// the grid step ([`grid`]).
@@ -617,5 +711,128 @@ pub(crate) mod tests {
                 assert!((f64_nearest(&y[1]) + 2.0).abs() < 200.0);
             }
         }
+    }
+
+    /// `l2_decided` in d = 5: ‖Z‖/θ against Gamma(5) (20 equiprobable bins) and the orthant
+    /// of the first three coordinates against uniform, false alarm ≤ e^{−14} each; the radius
+    /// of a sampler at 1.1·θ is refuted (power). Half the draws go through a map that the
+    /// `f64` enclosures never decide, so the exact path's law is tested too.
+    #[test]
+    fn l2_noise_in_five_dimensions_has_the_k_norm_law() {
+        use std::cell::Cell;
+        let d = 5usize;
+        // Gamma(5)'s CDF and its 1/20 … 19/20 quantiles (bisection in f64).
+        let cdf = |r: f64| {
+            1.0 - (-r).exp() * (1.0 + r + r * r / 2.0 + r.powi(3) / 6.0 + r.powi(4) / 24.0)
+        };
+        let edges: Vec<f64> = (1..20)
+            .map(|k| {
+                let (mut lo, mut hi) = (0.0f64, 40.0f64);
+                for _ in 0..100 {
+                    let m = (lo + hi) / 2.0;
+                    if cdf(m) < k as f64 / 20.0 {
+                        lo = m
+                    } else {
+                        hi = m
+                    }
+                }
+                lo
+            })
+            .collect();
+        struct Classes<'a> {
+            edges2: Vec<f64>,
+            edges2_q: Vec<Q>,
+            theta2: Q,
+            fast_ok: bool,
+            exact_calls: &'a Cell<u64>,
+        }
+        impl Decide for Classes<'_> {
+            type Out = (usize, usize);
+            fn fast(&self, z: &[FI]) -> Option<(usize, usize)> {
+                if !self.fast_ok {
+                    return None;
+                }
+                let t2 = FI::from_q(&self.theta2);
+                let r2 = z.iter().fold(FI::point(0.0), |a, x| a.add(x.sqr())).div(t2);
+                let lo = self.edges2.iter().filter(|&&e| e <= r2.lo).count();
+                let hi = self.edges2.iter().filter(|&&e| e < r2.hi).count();
+                let signs: Option<Vec<bool>> = z[..3]
+                    .iter()
+                    .map(|x| {
+                        if x.lo > 0.0 {
+                            Some(true)
+                        } else if x.hi < 0.0 {
+                            Some(false)
+                        } else {
+                            None
+                        }
+                    })
+                    .collect();
+                let o = signs?.iter().fold(0, |a, &b| 2 * a + usize::from(b));
+                (lo == hi).then_some((lo, o))
+            }
+            fn exact(&self, z: &[Interval]) -> Option<(usize, usize)> {
+                self.exact_calls.set(self.exact_calls.get() + 1);
+                let r2 = z
+                    .iter()
+                    .fold(Interval::point(Q::from(0u32)), |a, x| a.add(&x.sqr()));
+                let (lo_q, hi_q) = (&r2.lo / &self.theta2, &r2.hi / &self.theta2);
+                let lo = self.edges2_q.iter().filter(|e| **e <= lo_q).count();
+                let hi = self.edges2_q.iter().filter(|e| **e < hi_q).count();
+                let mut o = 0;
+                for x in &z[..3] {
+                    o = 2 * o
+                        + if x.lo > 0u32 {
+                            1
+                        } else if x.hi < 0u32 {
+                            0
+                        } else {
+                            return None;
+                        };
+                }
+                (lo == hi).then_some((lo, o))
+            }
+        }
+        let theta = q("7/10");
+        let n = 8_000u64;
+        let exact_calls = Cell::new(0);
+        let mut g = rng(Some(5));
+        let mut draw = |fast_ok: bool, scale: f64| {
+            let edges2: Vec<f64> = edges.iter().map(|e| (e * scale) * (e * scale)).collect();
+            let c = Classes {
+                edges2_q: edges2
+                    .iter()
+                    .map(|&e| crate::exact::q_from_f64(e))
+                    .collect(),
+                edges2,
+                theta2: &theta * &theta,
+                fast_ok,
+                exact_calls: &exact_calls,
+            };
+            l2_decided(&theta, FI::from_q(&theta), d, &c, &mut g)
+        };
+        for (fast_ok, scale, private) in [(true, 1.0, true), (false, 1.0, true), (true, 1.1, false)]
+        {
+            let mut radius = vec![0u64; 20];
+            let mut orthant = vec![0u64; 8];
+            for _ in 0..n {
+                let (r, o) = draw(fast_ok, scale);
+                radius[r] += 1;
+                orthant[o] += 1;
+            }
+            let (stat, df) = chi2(&radius, &[0.05; 20], n);
+            assert_eq!(
+                stat < chi2_limit(df, 14.0),
+                private,
+                "radius χ² = {stat} on {df} (scale {scale}, fast {fast_ok})"
+            );
+            let (stat, df) = chi2(&orthant, &[0.125; 8], n);
+            assert!(stat < chi2_limit(df, 14.0), "orthant χ² = {stat} on {df}");
+        }
+        assert!(
+            exact_calls.get() >= n,
+            "{} exact decisions",
+            exact_calls.get()
+        );
     }
 }

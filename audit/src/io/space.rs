@@ -20,7 +20,7 @@ pub fn load_space(
 }
 
 /// Load a space and, when the source has them, the labels of its points: `builtin:NAME`
-/// (the data set's labels), `line:N[,STEP]` or `categories:K` (generated, no labels), a
+/// (the data set's labels), `line:N[,STEP]`, `grid:W,H[,STEP]` or `categories:K` (generated, no labels), a
 /// `.csv` file ([`space_from_csv`]), a `.geojson` file or any
 /// JSON file holding a GeoJSON `FeatureCollection` ([`space_from_geojson`]), or a JSON metric
 /// object / `mdp/1` file ([`io::space_and_labels_from_json`]: its `labels`, if any). `-`
@@ -101,7 +101,8 @@ pub fn load_geometry(
 
 /// The spaces a spec describes in itself (no file): `line:N[,STEP]`, N points 0, STEP, …,
 /// (N − 1)·STEP on a line (euclidean; STEP 1 by default: the 1-D geometric mechanism's
-/// domain), and `categories:K`, K categories at distance 1 from each other (the discrete
+/// domain), `grid:W,H[,STEP]`, the W·H cell centres of a grid (euclidean, row-major with x
+/// fastest: the planar Laplace grid's domain), and `categories:K`, K categories at distance 1 from each other (the discrete
 /// metric: k-ary randomized response's). `None` for any other spec.
 fn generated_space(spec: &str, limits: &Limits) -> Option<Result<Space, InputError>> {
     if !is_generated(spec) {
@@ -110,44 +111,74 @@ fn generated_space(spec: &str, limits: &Limits) -> Option<Result<Space, InputErr
     let (kind, args) = spec.split_once(':')?;
     let parts: Vec<&str> = args.split(',').map(str::trim).collect();
     let bad = |m: &str| input_error(spec, m.to_string());
-    let n = match parts.first().and_then(|p| p.parse::<usize>().ok()) {
-        Some(n) if n >= 1 => n,
-        _ => {
-            return Some(Err(bad(
-                "expected a count ≥ 1 first (line:N[,STEP], categories:K)",
-            )))
+    let count = |p: Option<&&str>| match p.and_then(|p| p.parse::<usize>().ok()) {
+        Some(n) if n >= 1 => Ok(n),
+        _ => Err(bad(
+            "expected a count ≥ 1 first (line:N[,STEP], grid:W,H[,STEP], categories:K)",
+        )),
+    };
+    let n = match count(parts.first()) {
+        Ok(n) => n,
+        Err(e) => return Some(Err(e)),
+    };
+    // grid:W,H takes two counts; the rest one.
+    let (n, rest) = if kind == "grid" {
+        match count(parts.get(1)).map(|h| n.checked_mul(h)) {
+            Ok(Some(wh)) => (wh, &parts[2..]),
+            Ok(None) => return Some(Err(bad("W·H overflows"))),
+            Err(e) => return Some(Err(e)),
         }
+    } else {
+        (n, &parts[1..])
     };
     if let Err(e) = check_points(n, spec, limits) {
         return Some(Err(e));
     }
-    Some(match (kind, &parts[1..]) {
-        ("line", [] | [_]) => {
-            let step = match parts.get(1).map(|s| parse_rational(s)) {
-                None => Ok(Q::from(1u32)),
-                Some(Ok(s)) if s > 0u32 => Ok(s),
-                Some(_) => Err(bad("the step must be a number > 0")),
-            };
-            step.and_then(|step| {
-                let pts = (0..n).map(|i| vec![Q::from(i as u64) * &step]).collect();
-                Space::from_points(MetricKind::Euclidean, pts, None)
-                    .map_err(|e| metric_error(spec, e))
-            })
-        }
+    let step = || match rest.first().map(|s| parse_rational(s)) {
+        None => Ok(Q::from(1u32)),
+        Some(Ok(s)) if s > 0u32 => Ok(s),
+        Some(_) => Err(bad("the step must be a number > 0")),
+    };
+    let points = |pts: Vec<Vec<Q>>| {
+        Space::from_points(MetricKind::Euclidean, pts, None).map_err(|e| metric_error(spec, e))
+    };
+    Some(match (kind, rest) {
+        ("line", [] | [_]) => step()
+            .and_then(|step| points((0..n).map(|i| vec![Q::from(i as u64) * &step]).collect())),
+        // Cell centres of a W × H grid, row-major with x fastest (libqif's order): point
+        // y·W + x at (x·STEP, y·STEP).
+        ("grid", [] | [_]) => step().and_then(|step| {
+            let w = parts[0].parse::<usize>().unwrap_or(1);
+            points(
+                (0..n)
+                    .map(|i| {
+                        vec![
+                            Q::from((i % w) as u64) * &step,
+                            Q::from((i / w) as u64) * &step,
+                        ]
+                    })
+                    .collect(),
+            )
+        }),
         ("categories", []) => {
             let rows = (0..n)
                 .map(|i| (0..n).map(|j| Q::from(u32::from(i != j))).collect())
                 .collect();
             Space::from_table(rows).map_err(|e| metric_error(spec, e))
         }
-        _ => Err(bad("expected line:N[,STEP] or categories:K")),
+        _ => Err(bad(
+            "expected line:N[,STEP], grid:W,H[,STEP] or categories:K",
+        )),
     })
 }
 
-/// Whether `spec` names a generated space (`line:…`, `categories:…`): a prefix test, so a
+/// Whether `spec` names a generated space (`line:…`, `grid:…`, `categories:…`): a prefix test, so a
 /// caller can route it without building the space.
 fn is_generated(spec: &str) -> bool {
-    matches!(spec.split_once(':'), Some(("line" | "categories", _)))
+    matches!(
+        spec.split_once(':'),
+        Some(("line" | "grid" | "categories", _))
+    )
 }
 
 fn is_feature_collection(v: &Value) -> bool {

@@ -213,9 +213,9 @@ def privatize(header: Any, frame: Any, column: Any = None, *, epsilon: Any = Non
     if space is None and require_metric_digest is None and not trust_file_metric:
         raise InputError("space", "the file's own metric is a claim: give the pipeline's metric (space=), "
                          "its digest (require_metric_digest=), or trust_file_metric=True")
-    # A path becomes absolute (each worker reads it); builtin:, line: and categories: are not paths.
+    # A path becomes absolute (each worker reads it); builtin:, line:, grid: and categories: are not paths.
     spec = None if space is None else os.fspath(space)
-    generated = spec is not None and spec.startswith(("builtin:", "line:", "categories:"))
+    generated = spec is not None and spec.startswith(("builtin:", "line:", "grid:", "categories:"))
     pinned = spec if spec is None or generated else os.path.abspath(spec)
     args = (path, column, out, eps, eta, allow_scoped, by_index, seed, pinned, require_metric_digest,
             trust_file_metric, keep_input)

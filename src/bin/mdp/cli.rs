@@ -485,6 +485,19 @@ pub(crate) enum Mechanism {
         #[arg(long)]
         quiet: bool,
     },
+    /// The planar Laplace on a grid (libqif's planar_laplace_grid): inputs the cell centres
+    /// of `--space grid:W,H,STEP`, output the cell the release falls in (outside the grid:
+    /// the nearest cell), each entry a rigorous enclosure of its integral; ε per unit.
+    PlanarLaplace {
+        #[command(flatten)]
+        base: SpaceEps,
+        /// Output file (`-` for standard output).
+        #[arg(short, long, default_value = "-")]
+        output: String,
+        /// No progress on standard error.
+        #[arg(long)]
+        quiet: bool,
+    },
     /// k-ary randomized response at ε·d_min on any space (`--space categories:K`: plain
     /// k-RR, ε-LDP).
     RandomizedResponse {

@@ -642,6 +642,11 @@ fn run(cli: Cli) -> Result<i32, String> {
                 output,
                 quiet,
             } => build(&base, Family::RandomizedResponse, &output, quiet),
+            Mechanism::PlanarLaplace {
+                base,
+                output,
+                quiet,
+            } => build(&base, Family::PlanarLaplaceGrid, &output, quiet),
         },
         Cmd::Bound {
             kind: BoundKind::Packing { space, epsilon },

@@ -7,7 +7,9 @@
 //! post-processing of the ideal mechanism, so the same ε. Z is drawn by
 //! [`exact_noise::planar_decided`] (uniforms as dyadic intervals, an `f64` interval fast path,
 //! exact refinement otherwise): no float sampler, no re-sampling (a truncation by
-//! re-sampling leaks through its normalization; clamping does not).
+//! re-sampling leaks through its normalization; clamping does not). With `--region SPACE`
+//! the clamped release is then snapped to the nearest point of the space (in the plane
+//! below), decided exactly: post-processing again.
 //!
 //! **Latitude and longitude, in great-circle km.** Records in degrees are mapped to the plane
 //! (Y, X) = (lat, c·lon) in degrees, the noise added there at ε_plane = ε·k per degree with
@@ -67,11 +69,14 @@ pub struct Projection {
     pub stretch: f64,
 }
 
-/// A bounding box in the records' coordinates: (lat, lon) or (x, y), ends included.
+/// A bounding box in the records' coordinates: (lat, lon) or (x, y), ends included; for
+/// `--region SPACE`, the box of the space's points, and the points releases snap to.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Region {
     pub lo: [Q; 2],
     pub hi: [Q; 2],
+    /// The points of `--region SPACE` (empty for a box).
+    pub points: Vec<[Q; 2]>,
 }
 
 impl Region {
@@ -94,6 +99,67 @@ impl Region {
         Ok(Region {
             lo: [a, b],
             hi: [c, d],
+            points: Vec::new(),
+        })
+    }
+
+    /// `--region` as given: a box `MIN0,MIN1,MAX0,MAX1` (text of numbers only), else a space
+    /// (any form `--space` takes) that `load` reads, as in [`Region::of_space`].
+    pub fn from_arg(
+        text: &str,
+        geographic: bool,
+        load: impl FnOnce(&str) -> Result<crate::metric::Space, String>,
+    ) -> Result<Region, SettingError> {
+        if text
+            .chars()
+            .all(|c| c.is_ascii_digit() || ".,-+eE/ ".contains(c))
+        {
+            return Region::parse(text);
+        }
+        let space = load(text).map_err(|e| bad("--region", e))?;
+        Region::of_space(&space, geographic)
+    }
+
+    /// `--region SPACE`: the space's points (2-D coordinates: (lat, lon) in degrees for a
+    /// haversine space, (x, y) for a euclidean one, matching `geographic`), their bounding
+    /// box as the region, and releases snapped to the nearest of them.
+    pub fn of_space(
+        space: &crate::metric::Space,
+        geographic: bool,
+    ) -> Result<Region, SettingError> {
+        use crate::metric::MetricKind;
+        let want = if geographic {
+            MetricKind::Haversine
+        } else {
+            MetricKind::Euclidean
+        };
+        if space.kind() != want || space.points().iter().any(|p| p.len() != 2) {
+            return Err(bad(
+                "--region",
+                format!(
+                    "a space as the region must have 2-D points in the records' metric ({}), not {}",
+                    if geographic { "haversine: lat,lon" } else { "euclidean: x,y" },
+                    space.kind().name()
+                ),
+            ));
+        }
+        let points: Vec<[Q; 2]> = space
+            .points()
+            .iter()
+            .map(|p| [p[0].clone(), p[1].clone()])
+            .collect();
+        let bound = |i: usize, lo: bool| {
+            points
+                .iter()
+                .map(|p| &p[i])
+                .reduce(|a, b| if (b < a) == lo { b } else { a })
+                .cloned()
+                .ok_or_else(|| bad("--region", "the space has no points"))
+        };
+        Ok(Region {
+            lo: [bound(0, true)?, bound(1, true)?],
+            hi: [bound(0, false)?, bound(1, false)?],
+            points,
         })
     }
 
@@ -302,8 +368,46 @@ impl PlanarLaplace {
                     y[i] = r.hi[i].clone();
                 }
             }
+            if !r.points.is_empty() {
+                y = r.points[self.nearest(&r.points, &y)].clone();
+            }
         }
         Ok(y)
+    }
+
+    /// The index of the point nearest to `y` in the plane (lat, c·lon) or (x, y), decided
+    /// exactly (an `f64` interval filter, then exact rationals), ties to the lowest index.
+    fn nearest(&self, points: &[[Q; 2]], y: &[Q; 2]) -> usize {
+        let c = match &self.coordinates {
+            Coordinates::Geographic(p) => p.c.clone(),
+            Coordinates::Euclidean => Q::from(1u32),
+        };
+        let (cf, yf) = (FI::from_q(&c), [FI::from_q(&y[0]), FI::from_q(&y[1])]);
+        let fast: Vec<(usize, FI)> = points
+            .iter()
+            .enumerate()
+            .map(|(j, p)| {
+                let d0 = yf[0] - FI::from_q(&p[0]);
+                let d1 = (yf[1] - FI::from_q(&p[1])) * cf;
+                (j, d0.sqr() + d1.sqr())
+            })
+            .collect();
+        if let Some(j) = exact_noise::decided_argmin(&fast, |e| e.lo, |e| e.hi) {
+            return j;
+        }
+        let c2 = &c * &c;
+        let exact: Vec<Q> = points
+            .iter()
+            .map(|p| {
+                let (d0, d1) = (&y[0] - &p[0], &y[1] - &p[1]);
+                &d0 * &d0 + &c2 * &d1 * &d1
+            })
+            .collect();
+        let best = exact.iter().min().expect("a space has points");
+        exact
+            .iter()
+            .position(|d| d == best)
+            .expect("the minimum is attained")
     }
 
     /// What the release promises and costs, for the summary: ε and its unit, the noise
@@ -337,6 +441,9 @@ impl PlanarLaplace {
                 .into_iter()
                 .map(format_rational)
                 .collect::<Vec<_>>());
+            if !r.points.is_empty() {
+                v["region_points"] = json!(r.points.len());
+            }
         }
         if let Coordinates::Geographic(p) = &self.coordinates {
             v["projection"] = json!({
@@ -649,6 +756,66 @@ mod tests {
 
     /// The fast path declines an enclosure that straddles a grid line (the exact path then
     /// decides it), and a cell beyond 2⁵³.
+    /// A space as the region: its box, and each release the nearest of its points to the
+    /// box-clamped release from the same draws (ties, here a duplicate, to the lowest index).
+    #[test]
+    fn a_space_region_snaps_each_release_to_its_nearest_point() {
+        use crate::metric::{MetricKind, Space};
+        let pts: Vec<[Q; 2]> = [
+            ("0", "0"),
+            ("1", "0"),
+            ("0", "1"),
+            ("1", "1"),
+            ("1/2", "1/2"),
+        ]
+        .iter()
+        .chain(&[("1/2", "1/2")])
+        .map(|(a, b)| [q(a), q(b)])
+        .collect();
+        let space = Space::from_points(
+            MetricKind::Euclidean,
+            pts.iter().map(|p| p.to_vec()).collect(),
+            None,
+        )
+        .unwrap();
+        let region = Region::of_space(&space, false).unwrap();
+        assert_eq!(
+            (region.lo.clone(), region.hi.clone()),
+            ([q("0"), q("0")], [q("1"), q("1")])
+        );
+        assert!(
+            Region::of_space(&space, true).is_err(),
+            "euclidean points for lat/lon records"
+        );
+        let snap = PlanarLaplace::new(q("2"), false, Some(region), Some(q("1/1000"))).unwrap();
+        let clamp = PlanarLaplace::new(
+            q("2"),
+            false,
+            Some(Region::parse("0,0,1,1").unwrap()),
+            Some(q("1/1000")),
+        )
+        .unwrap();
+        let x = [q("1/3"), q("1/5")];
+        let mut seen = [0u32; 6];
+        for seed in 0..400 {
+            let y = snap.release(&x, &mut rng(Some(seed))).unwrap();
+            let z = clamp.release(&x, &mut rng(Some(seed))).unwrap();
+            let d = |p: &[Q; 2]| {
+                let (a, b) = (&p[0] - &z[0], &p[1] - &z[1]);
+                &a * &a + &b * &b
+            };
+            let best = pts.iter().map(d).min().unwrap();
+            let j = pts.iter().position(|p| d(p) == best).unwrap();
+            assert_eq!(y, pts[j], "seed {seed}");
+            seen[j] += 1;
+        }
+        assert!(
+            seen[..5].iter().all(|&c| c > 0),
+            "every point is reached: {seen:?}"
+        );
+        assert_eq!(seen[5], 0, "the duplicate is never the lowest index");
+    }
+
     #[test]
     fn fast_path_declines_what_it_cannot_decide() {
         let pl = PlanarLaplace::new(q("1"), false, None, Some(q("1"))).unwrap();

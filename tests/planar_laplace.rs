@@ -233,3 +233,67 @@ fn plane_records_in_lines_and_json_lines() {
         "{out}"
     );
 }
+
+/// `--region SPACE`: the space's points bound the records and every release is one of them
+/// (the nearest to the clamped release); a space in another metric is refused.
+#[test]
+fn a_space_as_the_region_releases_its_points() {
+    let space =
+        mdp::import::load_space("builtin:rome100", None, &mdp::io::Limits::default()).unwrap();
+    let p0 = &space.points()[0];
+    let (lat, lon) = (
+        mdp::exact::format_rational(&p0[0]),
+        mdp::exact::format_rational(&p0[1]),
+    );
+    let records = format!("id,lat,lon\nr0,{lat},{lon}\nr1,{lat},{lon}\nr2,{lat},{lon}\n");
+    let args = [
+        "--epsilon",
+        "2",
+        "--format",
+        "csv",
+        "--column",
+        "lat,lon",
+        "--region",
+        "builtin:rome100",
+    ];
+    let (code, out, err) = run(&args, &records);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("\"region_points\":100"), "{err}");
+    let points: Vec<(String, String)> = space
+        .points()
+        .iter()
+        .map(|p| {
+            (
+                mdp::exact::format_rational(&p[0]),
+                mdp::exact::format_rational(&p[1]),
+            )
+        })
+        .collect();
+    for line in out.lines().skip(1) {
+        let f: Vec<&str> = line.split(',').collect();
+        assert!(
+            points.contains(&(f[1].to_string(), f[2].to_string())),
+            "{line} is not a point of rome100"
+        );
+    }
+    let (code, _, err) = run(
+        &[
+            "--epsilon",
+            "1",
+            "--format",
+            "csv",
+            "--column",
+            "x,y",
+            "--metric",
+            "euclidean",
+            "--region",
+            "builtin:rome100",
+        ],
+        "id,x,y\na,1,2\n",
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--region") && err.contains("euclidean"),
+        "{err}"
+    );
+}

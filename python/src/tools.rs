@@ -346,7 +346,15 @@ pub fn planar_laplace(
         mdp::exact::parse_rational(s.trim()).map_err(|e| Error::input(name, e.to_string()))
     };
     let eps = q("epsilon", epsilon)?;
-    let region = region.map(Region::parse).transpose().map_err(setting)?;
+    let region = region
+        .map(|text| {
+            Region::from_arg(text, geographic, |spec| {
+                mdp::import::load_space(spec, None, &mdp::io::Limits::default())
+                    .map_err(|e| e.to_string())
+            })
+        })
+        .transpose()
+        .map_err(setting)?;
     let granularity = granularity.map(|g| q("granularity", g)).transpose()?;
     let pl = PlanarLaplace::new(eps, geographic, region, granularity).map_err(setting)?;
     let x: Vec<[Q; 2]> = points

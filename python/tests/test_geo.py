@@ -90,3 +90,13 @@ def test_planar_laplace_grid_is_certified_and_lumps_the_outside():
     assert row[0] > 0.05
     with pytest.raises(md.InputError, match="grid"):
         md.planar_laplace_grid(md.load_space("line:4"), 1, progress=False)
+
+
+def test_a_space_as_the_region_snaps_releases_to_its_points():
+    rome = md.load_space("builtin:rome100")
+    pts = {(float(a), float(b)) for a, b in rome.points()}
+    pl = md.planar_laplace(2, region="builtin:rome100")
+    assert pl.summary()["region_points"] == 100
+    released = pl.release([[41.9, 12.5]] * 50, seed=3)
+    assert all((a, b) in pts for a, b in released.tolist())
+    assert len({tuple(r) for r in released.tolist()}) > 1

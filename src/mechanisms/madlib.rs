@@ -15,7 +15,7 @@
 use crate::exact::float::FI;
 use crate::exact::{Interval, Q};
 use crate::metric::{MetricKind, Space};
-use crate::user_level::exact_noise::{l2_decided, Decide};
+use crate::user_level::exact_noise::{decided_argmin, l2_decided, Decide};
 use rand::Rng;
 
 /// The sampler: the vocabulary's embeddings (exact and enclosed) and θ = 1/ε.
@@ -49,25 +49,6 @@ struct Nearest<'a> {
     w: usize,
 }
 
-/// The index whose enclosure's upper end is below every other's lower end (`None`: not
-/// decided).
-fn decided_min<T, K: PartialOrd>(
-    items: &[(usize, T)],
-    lo: impl Fn(&T) -> K,
-    hi: impl Fn(&T) -> K,
-) -> Option<usize> {
-    let best = items.iter().min_by(|a, b| {
-        hi(&a.1)
-            .partial_cmp(&hi(&b.1))
-            .unwrap_or(std::cmp::Ordering::Equal)
-    })?;
-    let top = hi(&best.1);
-    items
-        .iter()
-        .all(|(j, t)| *j == best.0 || lo(t) > top)
-        .then_some(best.0)
-}
-
 impl Decide for Nearest<'_> {
     type Out = usize;
 
@@ -91,7 +72,7 @@ impl Decide for Nearest<'_> {
                 )
             })
             .collect();
-        decided_min(&d, |e| e.lo, |e| e.hi)
+        decided_argmin(&d, |e| e.lo, |e| e.hi)
     }
 
     fn exact(&self, z: &[Interval]) -> Option<usize> {
@@ -115,7 +96,7 @@ impl Decide for Nearest<'_> {
                 (j, s)
             })
             .collect();
-        decided_min(&d, |e| e.lo.clone(), |e| e.hi.clone())
+        decided_argmin(&d, |e| e.lo.clone(), |e| e.hi.clone())
     }
 }
 

@@ -275,6 +275,25 @@ pub trait Decide {
     fn exact(&self, z: &[Interval]) -> Option<Self::Out>;
 }
 
+/// The index whose enclosure's upper end is below every other's lower end: the argmin of
+/// quantities known by enclosures, when the enclosures decide it (`None` otherwise).
+pub fn decided_argmin<T, K: PartialOrd>(
+    items: &[(usize, T)],
+    lo: impl Fn(&T) -> K,
+    hi: impl Fn(&T) -> K,
+) -> Option<usize> {
+    let best = items.iter().min_by(|a, b| {
+        hi(&a.1)
+            .partial_cmp(&hi(&b.1))
+            .unwrap_or(std::cmp::Ordering::Equal)
+    })?;
+    let top = hi(&best.1);
+    items
+        .iter()
+        .all(|(j, t)| *j == best.0 || lo(t) > top)
+        .then_some(best.0)
+}
+
 /// The uniform of a 64-bit word as an `f64` enclosure of [w·2⁻⁶⁴, (w + 1)·2⁻⁶⁴].
 fn uniform_fi(w: u64) -> FI {
     const SCALE: f64 = 1.0 / 18_446_744_073_709_551_616.0; // 2⁻⁶⁴, exact

@@ -652,12 +652,14 @@ class PlanarLaplace:
 
 def planar_laplace(epsilon: Optional[Number] = None, *, level: Optional[Number] = None,
                    radius: Optional[Number] = None, metric: str = "haversine",
-                   region: Optional[Sequence[Number]] = None,
+                   region: Union[Sequence[Number], str, "os.PathLike[str]", None] = None,
                    granularity: Optional[Number] = None) -> PlanarLaplace:
     """The planar Laplace at ``epsilon`` (per km for ``metric="haversine"``, lat/lon in
     degrees; per unit for ``"euclidean"``), or in Location Guard's terms privacy ``level``
     within ``radius`` (ε = level/radius). ``region``: (min0, min1, max0, max1), required for
-    haversine; releases are clamped to it. ``granularity``: the output grid (default
+    haversine; releases are clamped to it. Or a space (``"builtin:rome100"``, a CSV or GeoJSON
+    path: the command line's ``--region SPACE``): its points' box, and each release snapped to
+    the nearest point (post-processing). ``granularity``: the output grid (default
     10^(⌊log10 θ⌋ − 6) of the noise scale θ, see ``summary()``)."""
     if metric not in ("haversine", "euclidean"):
         raise InputError("metric", "haversine (lat, lon in degrees) or euclidean")
@@ -673,7 +675,11 @@ def planar_laplace(epsilon: Optional[Number] = None, *, level: Optional[Number] 
             raise InputError("level" if lv <= 0 else "radius", "must be > 0")
         eps = _q(lv / rd, "epsilon")
     box = None
-    if region is not None:
+    if isinstance(region, (str, os.PathLike)):
+        # A space (the command line's --region SPACE): its points' box, releases snapped to
+        # the nearest point.
+        box = os.fspath(region)
+    elif region is not None:
         vals = list(region)
         if len(vals) != 4:
             raise InputError("region", "expected (min0, min1, max0, max1)")

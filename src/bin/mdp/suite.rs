@@ -62,8 +62,10 @@ pub struct PrivatizeArgs {
     metric: Option<PlaneMetric>,
     /// planar-laplace: the box records lie in and releases are clamped to,
     /// MIN0,MIN1,MAX0,MAX1 (lat_min,lon_min,lat_max,lon_max in degrees; required for
-    /// lat,lon: the projection's bound is the region's, never the data's).
-    #[arg(long, value_name = "BOX")]
+    /// lat,lon: the projection's bound is the region's, never the data's); or a space
+    /// (builtin, CSV, GeoJSON, JSON): its points' box, releases then snapped to the
+    /// nearest point.
+    #[arg(long, value_name = "BOX|SPACE")]
     region: Option<String>,
     /// planar-laplace: the output grid, in the records' unit (degrees or the unit);
     /// default 10^(⌊log10 θ⌋ − 6) for the noise scale θ (printed in the summary).
@@ -524,7 +526,12 @@ fn planar(a: &PrivatizeArgs) -> Result<i32, String> {
     let region = a
         .region
         .as_deref()
-        .map(Region::parse)
+        .map(|text| {
+            Region::from_arg(text, geographic, |spec| {
+                mdp::import::load_space(spec, crate::label_column(), &Limits::default())
+                    .map_err(|e| e.to_string())
+            })
+        })
         .transpose()
         .map_err(|e| e.to_string())?;
     let granularity = a

@@ -13,6 +13,7 @@
 //! | [`Family::Tem`] | Carvalho et al. Algorithm 2 | k-center `packing` bound |
 //! | [`Family::Geometric`] | Ghosh et al. 2012 (truncated geometric; `spec/geo.md` §2) | none (privacy is proven) |
 //! | [`Family::RandomizedResponse`] | Warner 1965, k-RR (`spec/geo.md` §2) | none (privacy is proven) |
+//! | [`Family::PlanarGeometricGrid`] | Chatzikokolakis et al. 2015 on a grid (libqif `planar_geometric_grid`; `spec/geo.md` §2.4) | none (privacy is proven) |
 //! | [`Family::PlanarLaplaceGrid`] | Andrés et al. 2013 on a grid (libqif `planar_laplace_grid`; `spec/geo.md` §2.3) | none (privacy is proven) |
 //!
 //! ```
@@ -323,6 +324,9 @@ pub enum Family {
     /// The planar Laplace on the cell centres of a grid (`grid:W,H,STEP`), each entry an
     /// enclosed integral: [`crate::mechanisms::planar_laplace_grid`].
     PlanarLaplaceGrid,
+    /// The planar geometric on the cell centres of a grid, each entry an enclosed lattice
+    /// sum: [`crate::mechanisms::planar_geometric_grid`].
+    PlanarGeometricGrid,
 }
 
 impl Family {
@@ -352,6 +356,7 @@ impl Family {
             Family::Geometric => "Geometric".into(),
             Family::RandomizedResponse => "k-RR".into(),
             Family::PlanarLaplaceGrid => "planar Laplace grid".into(),
+            Family::PlanarGeometricGrid => "planar geometric grid".into(),
         }
     }
 
@@ -369,6 +374,7 @@ impl Family {
             Family::Geometric => "geometric",
             Family::RandomizedResponse => "randomized_response",
             Family::PlanarLaplaceGrid => "planar_laplace_grid",
+            Family::PlanarGeometricGrid => "planar_geometric_grid",
         }
     }
 }
@@ -998,6 +1004,29 @@ pub fn build(
                 .map_err(|e| invalid("space", e.to_string()))?;
             Assembled {
                 meta: json!({"planar_laplace_grid": {
+                    "width": b.grid.width, "height": b.grid.height,
+                    "step": io::number_value(&b.grid.step),
+                    "epsilon_noise": io::number_value(&b.eps_noise),
+                    "max_relative_width": b.max_relative_width}}),
+                matrix: b.matrix,
+                certificate: None,
+                lower_bound: None,
+                fields: json!({}),
+                lp_size: None,
+            }
+        }
+        Family::PlanarGeometricGrid => {
+            check_dense_memory(
+                "the planar geometric grid",
+                n,
+                || None,
+                req.max_memory,
+                progress,
+            )?;
+            let b = crate::mechanisms::planar_geometric_grid::planar_geometric_grid(space, eps)
+                .map_err(|e| invalid("space", e.to_string()))?;
+            Assembled {
+                meta: json!({"planar_geometric_grid": {
                     "width": b.grid.width, "height": b.grid.height,
                     "step": io::number_value(&b.grid.step),
                     "epsilon_noise": io::number_value(&b.eps_noise),

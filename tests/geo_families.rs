@@ -234,3 +234,43 @@ fn planar_laplace_grid_on_the_command_line_is_pinned_to_its_grid() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("count"), "{err}");
 }
+
+/// PL-GEOM: the planar geometric grid channel is certified at ε, rows sum to exactly 1, it has
+/// the grid's mirror symmetries, and its ratios between neighbouring inputs reach e^{ε·s} only
+/// in the limit (tight ε below ε); a too fine ε·step is refused naming the bound.
+#[test]
+fn planar_geometric_grid_is_certified_and_symmetric() {
+    let (w, h) = (4usize, 3usize);
+    let out = build("grid:4,3,1/2", "2", Family::PlanarGeometricGrid);
+    let report = out.certified.report();
+    assert_eq!(report.verdict, mdp::Verdict::Pass);
+    assert!(report.epsilon_tight[1].unwrap() <= 2.0);
+    let m = &out.certified.file().matrix;
+    let n = w * h;
+    let mirror_x = |i: usize| (w - 1 - i % w) + w * (i / w);
+    for x in 0..n {
+        let row: Q = (0..n).map(|c| m.get(x, c).clone()).sum();
+        assert_eq!(row, Q::from(1u32), "row {x}");
+        for c in 0..n {
+            let (u, v) = (
+                f64_nearest(m.get(x, c)),
+                f64_nearest(m.get(mirror_x(x), mirror_x(c))),
+            );
+            assert!((u - v).abs() <= 1e-15 * u.max(v), "[{x}][{c}] {u} vs {v}");
+        }
+    }
+    // Interior entries are c·e^{−ε_noise·d}: from cell (1, 1), itself and its interior
+    // neighbour (2, 1) at distance 1/2 differ by e^{ε_noise/2}, ε_noise within 10⁻³ of ε.
+    let ratio = f64_nearest(m.get(5, 5)) / f64_nearest(m.get(5, 6));
+    assert!((ratio - 1f64.exp()).abs() < 3e-3, "{ratio}");
+    let (code, _, err) = mdp(&[
+        "build",
+        "planar-geometric",
+        "--space",
+        "grid:3,3,0.01",
+        "--epsilon",
+        "1",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("0.05"), "{err}");
+}

@@ -203,6 +203,7 @@ pub fn build(
         "geometric" => Family::Geometric,
         "randomized_response" => Family::RandomizedResponse,
         "planar_laplace_grid" => Family::PlanarLaplaceGrid,
+        "planar_geometric_grid" => Family::PlanarGeometricGrid,
         "optimal" => Family::Optimal {
             solver: solver_choice,
             outputs: outputs.clone(),

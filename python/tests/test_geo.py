@@ -100,3 +100,12 @@ def test_a_space_as_the_region_snaps_releases_to_its_points():
     released = pl.release([[41.9, 12.5]] * 50, seed=3)
     assert all((a, b) in pts for a, b in released.tolist())
     assert len({tuple(r) for r in released.tolist()}) > 1
+
+
+def test_planar_geometric_grid_is_certified():
+    m = md.planar_geometric_grid(md.load_space("grid:5,5,1"), 1, progress=False)
+    assert m.report.passed
+    assert np.abs(m.matrix.sum(axis=1) - 1).max() < 1e-15
+    # Interior cells: P(centre → centre) / P(centre → its neighbour) = e^{ε·1} up to the
+    # margin η ≤ 10⁻³ (a border cell would also hold the lattice points beyond it).
+    assert abs(m.matrix[12, 12] / m.matrix[12, 13] - math.e) < 3e-3

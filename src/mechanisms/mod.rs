@@ -5,6 +5,7 @@ pub mod exponential;
 pub mod geometric;
 pub mod madlib;
 pub mod optimal;
+pub mod planar_geometric_grid;
 pub mod planar_laplace_grid;
 pub mod randomized_response;
 pub mod spanner;

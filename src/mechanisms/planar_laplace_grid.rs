@@ -43,8 +43,10 @@ pub enum GridError {
     NotAGrid(String),
     #[error("ε·step·(W + H) = {0:.3e} is over 600: the far entries e^{{−ε·d}} leave the range of doubles; use a smaller ε or grid")]
     TooFar(f64),
-    #[error("an entry could not be enclosed to 10⁻¹¹ relative (relative width {0:.2e})")]
+    #[error("an entry could not be enclosed closely enough (relative error {0:.2e})")]
     Imprecise(f64),
+    #[error("ε·step = {0:.3e} is below 0.05: the planar geometric's lattice sums would need too many terms; use a larger ε or step")]
+    TooFine(f64),
 }
 
 /// A grid's shape: W × H cells of side `step`.

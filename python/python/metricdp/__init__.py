@@ -350,6 +350,14 @@ def planar_laplace_grid(space: Any, epsilon: Number, *, progress: Progress = Non
     return _build("planar_laplace_grid", space, epsilon, progress)
 
 
+def planar_geometric_grid(space: Any, epsilon: Number, *, progress: Progress = None) -> Mechanism:
+    """The planar geometric on a grid (libqif's ``planar_geometric_grid``): inputs the cell
+    centres of ``load_space("grid:W,H,STEP")``, output a lattice point with probability
+    ∝ e^{−ε·d} (outside the grid: the nearest cell), ε per unit (ε·STEP ≥ 0.05); each entry an
+    enclosed lattice sum, the file audited exactly (spec/geo.md §2.4)."""
+    return _build("planar_geometric_grid", space, epsilon, progress)
+
+
 def optimal(space: Any, epsilon: Number, *, outputs: Optional[Sequence[int]] = None,
             solver: str = "auto", max_memory: Optional[int] = None,
             progress: Progress = None) -> Mechanism:
@@ -908,7 +916,8 @@ from .user import Emd, Release, emd, release_freq, release_item_wise, release_li
 
 __all__ = [
     "Space", "space", "distances", "load_space", "from_dataframe",
-    "Mechanism", "exponential", "geometric", "randomized_response", "planar_laplace_grid", "optimal", "pmo",
+    "Mechanism", "exponential", "geometric", "randomized_response", "planar_laplace_grid", "planar_geometric_grid",
+    "optimal", "pmo",
     "benders", "spanner", "constopt", "tem", "load",
     "audit", "is_private", "smallest_epsilon", "import_matrix", "repair", "privatize", "save_container",
     "snap", "prior_from", "measure", "remap", "PlanarLaplace", "planar_laplace",

@@ -498,6 +498,20 @@ pub(crate) enum Mechanism {
         #[arg(long)]
         quiet: bool,
     },
+    /// The planar geometric on a grid (libqif's planar_geometric_grid): inputs the cell
+    /// centres of `--space grid:W,H,STEP`, output a point of the infinite lattice with
+    /// probability ∝ e^{−ε·d} (outside the grid: the nearest cell), each entry an enclosed
+    /// lattice sum; ε per unit, ε·STEP ≥ 0.05.
+    PlanarGeometric {
+        #[command(flatten)]
+        base: SpaceEps,
+        /// Output file (`-` for standard output).
+        #[arg(short, long, default_value = "-")]
+        output: String,
+        /// No progress on standard error.
+        #[arg(long)]
+        quiet: bool,
+    },
     /// k-ary randomized response at ε·d_min on any space (`--space categories:K`: plain
     /// k-RR, ε-LDP).
     RandomizedResponse {

@@ -647,6 +647,11 @@ fn run(cli: Cli) -> Result<i32, String> {
                 output,
                 quiet,
             } => build(&base, Family::PlanarLaplaceGrid, &output, quiet),
+            Mechanism::PlanarGeometric {
+                base,
+                output,
+                quiet,
+            } => build(&base, Family::PlanarGeometricGrid, &output, quiet),
         },
         Cmd::Bound {
             kind: BoundKind::Packing { space, epsilon },

@@ -321,3 +321,73 @@ impl PackingCandidates {
         best
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metric::MetricKind;
+
+    /// Points 0, 10, 20, 3 on a line; centers 0, 10, 20 with r = 4 over every output.
+    fn packing() -> (Space, Packing) {
+        let pts = [0i64, 10, 20, 3]
+            .iter()
+            .map(|&x| vec![Q::from(x)])
+            .collect();
+        let space = Space::from_points(MetricKind::Euclidean, pts, None).unwrap();
+        let p = verify_packing(&space, &[0, 1, 2], &Q::from(4u32), &[0, 1, 2, 3], 256).unwrap();
+        (space, p)
+    }
+
+    /// (8) = r(1 − 1/(1 + (c − 1)e^{−Qε})) and (7) = max_w r(1 − 1/N(w)) against their closed
+    /// forms: each a rigorous lower end within 10⁻¹² of the value. A bound above its value
+    /// (c + 1 for c − 1, say) would claim more than the theorem proves; a smaller one (the
+    /// wrong w kept, or 0) is valid but weaker than the paper's.
+    #[test]
+    fn the_bounds_are_their_formulas_from_below() {
+        let (_, p) = packing();
+        assert!(p.q.lo <= 20.0 && 20.0 <= p.q.hi, "{:?}", p.q);
+        let eps = 0.1;
+        let m = 2.0 * (-2.0f64).exp();
+        let eq8 = 4.0 * m / (1.0 + m);
+        let b8 = bound_eq8(&p, p.q.hi, eps);
+        assert!(b8.lo <= eq8 && eq8 - b8.lo < 1e-12, "{b8:?} vs {eq8}");
+        assert_eq!(bound_eq8(&p, f64::INFINITY, eps).lo, 0.0);
+        let xs = [0.0f64, 10.0, 20.0, 3.0];
+        let eq7 = (0..4)
+            .map(|w| {
+                let n: f64 = [0usize, 1, 2]
+                    .iter()
+                    .map(|&s| (-eps * (xs[w] - xs[s]).abs()).exp())
+                    .sum();
+                4.0 * (1.0 - 1.0 / n)
+            })
+            .fold(0.0, f64::max);
+        let b7 = bound_eq7(&p, 4, eps, &|w, s| (xs[w] - xs[s]).abs());
+        assert!(b7.lo <= eq7 && eq7 - b7.lo < 1e-12, "{b7:?} vs {eq7}");
+        // No finite distance: nothing is bounded.
+        assert_eq!(bound_eq7(&p, 4, eps, &|_, _| f64::INFINITY).lo, 0.0);
+        assert_eq!(ratio_bound(&Q::from(4u32), 0.0).lo, 0.0);
+        assert_eq!(ratio_bound(&Q::from(4u32), -1.0).lo, 0.0);
+    }
+
+    #[test]
+    fn claimed_packings_that_are_not_are_refused_with_a_reason() {
+        let (space, _) = packing();
+        let e = verify_packing(&space, &[0, 0], &Q::from(1u32), &[0], 256).unwrap_err();
+        assert_eq!(e, PackingError::DuplicateCenter(0));
+        assert!(e.to_string().contains("twice"));
+        // r = 8: output 3 (at 3) is within 8 of both 0 and 10.
+        let e = verify_packing(&space, &[0, 1], &Q::from(8u32), &[3], 256).unwrap_err();
+        assert_eq!(
+            e,
+            PackingError::Overlap {
+                s: 0,
+                t: 1,
+                output: 3
+            }
+        );
+        assert!(e.to_string().contains("overlap"), "{e}");
+        let e = PackingError::Undecided { s: 1, output: 2 };
+        assert!(e.to_string().contains("cannot decide d(1, 2)"), "{e}");
+    }
+}

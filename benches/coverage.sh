@@ -40,6 +40,7 @@ for l in sys.stdin:
         continue
     m = re.match(r"\s*(\d+)\|\s*0\|(.*)", l)
     if cur and m:
-        print(f"{cur.split(\"/audit/\")[-1]}:{m.group(1)}: {m.group(2).strip()}")' \
+        name = cur.split("/audit/")[-1]
+        print(name + ":" + m.group(1) + ": " + m.group(2).strip())' \
   > benches/reports/coverage_kernel_uncovered.txt
 tail -1 benches/reports/coverage_kernel.txt

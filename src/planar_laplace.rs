@@ -754,8 +754,6 @@ mod tests {
         }
     }
 
-    /// The fast path declines an enclosure that straddles a grid line (the exact path then
-    /// decides it), and a cell beyond 2⁵³.
     /// A space as the region: its box, and each release the nearest of its points to the
     /// box-clamped release from the same draws (ties, here a duplicate, to the lowest index).
     #[test]
@@ -816,6 +814,8 @@ mod tests {
         assert_eq!(seen[5], 0, "the duplicate is never the lowest index");
     }
 
+    /// The fast path declines an enclosure that straddles a grid line (the exact path then
+    /// decides it), and a cell beyond 2⁵³.
     #[test]
     fn fast_path_declines_what_it_cannot_decide() {
         let pl = PlanarLaplace::new(q("1"), false, None, Some(q("1"))).unwrap();

@@ -263,6 +263,9 @@ fn planar_geometric_grid_is_certified_and_symmetric() {
     // neighbour (2, 1) at distance 1/2 differ by e^{ε_noise/2}, ε_noise within 10⁻³ of ε.
     let ratio = f64_nearest(m.get(5, 5)) / f64_nearest(m.get(5, 6));
     assert!((ratio - 1f64.exp()).abs() < 3e-3, "{ratio}");
+    // At the smallest ε·s accepted, 0.05 (sums of about 10⁶ enclosed terms), still certified.
+    let fine = build("grid:3,3,0.05", "1", Family::PlanarGeometricGrid);
+    assert_eq!(fine.certified.report().verdict, mdp::Verdict::Pass);
     let (code, _, err) = mdp(&[
         "build",
         "planar-geometric",

@@ -370,6 +370,41 @@ mod tests {
         assert_eq!(ratio_bound(&Q::from(4u32), -1.0).lo, 0.0);
     }
 
+    /// The farthest-first candidates on the line 0, 10, 20, 3: the traversal starts from the
+    /// two farthest inputs and adds 10, then 3; the radii are just below the least
+    /// second-nearest center distance of an output (10, 7, 3); `best` returns the strongest
+    /// verified bound (7) among them, equal to the brute force over every candidate.
+    #[test]
+    fn farthest_first_candidates_and_the_best_verified_bound() {
+        let (space, _) = packing();
+        let outputs = [0, 1, 2, 3];
+        let c = PackingCandidates::new(&space, &outputs);
+        let mut first_two = c.order[..2].to_vec();
+        first_two.sort();
+        assert_eq!((first_two, &c.order[2..]), (vec![0, 2], &[1, 3][..]));
+        for (got, want) in c.radius_sup.iter().zip([10.0, 7.0, 3.0]) {
+            assert!((got - want).abs() < 1e-9, "{:?}", c.radius_sup);
+        }
+        let xs = [0.0f64, 10.0, 20.0, 3.0];
+        let eps = 0.1;
+        let best = c
+            .best(&space, &outputs, eps, 256)
+            .expect("a verified packing");
+        let brute = (2..=4)
+            .map(|k| {
+                let r = crate::exact::q_from_f64(c.radius_sup[k - 2] * (1.0 - 1e-9));
+                let p = verify_packing(&space, &c.order[..k], &r, &outputs, 256).unwrap();
+                bound_eq7(&p, 4, eps, &|w, s| (xs[w] - xs[s]).abs()).lo
+            })
+            .fold(0.0, f64::max);
+        assert!(
+            (best.bound.lo - brute).abs() < 1e-9,
+            "{} vs {brute}",
+            best.bound.lo
+        );
+        assert!(best.bound.lo > 1.0);
+    }
+
     #[test]
     fn claimed_packings_that_are_not_are_refused_with_a_reason() {
         let (space, _) = packing();

@@ -23,9 +23,9 @@
 
 use std::collections::HashMap;
 
-use super::planar_laplace_grid::{grid_of, margin, Grid, GridError};
+use super::planar_laplace_grid::{exact_row, grid_of, margin, Built, GridError};
 use crate::exact::float::FI;
-use crate::exact::{f64_nearest, q_from_f64, Q};
+use crate::exact::{f64_nearest, Q};
 use crate::mechanism::Matrix;
 use crate::metric::Space;
 
@@ -65,7 +65,7 @@ pub const MIN_EPS_STEP: f64 = 0.05;
 /// be made small enough within [`MAX_TERMS`].
 fn lattice_sum(a: Offsets, b: Offsets, e: FI) -> Option<FI> {
     let g = |u: u64, v: u64| {
-        let r = FI::point((u * u) as f64 + (v * v) as f64).sqrt();
+        let r = FI::point((u * u + v * v) as f64).sqrt();
         (FI::point(0.0) - e * r).exp()
     };
     // e^{−e·t} for a real t ≥ 0, and 1/(1 − e^{−e·t}).
@@ -90,13 +90,16 @@ fn lattice_sum(a: Offsets, b: Offsets, e: FI) -> Option<FI> {
             let mut sum = FI::point(0.0);
             let s2 = FI::point(2.0).sqrt();
             for k in 0..MAX_TERMS {
-                // Add the L-shaped layer u = u0 + k or v = v0 + k.
+                // Add the L-shaped layer u = u0 + k or v = v0 + k, summed on its own first so
+                // that the enclosure widens by O(k) ulps over the square, not O(k²).
+                let mut layer = FI::point(0.0);
                 for j in 0..=k {
-                    sum = sum + g(u0 + k, v0 + j);
+                    layer = layer + g(u0 + k, v0 + j);
                     if j < k {
-                        sum = sum + g(u0 + j, v0 + k);
+                        layer = layer + g(u0 + j, v0 + k);
                     }
                 }
+                sum = sum + layer;
                 // Rest: u ≥ u0+k+1 or v ≥ v0+k+1, each strip below Σ e^{−e(u+v)/√2}.
                 let strip = decay(FI::point((u0 + k + 1 + v0) as f64).div(s2))
                     * geometric(FI::point(1.0).div(s2)).sqr();
@@ -110,15 +113,6 @@ fn lattice_sum(a: Offsets, b: Offsets, e: FI) -> Option<FI> {
     }
 }
 
-/// The channel and what it was computed with (as [`super::planar_laplace_grid::Built`]).
-#[derive(Debug, Clone)]
-pub struct Built {
-    pub matrix: Matrix,
-    pub grid: Grid,
-    pub eps_noise: Q,
-    pub max_relative_width: f64,
-}
-
 /// The planar geometric grid channel on `space` (the cell centres of a grid) at `eps`.
 pub fn planar_geometric_grid(space: &Space, eps: &Q) -> Result<Built, GridError> {
     let grid = grid_of(space)?;
@@ -129,7 +123,7 @@ pub fn planar_geometric_grid(space: &Space, eps: &Q) -> Result<Built, GridError>
         return Err(GridError::TooFar(es * (w + h) as f64));
     }
     if es < MIN_EPS_STEP {
-        return Err(GridError::TooFine(es));
+        return Err(GridError::TooFine(es, MIN_EPS_STEP));
     }
     let eps_noise = eps * (Q::from(1u32) - margin(eps, &grid.step));
     let e = FI::from_q(&(&eps_noise * &grid.step));
@@ -166,30 +160,14 @@ pub fn planar_geometric_grid(space: &Space, eps: &Q) -> Result<Built, GridError>
             }
             row.push(s.div(total));
         }
-        let mids: Vec<f64> = row.iter().map(|e| e.lo + (e.hi - e.lo) / 2.0).collect();
-        for r in &row {
-            if !(r.lo > 0.0) {
-                return Err(GridError::Imprecise(f64::INFINITY));
-            }
-            worst = worst.max(r.width() / 2.0 / r.lo);
-        }
-        let mut q: Vec<Q> = mids.iter().map(|&m| q_from_f64(m)).collect();
-        let big = (0..n)
-            .max_by(|&p, &r| mids[p].total_cmp(&mids[r]))
-            .unwrap_or(0);
-        let others = q
-            .iter()
-            .enumerate()
-            .filter(|&(k, _)| k != big)
-            .fold(Q::from(0u32), |acc, (_, v)| acc + v);
-        q[big] = Q::from(1u32) - others;
-        let moved = (f64_nearest(&(&q[big] - q_from_f64(mids[big]))) / row[big].lo).abs();
-        worst = worst.max(moved + row[big].width() / 2.0 / row[big].lo);
+        let (q, err) = exact_row(&row)?;
+        worst = worst.max(err);
         data.extend(q);
     }
     // 2·10⁻¹⁰ ≤ η·ε·s = min(10⁻³·ε·s, 10⁻⁹) for ε·s ≥ 0.05: the written ratios stay within
     // e^{ε·d} (module doc). Sums of thousands of enclosed terms are wider than the planar
-    // Laplace grid's integrals (8 × 8 cells at ε·s = 0.5: 1.4·10⁻¹¹).
+    // Laplace grid's integrals (8 × 8 cells at ε·s = 0.5: 1.4·10⁻¹¹ before the layers of
+    // the two-ray sums were summed on their own).
     if worst > MAX_RELATIVE {
         return Err(GridError::Imprecise(worst));
     }

@@ -25,8 +25,9 @@
 //!
 //! **ε.** The entries are computed at ε_noise = ε·(1 − η) with η = min(10⁻³, 10⁻⁹/(ε·s)),
 //! so that the rounding of the entries (relative 10⁻¹¹ at most, checked) stays inside the
-//! slack e^{η·ε·s} between ε_noise and ε on every pair of distinct inputs; the audit then
-//! proves the written matrix ε·d private.
+//! slack e^{η·ε·s} between ε_noise and ε on every pair of distinct inputs (ε·s below
+//! [`MIN_EPS_STEP`] is refused: the slack would be too small); the audit then proves the
+//! written matrix ε·d private.
 
 use std::collections::HashMap;
 
@@ -45,8 +46,8 @@ pub enum GridError {
     TooFar(f64),
     #[error("an entry could not be enclosed closely enough (relative error {0:.2e})")]
     Imprecise(f64),
-    #[error("ε·step = {0:.3e} is below 0.05: the planar geometric's lattice sums would need too many terms; use a larger ε or step")]
-    TooFine(f64),
+    #[error("ε·step = {0:.3e} is below {1}: use a larger ε or step")]
+    TooFine(f64, f64),
 }
 
 /// A grid's shape: W × H cells of side `step`.
@@ -175,7 +176,7 @@ fn piece_integral(p: f64, q: f64, into: End, out: End, eps: FI) -> FI {
     let mut total = FI::point(0.0);
     let mut start = p;
     if p == 0.0 {
-        // A y/t end is singular at t = 0; below τ = ε·y/750 its T is under e^{−750}.
+        // A y/t end is singular at t = 0; below τ = ε·y/750 its T is under 751·e^{−750}.
         let ys: Vec<u64> = [into, out]
             .iter()
             .filter_map(|e| match e {
@@ -353,7 +354,7 @@ fn entry(
     total
 }
 
-/// The channel and what it was computed with.
+/// The channel and what it was computed with (both grid families).
 #[derive(Debug, Clone)]
 pub struct Built {
     pub matrix: Matrix,
@@ -363,6 +364,37 @@ pub struct Built {
     /// The largest relative half-width of an entry's enclosure.
     pub max_relative_width: f64,
 }
+
+/// One row of enclosed entries as the file holds it: each entry's midpoint (exact as a
+/// rational), the largest taking up the rounding so that the row sums to exactly 1; with the
+/// largest relative error of a written entry from its enclosure's value.
+pub(crate) fn exact_row(row: &[FI]) -> Result<(Vec<Q>, f64), GridError> {
+    let mids: Vec<f64> = row.iter().map(|e| e.lo + (e.hi - e.lo) / 2.0).collect();
+    let mut worst = 0.0f64;
+    for e in row {
+        if !(e.lo > 0.0) {
+            return Err(GridError::Imprecise(f64::INFINITY));
+        }
+        worst = worst.max(e.width() / 2.0 / e.lo);
+    }
+    let mut q: Vec<Q> = mids.iter().map(|&m| q_from_f64(m)).collect();
+    let big = (0..row.len())
+        .max_by(|&i, &j| mids[i].total_cmp(&mids[j]))
+        .unwrap_or(0);
+    let others: Q = q
+        .iter()
+        .enumerate()
+        .filter(|&(j, _)| j != big)
+        .fold(Q::from(0u32), |acc, (_, v)| acc + v);
+    q[big] = Q::from(1u32) - others;
+    let moved = (f64_nearest(&(&q[big] - q_from_f64(mids[big]))) / row[big].lo).abs();
+    worst = worst.max(moved + row[big].width() / 2.0 / row[big].lo);
+    Ok((q, worst))
+}
+
+/// ε·s below which η·ε·s = 10⁻³·ε·s no longer covers the written entries' relative error
+/// (2·10⁻¹¹ at most, checked): refused.
+pub const MIN_EPS_STEP: f64 = 1e-7;
 
 /// η of the module doc.
 pub fn margin(eps: &Q, step: &Q) -> Q {
@@ -375,9 +407,12 @@ pub fn planar_laplace_grid(space: &Space, eps: &Q) -> Result<Built, GridError> {
     let grid = grid_of(space)?;
     let (w, h) = (grid.width, grid.height);
     let n = w * h;
-    let reach = f64_nearest(&(eps * &grid.step)) * (w + h) as f64;
-    if reach > 600.0 {
-        return Err(GridError::TooFar(reach));
+    let es = f64_nearest(&(eps * &grid.step));
+    if es * (w + h) as f64 > 600.0 {
+        return Err(GridError::TooFar(es * (w + h) as f64));
+    }
+    if es < MIN_EPS_STEP {
+        return Err(GridError::TooFine(es, MIN_EPS_STEP));
     }
     let eps_noise = eps * (Q::from(1u32) - margin(eps, &grid.step));
     // ε per half-step.
@@ -389,26 +424,8 @@ pub fn planar_laplace_grid(space: &Space, eps: &Q) -> Result<Built, GridError> {
         let row: Vec<FI> = (0..n)
             .map(|c| entry((w, h), x, c, eps_half, &mut cache))
             .collect();
-        let mids: Vec<f64> = row.iter().map(|e| e.lo + (e.hi - e.lo) / 2.0).collect();
-        for e in &row {
-            if !(e.lo > 0.0) {
-                return Err(GridError::Imprecise(f64::INFINITY));
-            }
-            worst = worst.max(e.width() / 2.0 / e.lo);
-        }
-        let mut q: Vec<Q> = mids.iter().map(|&m| q_from_f64(m)).collect();
-        // The largest entry takes up the rounding: rows sum to 1 exactly.
-        let big = (0..n)
-            .max_by(|&i, &j| mids[i].total_cmp(&mids[j]))
-            .unwrap_or(0);
-        let others: Q = q
-            .iter()
-            .enumerate()
-            .filter(|&(j, _)| j != big)
-            .fold(Q::from(0u32), |acc, (_, v)| acc + v);
-        q[big] = Q::from(1u32) - others;
-        let moved = (f64_nearest(&(&q[big] - q_from_f64(mids[big]))) / row[big].lo).abs();
-        worst = worst.max(moved + row[big].width() / 2.0 / row[big].lo);
+        let (q, err) = exact_row(&row)?;
+        worst = worst.max(err);
         data.extend(q);
     }
     if worst > 1e-11 {
@@ -492,6 +509,39 @@ mod tests {
                 sum += b.matrix.get(x, c);
             }
             assert_eq!(sum, Q::from(1u32));
+        }
+    }
+
+    /// Exact values the pieces must reproduce tightly (the polar check above is only good
+    /// to 10⁻⁸): a whole quadrant is 1/4 and each of its wedges 1/8; the four rectangles
+    /// [0, 1] × [0, 1], [1, ∞) × [0, 1], [0, 1] × [1, ∞), [1, ∞)² tile a quadrant, so their
+    /// enclosures add up to one of 1/4 (breakpoints, the singular t → 0 bound and the
+    /// slack all take part), each within 10⁻¹³.
+    #[test]
+    fn quadrants_and_their_tilings_enclose_a_quarter() {
+        let eps = FI::point(0.7);
+        let q = |x0, x1, y0, y1| Quadrant { x0, x1, y0, y1 };
+        let mass = |r: Quadrant| wedge(r, eps) + wedge(q(r.y0, r.y1, r.x0, r.x1), eps);
+        let whole = q(0, None, 0, None);
+        let w = wedge(whole, eps);
+        assert!(w.lo <= 0.125 && 0.125 <= w.hi && w.width() < 1e-14, "{w:?}");
+        let tiles = [
+            q(0, Some(1), 0, Some(1)),
+            q(1, None, 0, Some(1)),
+            q(0, Some(1), 1, None),
+            q(1, None, 1, None),
+        ];
+        let sum = tiles.iter().fold(FI::point(0.0), |a, &t| a + mass(t));
+        assert!(
+            sum.lo <= 0.25 && 0.25 <= sum.hi && sum.width() < 1e-13,
+            "{sum:?}"
+        );
+        for t in tiles {
+            let m = mass(t);
+            assert!(
+                m.lo > 0.0 && m.width() < 1e-13 * m.hi.max(1e-3),
+                "{t:?}: {m:?}"
+            );
         }
     }
 

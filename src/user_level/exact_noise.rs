@@ -734,7 +734,7 @@ pub(crate) mod tests {
 
     /// `l2_decided` in d = 5: ‖Z‖/θ against Gamma(5) (20 equiprobable bins) and the orthant
     /// of the first three coordinates against uniform, false alarm ≤ e^{−14} each; the radius
-    /// of a sampler at 1.1·θ is refuted (power). Half the draws go through a map that the
+    /// of a sampler at 1.1·θ is refuted (power). One configuration of the three goes through a map that the
     /// `f64` enclosures never decide, so the exact path's law is tested too.
     #[test]
     fn l2_noise_in_five_dimensions_has_the_k_norm_law() {

@@ -992,45 +992,24 @@ pub fn build(
                 lp_size: None,
             }
         }
-        Family::PlanarLaplaceGrid => {
-            check_dense_memory(
-                "the planar Laplace grid",
-                n,
-                || None,
-                req.max_memory,
-                progress,
-            )?;
-            let b = crate::mechanisms::planar_laplace_grid::planar_laplace_grid(space, eps)
-                .map_err(|e| invalid("space", e.to_string()))?;
-            Assembled {
-                meta: json!({"planar_laplace_grid": {
-                    "width": b.grid.width, "height": b.grid.height,
-                    "step": io::number_value(&b.grid.step),
-                    "epsilon_noise": io::number_value(&b.eps_noise),
-                    "max_relative_width": b.max_relative_width}}),
-                matrix: b.matrix,
-                certificate: None,
-                lower_bound: None,
-                fields: json!({}),
-                lp_size: None,
+        Family::PlanarLaplaceGrid | Family::PlanarGeometricGrid => {
+            use crate::mechanisms::{planar_geometric_grid, planar_laplace_grid};
+            let what = format!("the {}", family.paper_name());
+            check_dense_memory(&what, n, || None, req.max_memory, progress)?;
+            let b = if matches!(family, Family::PlanarLaplaceGrid) {
+                planar_laplace_grid::planar_laplace_grid(space, eps)
+            } else {
+                planar_geometric_grid::planar_geometric_grid(space, eps)
             }
-        }
-        Family::PlanarGeometricGrid => {
-            check_dense_memory(
-                "the planar geometric grid",
-                n,
-                || None,
-                req.max_memory,
-                progress,
-            )?;
-            let b = crate::mechanisms::planar_geometric_grid::planar_geometric_grid(space, eps)
-                .map_err(|e| invalid("space", e.to_string()))?;
+            .map_err(|e| invalid("space", e.to_string()))?;
+            let mut meta = json!({});
+            meta[family.name()] = json!({
+                "width": b.grid.width, "height": b.grid.height,
+                "step": io::number_value(&b.grid.step),
+                "epsilon_noise": io::number_value(&b.eps_noise),
+                "max_relative_width": b.max_relative_width});
             Assembled {
-                meta: json!({"planar_geometric_grid": {
-                    "width": b.grid.width, "height": b.grid.height,
-                    "step": io::number_value(&b.grid.step),
-                    "epsilon_noise": io::number_value(&b.eps_noise),
-                    "max_relative_width": b.max_relative_width}}),
+                meta,
                 matrix: b.matrix,
                 certificate: None,
                 lower_bound: None,

@@ -23,9 +23,9 @@
 
 use std::collections::HashMap;
 
-use super::planar_laplace_grid::{exact_row, grid_of, margin, Built, GridError};
+use super::planar_laplace_grid::{exact_row, grid_and_noise, Built, GridError};
 use crate::exact::float::FI;
-use crate::exact::{f64_nearest, Q};
+use crate::exact::Q;
 use crate::mechanism::Matrix;
 use crate::metric::Space;
 
@@ -115,17 +115,9 @@ fn lattice_sum(a: Offsets, b: Offsets, e: FI) -> Option<FI> {
 
 /// The planar geometric grid channel on `space` (the cell centres of a grid) at `eps`.
 pub fn planar_geometric_grid(space: &Space, eps: &Q) -> Result<Built, GridError> {
-    let grid = grid_of(space)?;
+    let (grid, eps_noise) = grid_and_noise(space, eps, MIN_EPS_STEP)?;
     let (w, h) = (grid.width, grid.height);
     let n = w * h;
-    let es = f64_nearest(&(eps * &grid.step));
-    if es * (w + h) as f64 > 600.0 {
-        return Err(GridError::TooFar(es * (w + h) as f64));
-    }
-    if es < MIN_EPS_STEP {
-        return Err(GridError::TooFine(es, MIN_EPS_STEP));
-    }
-    let eps_noise = eps * (Q::from(1u32) - margin(eps, &grid.step));
     let e = FI::from_q(&(&eps_noise * &grid.step));
     let mut cache: HashMap<(Offsets, Offsets), FI> = HashMap::new();
     let mut sum = |a: Offsets, b: Offsets| -> Result<FI, GridError> {
@@ -182,6 +174,7 @@ pub fn planar_geometric_grid(space: &Space, eps: &Q) -> Result<Built, GridError>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::exact::f64_nearest;
     use crate::metric::MetricKind;
 
     /// Against a direct float sum over a large window of the lattice (ε·s = 0.7: the window's

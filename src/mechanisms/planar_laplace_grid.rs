@@ -402,19 +402,31 @@ pub fn margin(eps: &Q, step: &Q) -> Q {
     q_from_f64((1e-9 / es).min(1e-3))
 }
 
-/// The planar Laplace grid channel on `space` (the cell centres of a grid) at `eps`.
-pub fn planar_laplace_grid(space: &Space, eps: &Q) -> Result<Built, GridError> {
+/// The grid of `space` and ε_noise = ε·(1 − η), after the checks both grid families need:
+/// ε·s·(W + H) ≤ 600 (far entries stay in the doubles' range) and ε·s ≥ `min_eps_step`.
+pub(crate) fn grid_and_noise(
+    space: &Space,
+    eps: &Q,
+    min_eps_step: f64,
+) -> Result<(Grid, Q), GridError> {
     let grid = grid_of(space)?;
-    let (w, h) = (grid.width, grid.height);
-    let n = w * h;
     let es = f64_nearest(&(eps * &grid.step));
-    if es * (w + h) as f64 > 600.0 {
-        return Err(GridError::TooFar(es * (w + h) as f64));
+    let reach = es * (grid.width + grid.height) as f64;
+    if reach > 600.0 {
+        return Err(GridError::TooFar(reach));
     }
-    if es < MIN_EPS_STEP {
-        return Err(GridError::TooFine(es, MIN_EPS_STEP));
+    if es < min_eps_step {
+        return Err(GridError::TooFine(es, min_eps_step));
     }
     let eps_noise = eps * (Q::from(1u32) - margin(eps, &grid.step));
+    Ok((grid, eps_noise))
+}
+
+/// The planar Laplace grid channel on `space` (the cell centres of a grid) at `eps`.
+pub fn planar_laplace_grid(space: &Space, eps: &Q) -> Result<Built, GridError> {
+    let (grid, eps_noise) = grid_and_noise(space, eps, MIN_EPS_STEP)?;
+    let (w, h) = (grid.width, grid.height);
+    let n = w * h;
     // ε per half-step.
     let eps_half = FI::from_q(&(&eps_noise * &grid.step / Q::from(2u32)));
     let mut cache = HashMap::new();

@@ -72,7 +72,9 @@ proptest! {
         // primal has a zero-cost ray: on a 6-point instance found by CI, one slab variable
         // grew without bound while its dual residual stayed at 5·10⁻⁹ and the method stopped
         // 10⁻⁵ from the optimum. `--solver auto` then gives way to Clarabel
-        // (`constopt::solve_reduced`); what it returns must be the optimum.
+        // (`constopt::solve_reduced`); what it returns must be the optimum. A method that
+        // always stalled would still fail `block_angular::tests::
+        // solves_a_small_block_angular_lp_like_clarabel` and tests/lp.rs's block cases.
         let rb = match mdp::lp::block_angular::solve(&slab.lp, &slab.blocks(), &mdp::progress::Silent) {
             Ok(rb) => rb,
             Err(mdp::lp::LpError::Stopped(why)) => {

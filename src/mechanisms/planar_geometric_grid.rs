@@ -23,10 +23,9 @@
 
 use std::collections::HashMap;
 
-use super::planar_laplace_grid::{exact_row, grid_and_noise, Built, GridError};
+use super::planar_laplace_grid::{built, grid_and_noise, Built, GridError};
 use crate::exact::float::FI;
 use crate::exact::Q;
-use crate::mechanism::Matrix;
 use crate::metric::Space;
 
 /// One coordinate's lattice offsets from the input, in steps.
@@ -137,9 +136,11 @@ pub fn planar_geometric_grid(space: &Space, eps: &Q) -> Result<Built, GridError>
             total = total + sum(a, b)?.mul_f64(f64::from(ma * mb));
         }
     }
-    let mut data = Vec::with_capacity(n * n);
-    let mut worst = 0.0f64;
-    for x in 0..n {
+    // 2·10⁻¹⁰ ≤ η·ε·s = min(10⁻³·ε·s, 10⁻⁹) for ε·s ≥ 0.05: the written ratios stay within
+    // e^{ε·d} (module doc). Sums of thousands of enclosed terms are wider than the planar
+    // Laplace grid's integrals (8 × 8 cells at ε·s = 0.5: 1.4·10⁻¹¹ before the layers of
+    // the two-ray sums were summed on their own).
+    built(grid, eps_noise, MAX_RELATIVE, |x| {
         let (i, j) = (x % w, x / w);
         let mut row = Vec::with_capacity(n);
         for c in 0..n {
@@ -152,22 +153,7 @@ pub fn planar_geometric_grid(space: &Space, eps: &Q) -> Result<Built, GridError>
             }
             row.push(s.div(total));
         }
-        let (q, err) = exact_row(&row)?;
-        worst = worst.max(err);
-        data.extend(q);
-    }
-    // 2·10⁻¹⁰ ≤ η·ε·s = min(10⁻³·ε·s, 10⁻⁹) for ε·s ≥ 0.05: the written ratios stay within
-    // e^{ε·d} (module doc). Sums of thousands of enclosed terms are wider than the planar
-    // Laplace grid's integrals (8 × 8 cells at ε·s = 0.5: 1.4·10⁻¹¹ before the layers of
-    // the two-ray sums were summed on their own).
-    if worst > MAX_RELATIVE {
-        return Err(GridError::Imprecise(worst));
-    }
-    Ok(Built {
-        matrix: Matrix::new(n, n, data),
-        grid,
-        eps_noise,
-        max_relative_width: worst,
+        Ok(row)
     })
 }
 

@@ -368,7 +368,7 @@ pub struct Built {
 /// One row of enclosed entries as the file holds it: each entry's midpoint (exact as a
 /// rational), the largest taking up the rounding so that the row sums to exactly 1; with the
 /// largest relative error of a written entry from its enclosure's value.
-pub(crate) fn exact_row(row: &[FI]) -> Result<(Vec<Q>, f64), GridError> {
+fn exact_row(row: &[FI]) -> Result<(Vec<Q>, f64), GridError> {
     let mids: Vec<f64> = row.iter().map(|e| e.lo + (e.hi - e.lo) / 2.0).collect();
     let mut worst = 0.0f64;
     for e in row {
@@ -390,6 +390,33 @@ pub(crate) fn exact_row(row: &[FI]) -> Result<(Vec<Q>, f64), GridError> {
     let moved = (f64_nearest(&(&q[big] - q_from_f64(mids[big]))) / row[big].lo).abs();
     worst = worst.max(moved + row[big].width() / 2.0 / row[big].lo);
     Ok((q, worst))
+}
+
+/// Both grid families' file: the rows `row(x)` (enclosed entries, x = 0 … n − 1) written by
+/// [`exact_row`], refused if a written entry is further than `max_relative` from its value.
+pub(crate) fn built(
+    grid: Grid,
+    eps_noise: Q,
+    max_relative: f64,
+    mut row: impl FnMut(usize) -> Result<Vec<FI>, GridError>,
+) -> Result<Built, GridError> {
+    let n = grid.width * grid.height;
+    let mut data = Vec::with_capacity(n * n);
+    let mut worst = 0.0f64;
+    for x in 0..n {
+        let (q, err) = exact_row(&row(x)?)?;
+        worst = worst.max(err);
+        data.extend(q);
+    }
+    if worst > max_relative {
+        return Err(GridError::Imprecise(worst));
+    }
+    Ok(Built {
+        matrix: Matrix::new(n, n, data),
+        grid,
+        eps_noise,
+        max_relative_width: worst,
+    })
 }
 
 /// ε·s below which η·ε·s = 10⁻³·ε·s no longer covers the written entries' relative error
@@ -430,24 +457,10 @@ pub fn planar_laplace_grid(space: &Space, eps: &Q) -> Result<Built, GridError> {
     // ε per half-step.
     let eps_half = FI::from_q(&(&eps_noise * &grid.step / Q::from(2u32)));
     let mut cache = HashMap::new();
-    let mut data = Vec::with_capacity(n * n);
-    let mut worst = 0.0f64;
-    for x in 0..n {
-        let row: Vec<FI> = (0..n)
+    built(grid, eps_noise, 1e-11, |x| {
+        Ok((0..n)
             .map(|c| entry((w, h), x, c, eps_half, &mut cache))
-            .collect();
-        let (q, err) = exact_row(&row)?;
-        worst = worst.max(err);
-        data.extend(q);
-    }
-    if worst > 1e-11 {
-        return Err(GridError::Imprecise(worst));
-    }
-    Ok(Built {
-        matrix: Matrix::new(n, n, data),
-        grid,
-        eps_noise,
-        max_relative_width: worst,
+            .collect())
     })
 }
 

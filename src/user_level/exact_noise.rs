@@ -214,6 +214,31 @@ impl Draw {
             u.refine(rng);
         }
     }
+
+    /// `decide` applied to θ·Z from exact enclosures of this draw, refined 64 bits at a time
+    /// until it decides (with probability 1): the map of the exact Z.
+    fn decide_exactly<D: Decide, R: RngCore + ?Sized>(
+        mut self,
+        d: usize,
+        theta: &Q,
+        decide: &D,
+        rng: &mut R,
+    ) -> D::Out {
+        for round in 0u64.. {
+            let prec = 64 * (round + 2);
+            if let Some(z) = self.enclose(d, prec) {
+                let z: Vec<Interval> = z
+                    .iter()
+                    .map(|zi| Interval::new(theta * &zi.lo, theta * &zi.hi))
+                    .collect();
+                if let Some(out) = decide.exact(&z) {
+                    return out;
+                }
+            }
+            self.refine(rng);
+        }
+        unreachable!("the rounds are unbounded")
+    }
 }
 
 /// Enclosure of the sum of the exponentials −ln(1 − U_j) (a Gamma variable).
@@ -347,26 +372,13 @@ pub fn planar_decided<D: Decide, R: Rng + ?Sized>(
             }
         }
     }
-    let mut draw = Draw {
+    Draw {
         norm: Norm::L2,
         exps: e.map(Lazy::of_word).to_vec(),
         signs: Vec::new(),
         cube: v,
-    };
-    for round in 0u64.. {
-        let prec = 64 * (round + 2);
-        if let Some(z) = draw.enclose(2, prec) {
-            let z: Vec<Interval> = z
-                .iter()
-                .map(|zi| Interval::new(theta * &zi.lo, theta * &zi.hi))
-                .collect();
-            if let Some(out) = decide.exact(&z) {
-                return out;
-            }
-        }
-        draw.refine(rng);
     }
-    unreachable!("the rounds are unbounded")
+    .decide_exactly(2, theta, decide, rng)
 }
 
 /// The ℓ2 K-norm noise in `d` dimensions (density ∝ exp(−‖z‖₂/θ): a Gamma(d, θ) radius and a
@@ -441,26 +453,13 @@ pub fn l2_decided<D: Decide, R: Rng + ?Sized>(
             }
         }
     }
-    let mut draw = Draw {
+    Draw {
         norm: Norm::L2,
         exps: exps.into_iter().map(Lazy::of_word).collect(),
         signs: Vec::new(),
         cube,
-    };
-    for round in 0u64.. {
-        let prec = 64 * (round + 2);
-        if let Some(z) = draw.enclose(d, prec) {
-            let z: Vec<Interval> = z
-                .iter()
-                .map(|zi| Interval::new(theta * &zi.lo, theta * &zi.hi))
-                .collect();
-            if let Some(out) = decide.exact(&z) {
-                return out;
-            }
-        }
-        draw.refine(rng);
     }
-    unreachable!("the rounds are unbounded")
+    .decide_exactly(d, theta, decide, rng)
 }
 
 /// round_h(q_i + Z_i) for each coordinate: exact grid points, the law of the ideal K-norm

@@ -37,6 +37,11 @@ fn builtin_and_generated_spaces() {
         .to_string();
     assert!(e.contains("nowhere"), "{e}");
 
+    assert_eq!(
+        load_space("line:1", None, &lim).unwrap().n(),
+        1,
+        "one point is a space"
+    );
     let line = load_space("line:4,0.5", None, &lim).unwrap();
     assert_eq!(line.points()[3], vec![q("1.5")]);
     let grid = load_space("grid:3,2,2", None, &lim).unwrap();
@@ -55,6 +60,7 @@ fn builtin_and_generated_spaces() {
         ("grid:3", "count"),
         ("grid:2,2,-1", "step"),
         ("line:3,x", "step"),
+        ("line:3,0", "step"),
         ("categories:2,3", "categories:K"),
         ("square:3", "square:3"),
     ] {

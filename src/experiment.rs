@@ -48,11 +48,11 @@ impl Family {
 
     /// ConstOPTMech with I_NN,r and the given λ sweep (the experiments' ConstOPTMech).
     pub fn constopt(r: usize, lambdas: Vec<f64>) -> Family {
-        Family::Built(produce::Family::Constopt {
+        Family::Built(produce::Family::Constopt(produce::ConstOptMech {
             replacement: produce::ReplacementSpec::NearestNeighbours { r },
             lambdas,
             solver: crate::lp::Solver::Auto,
-        })
+        }))
     }
 }
 

@@ -51,7 +51,7 @@
 //! let pts = vec![vec![Q::from(0u32)], vec![Q::from(1u32)], vec![Q::from(3u32)]];
 //! let space = Space::from_points(MetricKind::Euclidean, pts, None).unwrap();
 //! let req = Request::new(&space, "my points", mdp::parse_rational("0.5").unwrap());
-//! let built = produce(&req, &Family::Optimal { solver: Solver::Auto, outputs: None }, &Silent).unwrap();
+//! let built = produce(&req, &Family::Optimal(mdp::produce::OptMech { solver: Solver::Auto, outputs: None }), &Silent).unwrap();
 //! assert_eq!(built.certified.report().verdict, Verdict::Pass);
 //!
 //! // Any mdp/1 file, ours or a peer's, is audited by the trusted kernel alone.

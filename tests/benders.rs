@@ -18,7 +18,7 @@ use mdp::mechanism::Matrix;
 use mdp::mechanisms::optimal::{self, PmoParams};
 use mdp::metric::{MetricKind, Space};
 use mdp::privacy::Prepared;
-use mdp::produce::{produce, Family, Pmo, Request};
+use mdp::produce::{produce, BendersMech, Family, Pmo, Request};
 use mdp::progress::Silent;
 use proptest::prelude::*;
 use serde_json::Value;
@@ -495,7 +495,12 @@ fn produced_file() -> Value {
         partitions: Some(3),
         ..Options::default()
     };
-    let out = produce(&req, &Family::Benders { pmo, options }, &Silent).unwrap();
+    let out = produce(
+        &req,
+        &Family::Benders(BendersMech { pmo, options }),
+        &Silent,
+    )
+    .unwrap();
     let doc: Value = serde_json::from_str(out.certified.to_json()).unwrap();
     assert!(
         doc["certificate"]["benders"].is_object(),
@@ -666,10 +671,10 @@ fn subproblems_elsewhere_give_the_same_file() {
         };
         produce(
             &req,
-            &Family::Benders {
+            &Family::Benders(BendersMech {
                 pmo: pmo.clone(),
                 options,
-            },
+            }),
             &Silent,
         )
     };

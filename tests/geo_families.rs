@@ -8,7 +8,10 @@ mod common;
 use common::{mdp, mdp_audit};
 use mdp::exact::{f64_nearest, parse_rational, Q};
 use mdp::io::Limits;
-use mdp::produce::{produce, Family, Request};
+use mdp::produce::{
+    produce, Family, GeometricMech, PlanarGeometricGridMech, PlanarLaplaceGridMech,
+    RandomizedResponseMech, Request,
+};
 use mdp::progress::Silent;
 
 fn q(s: &str) -> Q {
@@ -27,7 +30,7 @@ fn geometric_is_the_truncated_geometric_and_certified() {
         ("line:12,0.25", "3/2", 0.25),
         ("line:2", "1/10", 1.0),
     ] {
-        let out = build(spec, eps, Family::Geometric);
+        let out = build(spec, eps, Family::Geometric(GeometricMech));
         let report = out.certified.report();
         assert_eq!(report.verdict, mdp::Verdict::Pass, "{spec}");
         let m = &out.certified.file().matrix;
@@ -63,14 +66,22 @@ fn geometric_is_the_truncated_geometric_and_certified() {
 
 #[test]
 fn randomized_response_is_k_rr_at_the_least_distance() {
-    let out = build("categories:5", "1", Family::RandomizedResponse);
+    let out = build(
+        "categories:5",
+        "1",
+        Family::RandomizedResponse(RandomizedResponseMech),
+    );
     assert_eq!(out.certified.report().verdict, mdp::Verdict::Pass);
     let m = &out.certified.file().matrix;
     let e = std::f64::consts::E;
     assert!((f64_nearest(m.get(0, 0)) - e / (e + 4.0)).abs() < 1e-15);
     assert!((f64_nearest(m.get(0, 3)) - 1.0 / (e + 4.0)).abs() < 1e-15);
     // On a space whose least distance is 0.5, the ratio is e^{ε/2}.
-    let out = build("line:3,0.5", "2", Family::RandomizedResponse);
+    let out = build(
+        "line:3,0.5",
+        "2",
+        Family::RandomizedResponse(RandomizedResponseMech),
+    );
     let m = &out.certified.file().matrix;
     let ratio = f64_nearest(m.get(1, 1)) / f64_nearest(m.get(1, 0));
     assert!((ratio - 1f64.exp()).abs() < 1e-12, "{ratio}");
@@ -150,7 +161,7 @@ fn planar_laplace_grid_is_certified_symmetric_and_lumps_the_outside() {
         ("grid:4,3,1", "1", 4usize, 3usize),
         ("grid:3,3,0.5", "3", 3, 3),
     ] {
-        let out = build(spec, eps, Family::PlanarLaplaceGrid);
+        let out = build(spec, eps, Family::PlanarLaplaceGrid(PlanarLaplaceGridMech));
         let report = out.certified.report();
         assert_eq!(report.verdict, mdp::Verdict::Pass, "{spec}");
         assert!(
@@ -184,8 +195,16 @@ fn planar_laplace_grid_is_certified_symmetric_and_lumps_the_outside() {
         );
         assert!(*m.get(w + 1, w + 1) < q("1/4"), "{spec}: an interior cell");
     }
-    let lo = build("grid:3,3,1", "1/2", Family::PlanarLaplaceGrid);
-    let hi = build("grid:3,3,1", "2", Family::PlanarLaplaceGrid);
+    let lo = build(
+        "grid:3,3,1",
+        "1/2",
+        Family::PlanarLaplaceGrid(PlanarLaplaceGridMech),
+    );
+    let hi = build(
+        "grid:3,3,1",
+        "2",
+        Family::PlanarLaplaceGrid(PlanarLaplaceGridMech),
+    );
     let (lo, hi) = (&lo.certified.file().matrix, &hi.certified.file().matrix);
     for x in 0..9 {
         assert!(
@@ -197,7 +216,7 @@ fn planar_laplace_grid_is_certified_symmetric_and_lumps_the_outside() {
     let space = mdp::import::load_space("line:4", None, &Limits::default()).unwrap();
     let err = produce(
         &Request::new(&space, "line:4", q("1")),
-        &Family::PlanarLaplaceGrid,
+        &Family::PlanarLaplaceGrid(PlanarLaplaceGridMech),
         &Silent,
     )
     .unwrap_err();
@@ -241,7 +260,11 @@ fn planar_laplace_grid_on_the_command_line_is_pinned_to_its_grid() {
 #[test]
 fn planar_geometric_grid_is_certified_and_symmetric() {
     let (w, h) = (4usize, 3usize);
-    let out = build("grid:4,3,1/2", "2", Family::PlanarGeometricGrid);
+    let out = build(
+        "grid:4,3,1/2",
+        "2",
+        Family::PlanarGeometricGrid(PlanarGeometricGridMech),
+    );
     let report = out.certified.report();
     assert_eq!(report.verdict, mdp::Verdict::Pass);
     assert!(report.epsilon_tight[1].unwrap() <= 2.0);
@@ -264,7 +287,11 @@ fn planar_geometric_grid_is_certified_and_symmetric() {
     let ratio = f64_nearest(m.get(5, 5)) / f64_nearest(m.get(5, 6));
     assert!((ratio - 1f64.exp()).abs() < 3e-3, "{ratio}");
     // At the smallest ε·s accepted, 0.05 (sums of about 10⁶ enclosed terms), still certified.
-    let fine = build("grid:3,3,0.05", "1", Family::PlanarGeometricGrid);
+    let fine = build(
+        "grid:3,3,0.05",
+        "1",
+        Family::PlanarGeometricGrid(PlanarGeometricGridMech),
+    );
     assert_eq!(fine.certified.report().verdict, mdp::Verdict::Pass);
     let (code, _, err) = mdp(&[
         "build",

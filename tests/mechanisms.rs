@@ -329,7 +329,7 @@ fn exponential_at_large_epsilon_keeps_underflowed_entries() {
         vec![p("3"), p("1")],
     ];
     let space = Space::from_points(MetricKind::Euclidean, pts, None).unwrap();
-    let family = mdp::produce::Family::Exponential { weights: None };
+    let family = mdp::produce::Family::Exponential(mdp::produce::ExpMech { weights: None });
     let req = mdp::produce::Request::new(&space, "points", p("1000"));
     let out = mdp::produce::produce(&req, &family, &mdp::progress::Silent).unwrap();
     assert_eq!(out.certified.report().verdict, Verdict::Pass);
@@ -357,13 +357,13 @@ fn exponential_without_float_slack_is_refused_with_its_cause() {
         "points",
         mdp::exact::parse_rational("1e-9").unwrap(),
     );
-    let family = mdp::produce::Family::Exponential {
+    let family = mdp::produce::Family::Exponential(mdp::produce::ExpMech {
         weights: Some(vec![
             mdp::exact::parse_rational("1e30").unwrap(),
             mdp::exact::parse_rational("1").unwrap(),
             mdp::exact::parse_rational("1").unwrap(),
         ]),
-    };
+    });
     match mdp::produce::produce(&req, &family, &mdp::progress::Silent) {
         Err(mdp::produce::ProduceError::Invalid { field, .. }) => assert_eq!(field, "weights"),
         other => panic!("expected a refusal naming the weights, got {other:?}"),

@@ -16,7 +16,11 @@ use mdp::mechanism::Outputs;
 use mdp::pin::{MetricPin, PinnedSpace};
 use mdp::privatize::PinError;
 use mdp::privatize::{exact_rows as sampling_rows, normalized, rng, ExactRow};
-use mdp::produce::{produce, Family, Pmo, ReplacementSpec, Request, Truncation};
+use mdp::produce::{
+    produce, BendersMech, ConstOptMech, ExpMech, Family, GeometricMech, OptMech,
+    PlanarGeometricGridMech, PlanarLaplaceGridMech, Pmo, PmoMech, RandomizedResponseMech,
+    ReplacementSpec, Request, SpannerMech, TemMech, Truncation,
+};
 use numpy::{PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray2};
 use pyo3::prelude::*;
 use std::sync::Arc;
@@ -197,23 +201,23 @@ pub fn build(
         })
     };
     let fam = match family {
-        "exponential" => Family::Exponential {
+        "exponential" => Family::Exponential(ExpMech {
             weights: q_list("weights", weights)?,
-        },
-        "geometric" => Family::Geometric,
-        "randomized_response" => Family::RandomizedResponse,
-        "planar_laplace_grid" => Family::PlanarLaplaceGrid,
-        "planar_geometric_grid" => Family::PlanarGeometricGrid,
-        "optimal" => Family::Optimal {
+        }),
+        "geometric" => Family::Geometric(GeometricMech),
+        "randomized_response" => Family::RandomizedResponse(RandomizedResponseMech),
+        "planar_laplace_grid" => Family::PlanarLaplaceGrid(PlanarLaplaceGridMech),
+        "planar_geometric_grid" => Family::PlanarGeometricGrid(PlanarGeometricGridMech),
+        "optimal" => Family::Optimal(OptMech {
             solver: solver_choice,
             outputs: outputs.clone(),
-        },
-        "pmo" => Family::Pmo {
+        }),
+        "pmo" => Family::Pmo(PmoMech {
             pmo: pmo()?,
             solver: solver_choice,
             gap,
-        },
-        "benders" => Family::Benders {
+        }),
+        "benders" => Family::Benders(BendersMech {
             pmo: pmo()?,
             options: mdp::benders::Options {
                 partitions,
@@ -235,29 +239,29 @@ pub fn build(
                 },
                 ..Default::default()
             },
-        },
-        "spanner" => Family::Spanner {
+        }),
+        "spanner" => Family::Spanner(SpannerMech {
             k,
             solver: if solver == "auto" {
                 Solver::Ipm
             } else {
                 solver_choice
             },
-        },
-        "constopt" => Family::Constopt {
+        }),
+        "constopt" => Family::Constopt(ConstOptMech {
             replacement: match replacement {
                 Some(sets) => ReplacementSpec::Sets(sets),
                 None => ReplacementSpec::NearestNeighbours { r },
             },
             lambdas: lambdas.unwrap_or_else(|| vec![0.001, 0.1, 1.0]),
             solver: solver_choice,
-        },
-        "tem" => Family::Tem {
+        }),
+        "tem" => Family::Tem(TemMech {
             truncation: match (gamma, beta) {
                 (Some(g), _) => Truncation::Gamma(q("gamma", g)?),
                 (None, b) => Truncation::Beta(b.unwrap_or(0.001)),
             },
-        },
+        }),
         _ => {
             return Err(Error::input(
                 "family",

@@ -295,3 +295,99 @@ pub fn exp_as_rational(l: f64) -> Q {
 pub fn exponential(space: &Space, eps: &Q) -> Matrix {
     weighted_exponential(space, eps, None)
 }
+
+/// EXPMECH and weighted EXPMECH as a family of [`crate::produce`]: Pr\[w|u\] ∝
+/// Y_w·exp(−ε·d(u,w)/2), `weights` = Y > 0 (Proposition 1); no certificate (privacy is
+/// proven).
+///
+/// ```
+/// # use mdp::exact::{parse_rational, Q};
+/// # use mdp::metric::{MetricKind, Space};
+/// # use mdp::produce::*;
+/// # use mdp::progress::Silent;
+/// # let pts = (0..6).map(|i| vec![Q::from(i * i)]).collect();
+/// # let space = Space::from_points(MetricKind::Euclidean, pts, None).unwrap();
+/// let req = Request::new(&space, "points", parse_rational("0.5").unwrap());
+/// let family = Family::Exponential(ExpMech { weights: Some(vec![Q::from(1u32); 6]) });
+/// let out = produce(&req, &family, &Silent).unwrap();
+/// assert_eq!(out.certified.report().verdict, mdp::audit::Verdict::Pass);
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct ExpMech {
+    pub weights: Option<Vec<Q>>,
+}
+
+/// The weights Y of EXPMECH_Y: one per point, each > 0 (Proposition 1).
+pub fn check_weights(w: &[Q], n: usize) -> Result<(), crate::produce::ProduceError> {
+    use crate::produce::invalid;
+    if w.len() != n {
+        return Err(invalid(
+            "weights",
+            format!("has {} weights, the space has {n} points", w.len()),
+        ));
+    }
+    if let Some(i) = w.iter().position(|y| *y <= 0u32) {
+        return Err(invalid(
+            &format!("weights[{i}]"),
+            "must be > 0 (Proposition 1 needs Y > 0)",
+        ));
+    }
+    Ok(())
+}
+
+impl crate::produce::MechanismFamily for ExpMech {
+    fn name(&self) -> &'static str {
+        match self.weights {
+            None => "exponential",
+            Some(_) => "weighted_exponential",
+        }
+    }
+
+    fn paper_name(&self) -> String {
+        match self.weights {
+            None => "EXPMECH".into(),
+            Some(_) => "weighted EXPMECH".into(),
+        }
+    }
+
+    fn check(
+        &self,
+        req: &crate::produce::Request,
+        progress: &dyn crate::progress::Progress,
+    ) -> Result<(), crate::produce::ProduceError> {
+        let (space, eps, n) = (req.space, &req.eps, req.space.n());
+        if let Some(w) = &self.weights {
+            check_weights(w, n)?;
+        }
+        let weights = self.weights.as_deref();
+        // The file: each entry's digits plus its exponent and separators (≈ 8 bytes).
+        let file = || {
+            entry_digits(space, eps, weights).map(|d| {
+                (n as u64)
+                    .saturating_mul(n as u64)
+                    .saturating_mul(d as u64 + 8)
+            })
+        };
+        crate::produce::check_dense_memory("exponential", n, file, req.max_memory, progress)?;
+        crate::produce::check_size_budget(exact_bits(space, eps, weights))?;
+        if !certifiable(space, eps, weights) {
+            return Err(crate::produce::invalid(
+                if weights.is_some() { "weights" } else { "epsilon" },
+                "ε·(least distance) and Y_min/ΣY leave the mechanism a relative slack below the f64 softmax's error bound (exponential::certifiable): it cannot be certified; use a larger ε or weights closer to each other",
+            ));
+        }
+        Ok(())
+    }
+
+    fn build(
+        &self,
+        req: &crate::produce::Request,
+        _progress: &dyn crate::progress::Progress,
+    ) -> Result<crate::produce::Assembled, crate::produce::ProduceError> {
+        Ok(crate::produce::Assembled::matrix(weighted_exponential(
+            req.space,
+            &req.eps,
+            self.weights.as_deref(),
+        )))
+    }
+}

@@ -79,3 +79,62 @@ pub fn geometric(space: &Space, eps: &Q) -> Result<Matrix, NotALine> {
     }
     Ok(Matrix::new(n, n, data))
 }
+
+/// The truncated geometric mechanism as a family of [`crate::produce`]: equally spaced
+/// points of a line (`line:N,STEP`), entries α^|i−j| ([`geometric`]); no certificate
+/// (privacy is proven, `spec/geo.md` §2).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct GeometricMech;
+
+impl crate::produce::MechanismFamily for GeometricMech {
+    fn name(&self) -> &'static str {
+        "geometric"
+    }
+
+    fn paper_name(&self) -> String {
+        "Geometric".into()
+    }
+
+    fn check(
+        &self,
+        req: &crate::produce::Request,
+        progress: &dyn crate::progress::Progress,
+    ) -> Result<(), crate::produce::ProduceError> {
+        let n = req.space.n();
+        crate::produce::check_dense_memory(
+            "the geometric mechanism",
+            n,
+            || None,
+            req.max_memory,
+            progress,
+        )?;
+        // Entries α^|i−j| with a 64-bit α: about 128·|i−j| bits each.
+        let nf = n as f64;
+        let total = 128.0 * nf * nf * nf / 3.0;
+        let max_bits = crate::io::Limits::default().max_bits;
+        if total > max_bits as f64 {
+            return Err(crate::produce::invalid(
+                "space",
+                format!("the geometric mechanism's exact entries α^|i−j| over {n} points would need about {total:.2e} bits, over the auditor's default budget of {max_bits} bits; use fewer points"),
+            ));
+        }
+        Ok(())
+    }
+
+    fn build(
+        &self,
+        req: &crate::produce::Request,
+        _progress: &dyn crate::progress::Progress,
+    ) -> Result<crate::produce::Assembled, crate::produce::ProduceError> {
+        let matrix = geometric(req.space, &req.eps)
+            .map_err(|e| crate::produce::invalid("space", e.to_string()))?;
+        let step = spacing(req.space)
+            .ok()
+            .flatten()
+            .map(|s| crate::io::number_value(&s));
+        Ok(crate::produce::Assembled {
+            meta: serde_json::json!({"geometric": {"step": step}}),
+            ..crate::produce::Assembled::matrix(matrix)
+        })
+    }
+}

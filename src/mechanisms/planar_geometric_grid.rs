@@ -157,6 +157,41 @@ pub fn planar_geometric_grid(space: &Space, eps: &Q) -> Result<Built, GridError>
     })
 }
 
+/// The planar geometric on the cell centres of a grid as a family of [`crate::produce`],
+/// each entry an enclosed lattice sum ([`planar_geometric_grid`]); no certificate (privacy
+/// is proven, `spec/geo.md` §2.4).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PlanarGeometricGridMech;
+
+impl crate::produce::MechanismFamily for PlanarGeometricGridMech {
+    fn name(&self) -> &'static str {
+        "planar_geometric_grid"
+    }
+
+    fn paper_name(&self) -> String {
+        "planar geometric grid".into()
+    }
+
+    fn check(
+        &self,
+        req: &crate::produce::Request,
+        progress: &dyn crate::progress::Progress,
+    ) -> Result<(), crate::produce::ProduceError> {
+        super::planar_laplace_grid::check_grid_memory("the planar geometric grid", req, progress)
+    }
+
+    fn build(
+        &self,
+        req: &crate::produce::Request,
+        _progress: &dyn crate::progress::Progress,
+    ) -> Result<crate::produce::Assembled, crate::produce::ProduceError> {
+        super::planar_laplace_grid::grid_assembled(
+            self.name(),
+            planar_geometric_grid(req.space, &req.eps),
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -464,6 +464,66 @@ pub fn planar_laplace_grid(space: &Space, eps: &Q) -> Result<Built, GridError> {
     })
 }
 
+/// The planar Laplace on the cell centres of a grid (`grid:W,H,STEP`) as a family of
+/// [`crate::produce`], each entry an enclosed integral ([`planar_laplace_grid`]); no
+/// certificate (privacy is proven, `spec/geo.md` §2.3).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PlanarLaplaceGridMech;
+
+impl crate::produce::MechanismFamily for PlanarLaplaceGridMech {
+    fn name(&self) -> &'static str {
+        "planar_laplace_grid"
+    }
+
+    fn paper_name(&self) -> String {
+        "planar Laplace grid".into()
+    }
+
+    fn check(
+        &self,
+        req: &crate::produce::Request,
+        progress: &dyn crate::progress::Progress,
+    ) -> Result<(), crate::produce::ProduceError> {
+        check_grid_memory("the planar Laplace grid", req, progress)
+    }
+
+    fn build(
+        &self,
+        req: &crate::produce::Request,
+        _progress: &dyn crate::progress::Progress,
+    ) -> Result<crate::produce::Assembled, crate::produce::ProduceError> {
+        grid_assembled(self.name(), planar_laplace_grid(req.space, &req.eps))
+    }
+}
+
+/// A grid channel's memory: its dense n × n exact matrix.
+pub(crate) fn check_grid_memory(
+    what: &str,
+    req: &crate::produce::Request,
+    progress: &dyn crate::progress::Progress,
+) -> Result<(), crate::produce::ProduceError> {
+    crate::produce::check_dense_memory(what, req.space.n(), || None, req.max_memory, progress)
+}
+
+/// A grid channel as [`crate::produce`] writes it: the matrix, and under `meta[name]` the
+/// grid, ε_noise and the widest entry's relative enclosure width.
+pub(crate) fn grid_assembled(
+    name: &str,
+    b: Result<Built, GridError>,
+) -> Result<crate::produce::Assembled, crate::produce::ProduceError> {
+    let b = b.map_err(|e| crate::produce::invalid("space", e.to_string()))?;
+    let mut meta = serde_json::json!({});
+    meta[name] = serde_json::json!({
+        "width": b.grid.width, "height": b.grid.height,
+        "step": crate::io::number_value(&b.grid.step),
+        "epsilon_noise": crate::io::number_value(&b.eps_noise),
+        "max_relative_width": b.max_relative_width});
+    Ok(crate::produce::Assembled {
+        meta,
+        ..crate::produce::Assembled::matrix(b.matrix)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -52,3 +52,44 @@ pub fn randomized_response(space: &Space, eps: &Q) -> Matrix {
         .collect();
     Matrix::new(n, n, data)
 }
+
+/// k-ary randomized response as a family of [`crate::produce`], at ε·d_min on any space
+/// (`categories:K`: plain k-RR); no certificate (privacy is proven, `spec/geo.md` §2).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RandomizedResponseMech;
+
+impl crate::produce::MechanismFamily for RandomizedResponseMech {
+    fn name(&self) -> &'static str {
+        "randomized_response"
+    }
+
+    fn paper_name(&self) -> String {
+        "k-RR".into()
+    }
+
+    fn check(
+        &self,
+        req: &crate::produce::Request,
+        progress: &dyn crate::progress::Progress,
+    ) -> Result<(), crate::produce::ProduceError> {
+        crate::produce::check_dense_memory(
+            "randomized response",
+            req.space.n(),
+            || None,
+            req.max_memory,
+            progress,
+        )
+    }
+
+    fn build(
+        &self,
+        req: &crate::produce::Request,
+        _progress: &dyn crate::progress::Progress,
+    ) -> Result<crate::produce::Assembled, crate::produce::ProduceError> {
+        let d_min = min_distance_lo(req.space);
+        Ok(crate::produce::Assembled {
+            meta: serde_json::json!({"randomized_response": {"k": req.space.n(), "d_min_lower": crate::io::number_value(&d_min)}}),
+            ..crate::produce::Assembled::matrix(randomized_response(req.space, &req.eps))
+        })
+    }
+}

@@ -157,3 +157,77 @@ pub fn spanner_mech(
     )?;
     Ok((built, edges, stretch))
 }
+
+/// SpannerMech as a family of [`crate::produce`]: OPTMech's rows on a greedy
+/// (2k−1)-spanner at ε/(2k−1), 1 ≤ k ≤ n (Imola et al. App. A, Theorem 4); no
+/// certificate (a spanner LP bound is no bound on OPTMech).
+///
+/// ```
+/// # use mdp::exact::{parse_rational, Q};
+/// # use mdp::metric::{MetricKind, Space};
+/// # use mdp::produce::*;
+/// # use mdp::progress::Silent;
+/// # use mdp::lp::Solver;
+/// # let pts = (0..6).map(|i| vec![Q::from(i * i)]).collect();
+/// # let space = Space::from_points(MetricKind::Euclidean, pts, None).unwrap();
+/// let req = Request::new(&space, "points", parse_rational("0.5").unwrap());
+/// let family = Family::Spanner(SpannerMech { k: 2, solver: Solver::Ipm });
+/// let out = produce(&req, &family, &Silent).unwrap();
+/// assert_eq!(out.certified.report().verdict, mdp::audit::Verdict::Pass);
+/// ```
+#[derive(Clone, Debug)]
+pub struct SpannerMech {
+    pub k: u64,
+    pub solver: Solver,
+}
+
+/// SpannerMech's k: 1 ≤ k ≤ n (beyond n the stretch 2k − 1 exceeds any path's hops).
+pub fn check_spanner_k(k: u64, n: usize) -> Result<u32, crate::produce::ProduceError> {
+    if k < 1 || k > n.max(1) as u64 {
+        return Err(crate::produce::invalid(
+            "k",
+            format!("must be in 1..={} (the number of inputs)", n.max(1)),
+        ));
+    }
+    Ok(k as u32)
+}
+
+impl crate::produce::MechanismFamily for SpannerMech {
+    fn name(&self) -> &'static str {
+        "spanner"
+    }
+
+    fn paper_name(&self) -> String {
+        format!("SpannerMech(k={})", self.k)
+    }
+
+    fn check(
+        &self,
+        req: &crate::produce::Request,
+        _progress: &dyn Progress,
+    ) -> Result<(), crate::produce::ProduceError> {
+        let n = req.space.n();
+        check_spanner_k(self.k, n)?;
+        crate::produce::check_lp_memory(n, n, self.solver, req.max_memory)
+    }
+
+    fn build(
+        &self,
+        req: &crate::produce::Request,
+        progress: &dyn Progress,
+    ) -> Result<crate::produce::Assembled, crate::produce::ProduceError> {
+        let k = check_spanner_k(self.k, req.space.n())?;
+        let (b, edges, stretch) = spanner_mech(
+            req.space,
+            &req.eps,
+            k,
+            self.solver,
+            crate::produce::MAX_PREC,
+            progress,
+        )?;
+        Ok(crate::produce::lp_assembled(
+            b,
+            serde_json::json!({"k": k, "spanner_edges": edges.len(), "stretch_bound": stretch}),
+        ))
+    }
+}

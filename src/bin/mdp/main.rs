@@ -19,7 +19,11 @@ use mdp::exact::{parse_rational, Q};
 use mdp::io::{self, Limits};
 use mdp::lp::mps;
 use mdp::mechanisms::{constopt, optimal, spanner};
-use mdp::produce::{self, Family, ProduceError, Request};
+use mdp::produce::{
+    self, BendersMech, ConstOptMech, ExpMech, Family, GeometricMech, OptMech,
+    PlanarGeometricGridMech, PlanarLaplaceGridMech, PmoMech, ProduceError, RandomizedResponseMech,
+    Request, SpannerMech, TemMech,
+};
 use mdp::progress::{Console, Silent};
 use serde_json::json;
 
@@ -482,7 +486,12 @@ fn run(cli: Cli) -> Result<i32, String> {
                         quiet,
                     );
                 }
-                build(&base, Family::Exponential { weights }, &output, quiet)
+                build(
+                    &base,
+                    Family::Exponential(ExpMech { weights }),
+                    &output,
+                    quiet,
+                )
             }
             Mechanism::Optimal {
                 base,
@@ -492,10 +501,10 @@ fn run(cli: Cli) -> Result<i32, String> {
                 solver,
             } => build(
                 &base,
-                Family::Optimal {
+                Family::Optimal(OptMech {
                     solver: solver.into(),
                     outputs: outputs.as_deref().map(output_indices).transpose()?,
-                },
+                }),
                 &output,
                 quiet,
             ),
@@ -508,11 +517,11 @@ fn run(cli: Cli) -> Result<i32, String> {
                 gap,
             } => {
                 let pmo = pmo_params(&pmo)?;
-                let family = Family::Pmo {
+                let family = Family::Pmo(PmoMech {
                     pmo,
                     solver: solver.into(),
                     gap,
-                };
+                });
                 build(&base, family, &output, quiet)
             }
             Mechanism::Benders {
@@ -544,10 +553,10 @@ fn run(cli: Cli) -> Result<i32, String> {
                     copies,
                     ..Default::default()
                 };
-                let family = Family::Benders {
+                let family = Family::Benders(BendersMech {
                     pmo: pmo_params(&pmo)?,
                     options,
-                };
+                });
                 build(&base, family, &output, quiet)
             }
             Mechanism::Spanner {
@@ -557,10 +566,10 @@ fn run(cli: Cli) -> Result<i32, String> {
                 quiet,
                 solver,
             } => {
-                let family = Family::Spanner {
+                let family = Family::Spanner(SpannerMech {
                     k,
                     solver: solver.into(),
-                };
+                });
                 build(&base, family, &output, quiet)
             }
             Mechanism::Constopt {
@@ -571,11 +580,11 @@ fn run(cli: Cli) -> Result<i32, String> {
                 output,
                 quiet,
             } => {
-                let family = Family::Constopt {
+                let family = Family::Constopt(ConstOptMech {
                     replacement: replacement_arg(&repl)?,
                     lambdas: lambda,
                     solver: solver.into(),
-                };
+                });
                 build(&base, family, &output, quiet)
             }
             Mechanism::ClusteredRr {
@@ -630,28 +639,43 @@ fn run(cli: Cli) -> Result<i32, String> {
                 if let Some(space) = container_space(&base, container)? {
                     return build_container(&base, space, Large::Tem(&truncation), &output, quiet);
                 }
-                build(&base, Family::Tem { truncation }, &output, quiet)
+                build(&base, Family::Tem(TemMech { truncation }), &output, quiet)
             }
             Mechanism::Geometric {
                 base,
                 output,
                 quiet,
-            } => build(&base, Family::Geometric, &output, quiet),
+            } => build(&base, Family::Geometric(GeometricMech), &output, quiet),
             Mechanism::RandomizedResponse {
                 base,
                 output,
                 quiet,
-            } => build(&base, Family::RandomizedResponse, &output, quiet),
+            } => build(
+                &base,
+                Family::RandomizedResponse(RandomizedResponseMech),
+                &output,
+                quiet,
+            ),
             Mechanism::PlanarLaplace {
                 base,
                 output,
                 quiet,
-            } => build(&base, Family::PlanarLaplaceGrid, &output, quiet),
+            } => build(
+                &base,
+                Family::PlanarLaplaceGrid(PlanarLaplaceGridMech),
+                &output,
+                quiet,
+            ),
             Mechanism::PlanarGeometric {
                 base,
                 output,
                 quiet,
-            } => build(&base, Family::PlanarGeometricGrid, &output, quiet),
+            } => build(
+                &base,
+                Family::PlanarGeometricGrid(PlanarGeometricGridMech),
+                &output,
+                quiet,
+            ),
         },
         Cmd::Bound {
             kind: BoundKind::Packing { space, epsilon },
@@ -702,7 +726,7 @@ fn demo(space_spec: &str, e: &str, output: &str) -> Result<i32, String> {
         labels: labels.as_deref(),
         ..Request::new(&space, space_spec, eps)
     };
-    let family = Family::Exponential { weights: None };
+    let family = Family::Exponential(ExpMech { weights: None });
     match produce::produce(&req, &family, &Silent) {
         Ok(p) => {
             write_certified(&p.certified, output)?;

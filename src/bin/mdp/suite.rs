@@ -878,32 +878,32 @@ fn family(f: FamilyArg, p: &FamilyParams, n: usize) -> Result<Family, String> {
     // `mdp build`'s default: the block hybrid for OPTMech when it fits the memory budget.
     let solver = mdp::lp::Solver::Auto;
     Ok(Family::Built(match f {
-        FamilyArg::Exponential => F::Exponential { weights: None },
+        FamilyArg::Exponential => F::Exponential(mdp::produce::ExpMech { weights: None }),
         FamilyArg::Constopt => {
             mdp::produce::check_r(p.r, n).map_err(flag)?;
             mdp::mechanisms::constopt::check_lambdas(&p.lambda).map_err(|e| flag(e.into()))?;
-            F::Constopt {
+            F::Constopt(mdp::produce::ConstOptMech {
                 replacement: ReplacementSpec::NearestNeighbours { r: p.r },
                 lambdas: p.lambda.clone(),
                 solver,
-            }
+            })
         }
         FamilyArg::Spanner => {
             mdp::produce::check_spanner_k(u64::from(p.k), n).map_err(flag)?;
-            F::Spanner {
+            F::Spanner(mdp::produce::SpannerMech {
                 k: u64::from(p.k),
                 solver,
-            }
+            })
         }
-        FamilyArg::Optimal => F::Optimal {
+        FamilyArg::Optimal => F::Optimal(mdp::produce::OptMech {
             solver,
             outputs: None,
-        },
+        }),
         FamilyArg::Tem => {
             mdp::produce::check_beta(p.beta).map_err(flag)?;
-            F::Tem {
+            F::Tem(mdp::produce::TemMech {
                 truncation: Truncation::Beta(p.beta),
-            }
+            })
         }
         FamilyArg::Madlib => {
             return Ok(Family::Madlib {

@@ -728,7 +728,7 @@ pub fn benders(
     ))
 }
 
-/// PMO solved by Benders decomposition (Qiu 2024 §3) as a family of [`crate::produce`],
+/// PMO solved by Benders decomposition (Qiu 2024 §3) as a family of [`produce`](mod@crate::produce),
 /// for spaces too large for the whole LP; needs `pmo.within`. Certified like PMO (exact
 /// repair, `lp_dual` of the whole LP) and written with a `benders` certificate (lower and
 /// upper bound).

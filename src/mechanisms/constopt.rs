@@ -700,7 +700,7 @@ pub fn check_r(r: usize, n: usize) -> Result<(), crate::produce::ProduceError> {
     Ok(())
 }
 
-/// ConstOPTMech as a family of [`crate::produce`]: the reduced LP at ε/2 with a
+/// ConstOPTMech as a family of [`produce`](mod@crate::produce): the reduced LP at ε/2 with a
 /// replacement function, the λ sweep keeping the least loss (Imola et al. §3.2,
 /// Algorithm 1), written with a k-center `packing` bound (Theorem 3, eq. 7).
 ///

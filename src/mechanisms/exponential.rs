@@ -296,7 +296,7 @@ pub fn exponential(space: &Space, eps: &Q) -> Matrix {
     weighted_exponential(space, eps, None)
 }
 
-/// EXPMECH and weighted EXPMECH as a family of [`crate::produce`]: Pr\[w|u\] ∝
+/// EXPMECH and weighted EXPMECH as a family of [`produce`](mod@crate::produce): Pr\[w|u\] ∝
 /// Y_w·exp(−ε·d(u,w)/2), `weights` = Y > 0 (Proposition 1); no certificate (privacy is
 /// proven).
 ///

@@ -80,7 +80,7 @@ pub fn geometric(space: &Space, eps: &Q) -> Result<Matrix, NotALine> {
     Ok(Matrix::new(n, n, data))
 }
 
-/// The truncated geometric mechanism as a family of [`crate::produce`]: equally spaced
+/// The truncated geometric mechanism as a family of [`produce`](mod@crate::produce): equally spaced
 /// points of a line (`line:N,STEP`), entries α^|i−j| ([`geometric`]); no certificate
 /// (privacy is proven, `spec/geo.md` §2).
 #[derive(Clone, Copy, Debug, Default)]

@@ -196,7 +196,7 @@ pub fn pmo(
     )
 }
 
-/// OPTMech as a family of [`crate::produce`]: the least worst-case loss among ε·d-private
+/// OPTMech as a family of [`produce`](mod@crate::produce): the least worst-case loss among ε·d-private
 /// mechanisms (Imola et al. §2), written with its `lp_dual` lower bound.
 ///
 /// ```
@@ -390,7 +390,7 @@ impl Pmo {
     }
 }
 
-/// PMO as a family of [`crate::produce`]: the least expected loss under a prior, privacy
+/// PMO as a family of [`produce`](mod@crate::produce): the least expected loss under a prior, privacy
 /// within η (Qiu 2024 §2.2), written with its `lp_dual` certificate (expected loss).
 ///
 /// ```

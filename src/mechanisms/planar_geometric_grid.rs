@@ -157,7 +157,7 @@ pub fn planar_geometric_grid(space: &Space, eps: &Q) -> Result<Built, GridError>
     })
 }
 
-/// The planar geometric on the cell centres of a grid as a family of [`crate::produce`],
+/// The planar geometric on the cell centres of a grid as a family of [`produce`](mod@crate::produce),
 /// each entry an enclosed lattice sum ([`planar_geometric_grid`]); no certificate (privacy
 /// is proven, `spec/geo.md` §2.4).
 #[derive(Clone, Copy, Debug, Default)]

@@ -465,7 +465,7 @@ pub fn planar_laplace_grid(space: &Space, eps: &Q) -> Result<Built, GridError> {
 }
 
 /// The planar Laplace on the cell centres of a grid (`grid:W,H,STEP`) as a family of
-/// [`crate::produce`], each entry an enclosed integral ([`planar_laplace_grid`]); no
+/// [`produce`](mod@crate::produce), each entry an enclosed integral ([`planar_laplace_grid`]); no
 /// certificate (privacy is proven, `spec/geo.md` §2.3).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct PlanarLaplaceGridMech;
@@ -505,7 +505,7 @@ pub(crate) fn check_grid_memory(
     crate::produce::check_dense_memory(what, req.space.n(), || None, req.max_memory, progress)
 }
 
-/// A grid channel as [`crate::produce`] writes it: the matrix, and under `meta[name]` the
+/// A grid channel as [`produce`](mod@crate::produce) writes it: the matrix, and under `meta[name]` the
 /// grid, ε_noise and the widest entry's relative enclosure width.
 pub(crate) fn grid_assembled(
     name: &str,

@@ -53,7 +53,7 @@ pub fn randomized_response(space: &Space, eps: &Q) -> Matrix {
     Matrix::new(n, n, data)
 }
 
-/// k-ary randomized response as a family of [`crate::produce`], at ε·d_min on any space
+/// k-ary randomized response as a family of [`produce`](mod@crate::produce), at ε·d_min on any space
 /// (`categories:K`: plain k-RR); no certificate (privacy is proven, `spec/geo.md` §2).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct RandomizedResponseMech;

@@ -158,7 +158,7 @@ pub fn spanner_mech(
     Ok((built, edges, stretch))
 }
 
-/// SpannerMech as a family of [`crate::produce`]: OPTMech's rows on a greedy
+/// SpannerMech as a family of [`produce`](mod@crate::produce): OPTMech's rows on a greedy
 /// (2k−1)-spanner at ε/(2k−1), 1 ≤ k ≤ n (Imola et al. App. A, Theorem 4); no
 /// certificate (a spanner LP bound is no bound on OPTMech).
 ///

@@ -288,7 +288,7 @@ pub fn tem_gamma_for(n: usize, eps: &Q, t: &Truncation) -> Result<Q, crate::prod
     }
 }
 
-/// TEM as a family of [`crate::produce`]: the exponential mechanism on min(d, γ)
+/// TEM as a family of [`produce`](mod@crate::produce): the exponential mechanism on min(d, γ)
 /// (Carvalho et al. Algorithm 2), written with a k-center `packing` bound.
 ///
 /// ```

@@ -163,7 +163,7 @@ pub trait MechanismFamily {
     /// experiments' tables and figures.
     fn paper_name(&self) -> String;
     /// Refuse settings out of their domain for the request's space, and a build whose
-    /// estimated memory exceeds the budget ([`check_dense_memory`], [`check_lp_memory_rows`]),
+    /// estimated memory exceeds the budget (`check_dense_memory`, [`check_lp_memory_rows`]),
     /// before the build starts.
     fn check(&self, req: &Request, progress: &dyn Progress) -> Result<(), ProduceError>;
     /// The matrix, the certificate data and the family's `meta` (settings checked).

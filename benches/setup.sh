@@ -15,7 +15,7 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 
 # Only talk to PyPI when something is missing (re-runs are fast and offline-safe).
-if ! "$VENV/bin/python" -c 'import qif, numpy, highspy, matplotlib' >/dev/null 2>&1; then
+if ! "$VENV/bin/python" -c 'import qif, numpy, highspy, matplotlib, scipy' >/dev/null 2>&1; then
     echo "setup.sh: installing qif, numpy and highspy"
     "$VENV/bin/python" -m pip install --quiet --upgrade pip
     "$VENV/bin/python" -m pip install --quiet -r "$HERE/requirements.txt"

@@ -76,6 +76,7 @@ pub mod large;
 pub mod lp;
 pub mod measure;
 pub mod mechanisms;
+pub mod outputs;
 pub mod planar_laplace;
 pub mod plot;
 pub mod privatize;

@@ -477,3 +477,46 @@ fn optimal_takes_outputs() {
         );
     }
 }
+
+/// `--outputs spread:K` (issue 56 part 3): PMO within η over K = 12 of rome100's inputs,
+/// those of the farthest-first traversal (`mdp::outputs::farthest_first` on the same space),
+/// the rule stated in `meta.outputs`, the file certified and passing `mdp-audit`; K past n,
+/// K = 0 and a rule that is not one are exit 2 naming `--outputs`.
+#[test]
+fn pmo_spreads_its_outputs() {
+    let out = tmp("pmo-spread.json", "");
+    let base = [
+        "build",
+        "pmo",
+        "--space",
+        "builtin:rome100",
+        "--epsilon",
+        "1",
+        "--within",
+        "2",
+        "--quiet",
+    ];
+    let (code, _, err) = mdp(&[&base[..], &["--outputs", "spread:12", "-o", &out]].concat());
+    assert_eq!(code, 0, "{err}");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let (space, _) = mdp::builtin::space("rome100").unwrap();
+    let want = mdp::outputs::farthest_first(&space, 12);
+    assert_eq!(doc["outputs"]["of_inputs"], serde_json::json!(want));
+    assert_eq!(doc["meta"]["outputs"]["rule"], "farthest-first");
+    assert_eq!(doc["meta"]["outputs"]["k"], 12);
+    let (code, outp, err) = common::mdp_audit(&["--quiet", "--require-within", "2", &out]);
+    assert_eq!(code, 0, "{outp}{err}");
+    for (bad, what) in [
+        ("spread:101", "only 100 inputs"),
+        ("spread:0", "≥ 1"),
+        ("spread:many", "≥ 1"),
+    ] {
+        let (code, _, err) = mdp(&[&base[..], &["--outputs", bad]].concat());
+        assert_eq!(code, 2, "{bad}: {err}");
+        assert!(
+            err.contains("--outputs") && err.contains(what),
+            "{bad}: {err}"
+        );
+    }
+}

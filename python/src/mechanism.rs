@@ -138,7 +138,7 @@ fn solver(name: &str) -> Result<Solver> {
 /// `p/q`). The keyword arguments are the command line's flags (`mdp build FAMILY --help`).
 #[pyfunction]
 #[pyo3(signature = (space, family, epsilon, *, weights=None, solver="auto", prior=None, cost=None,
-    outputs=None, within=None, gap=None, k=2, r=10, replacement=None, lambdas=None, beta=None,
+    outputs=None, outputs_rule=None, within=None, gap=None, k=2, r=10, replacement=None, lambdas=None, beta=None,
     gamma=None, partitions=None, method="km-rec", master="cover", max_iter=500, seed=0,
     max_memory=None, subproblems=None, progress=None))]
 #[allow(clippy::too_many_arguments)]
@@ -152,6 +152,7 @@ pub fn build(
     prior: Option<Vec<String>>,
     cost: Option<PyReadonlyArray2<'_, f64>>,
     outputs: Option<Vec<usize>>,
+    outputs_rule: Option<&str>,
     within: Option<&str>,
     gap: Option<f64>,
     k: u64,
@@ -171,6 +172,19 @@ pub fn build(
 ) -> Result<Mechanism> {
     let eps = mdp::produce::epsilon(epsilon)?;
     let solver_choice = self::solver(solver)?;
+    // `outputs="spread:K"`: K inputs by the farthest-first traversal, stated in meta.outputs
+    // (the CLI's `--outputs spread:K`).
+    let (outputs, meta) = match outputs_rule {
+        None => (outputs, serde_json::Value::Null),
+        Some(text) => {
+            let bad = |e: String| Error::input("outputs", e);
+            let rule = mdp::outputs::OutputChoice::parse_rule(text)
+                .unwrap_or_else(|| Err(format!("{text:?}: expected a list of input indices or spread:K")))
+                .map_err(bad)?;
+            let resolved = rule.resolve(&space.inner).map_err(bad)?;
+            (Some(resolved), serde_json::json!({"outputs": rule.meta()}))
+        }
+    };
     let pmo = || -> Result<Pmo> {
         let cost = match &cost {
             Some(c) => {
@@ -273,6 +287,7 @@ pub fn build(
     };
     let mut req = Request::new(&space.inner, &space.name, eps);
     req.labels = space.labels.as_deref();
+    req.meta = meta;
     if let Some(m) = max_memory {
         req.max_memory = m;
     }

@@ -1,6 +1,7 @@
 """The API end to end: every family, audits of arrays and files, import and repair,
 privatize on every record type, user-level functions, errors, progress."""
 
+import json
 import math
 import subprocess
 import sys
@@ -33,6 +34,7 @@ def opt(space):
         lambda s: md.exponential(s, 1, weights=[1, 2, 3, 4, 5], progress=False),
         lambda s: md.optimal(s, Fraction(1, 2), progress=False),
         lambda s: md.optimal(s, 1, outputs=[0, 2, 4], progress=False),
+        lambda s: md.optimal(s, 1, outputs="spread:3", progress=False),
         lambda s: md.pmo(s, 1, prior=[1, 2, 3, 4, 5], within=2.5, progress=False),
         lambda s: md.pmo(s, 1, outputs=[0, 3], cost=np.ones((5, 2)), progress=False),
         lambda s: md.benders(s, 1, within=3, partitions=2, progress=False),
@@ -55,6 +57,17 @@ def test_every_family_is_certified(space, build, tmp_path):
         assert not md.audit(tmp_path / "m.json").passed
     back = md.load(tmp_path / "m.json", space=space, within=m.within)
     assert np.array_equal(back.matrix, m.matrix) and back.exact(0, 0) == m.exact(0, 0)
+
+
+def test_spread_outputs_are_the_clis(space):
+    """``outputs="spread:K"``: the farthest-first traversal of the CLI's ``--outputs
+    spread:K``, from the input farthest from input 0 (PTS[4], then PTS[0], then PTS[2]),
+    stated in the file's meta."""
+    m = md.pmo(space, 1, within=3, outputs="spread:3", progress=False)
+    doc = json.loads(m.to_json())
+    assert doc["outputs"]["of_inputs"] == [4, 0, 2]
+    assert doc["meta"]["outputs"] == {"rule": "farthest-first", "k": 3,
+                                      "first": "the input farthest from input 0"}
 
 
 def test_certificates_and_gap(opt):
@@ -179,6 +192,8 @@ def test_user_level():
         (lambda s: md.pmo(s, 1, prior=[1, 2]), "prior"),
         (lambda s: md.exponential(s, 1, weights=[1, 1, 1, 1, -1]), "weights[4]"),
         (lambda s: md.spanner(s, 1, k=0), "k"),
+        (lambda s: md.pmo(s, 1, outputs="spread:9"), "outputs"),
+        (lambda s: md.optimal(s, 1, outputs="nearest:2"), "outputs"),
         (lambda s: md.optimal(s, 1, solver="cplex"), "solver"),
         (lambda s: md.space(np.array([[0.0, np.inf]])), "points[0][1]"),
         (lambda s: md.space(np.zeros((2, 2)), "hyperbolic"), "metric"),

@@ -134,6 +134,10 @@ pub struct Request<'a> {
     /// The inputs' labels, written to the file's `metric.labels` (witnesses and releases
     /// then name inputs by them).
     pub labels: Option<&'a [String]>,
+    /// What the front end states in the file's `meta` beside the family's own (e.g. how
+    /// the outputs were chosen, `meta.outputs`, [`crate::outputs::OutputChoice::meta`]);
+    /// an object, or null.
+    pub meta: Value,
 }
 
 impl<'a> Request<'a> {
@@ -145,6 +149,7 @@ impl<'a> Request<'a> {
             eps,
             max_memory: DEFAULT_MAX_MEMORY,
             labels: None,
+            meta: Value::Null,
         }
     }
 }
@@ -534,7 +539,11 @@ fn package(
     a: Assembled,
     progress: &dyn Progress,
 ) -> Result<Produced, ProduceError> {
-    let meta = producer_meta(json!({"mechanism": name, "space": req.space_name}), &a.meta);
+    let mut meta = producer_meta(
+        json!({"mechanism": name, "space": req.space_name}),
+        &req.meta,
+    );
+    merge(&mut meta, &a.meta);
     // The file carries no wall-clock time (the summary, i.e. the stats line, does): the
     // same input, flags and build write the same bytes (spec/lp.md §4.7).
     let mut doc = io::mechanism_to_value(&req.eps, req.space, &a.matrix, without_timings(&meta));

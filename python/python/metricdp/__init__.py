@@ -358,18 +358,30 @@ def planar_geometric_grid(space: Any, epsilon: Number, *, progress: Progress = N
     return _build("planar_geometric_grid", space, epsilon, progress)
 
 
-def optimal(space: Any, epsilon: Number, *, outputs: Optional[Sequence[int]] = None,
+def _outputs(outputs: Union[None, str, Sequence[int]]) -> Dict[str, Any]:
+    """The builders' ``outputs``: input indices, or a rule (``"spread:K"``) the library
+    resolves on the space."""
+    if outputs is None:
+        return {"outputs": None}
+    if isinstance(outputs, str):
+        return {"outputs_rule": outputs}
+    return {"outputs": [int(o) for o in outputs]}
+
+
+def optimal(space: Any, epsilon: Number, *, outputs: Union[None, str, Sequence[int]] = None,
             solver: str = "auto", max_memory: Optional[int] = None,
             progress: Progress = None) -> Mechanism:
     """OPTMech (Imola et al. §2): the least worst-case loss among ε·d-private mechanisms,
     with an ``lp_dual`` certificate proving the lower bound (``report.gap``); ``outputs``,
-    the input indices that are the outputs (all inputs by default; the CLI's ``--outputs``)."""
+    the input indices that are the outputs, or ``"spread:K"`` (K inputs spread over the
+    space by the farthest-first traversal, stated in ``meta["outputs"]``); all inputs by
+    default (the CLI's ``--outputs``)."""
     return _build("optimal", space, epsilon, progress, solver=solver, max_memory=max_memory,
-                  outputs=None if outputs is None else [int(o) for o in outputs])
+                  **_outputs(outputs))
 
 
 def pmo(space: Any, epsilon: Number, *, prior: Optional[Sequence[Number]] = None,
-        cost: Any = None, outputs: Optional[Sequence[int]] = None, within: Optional[Number] = None,
+        cost: Any = None, outputs: Union[None, str, Sequence[int]] = None, within: Optional[Number] = None,
         gap: Optional[float] = None, solver: str = "auto", max_memory: Optional[int] = None,
         progress: Progress = None) -> Mechanism:
     """PMO (Qiu 2024 §2.2): the least expected loss under ``prior`` (uniform by default),
@@ -379,14 +391,14 @@ def pmo(space: Any, epsilon: Number, *, prior: Optional[Sequence[Number]] = None
         "pmo", space, epsilon, progress,
         prior=_q_list(prior, "prior"),
         cost=None if cost is None else _f64(cost, "cost"),
-        outputs=None if outputs is None else [int(o) for o in outputs],
+        **_outputs(outputs),
         within=None if within is None else _q(within, "within"),
         gap=gap, solver=solver, max_memory=max_memory,
     )
 
 
 def benders(space: Any, epsilon: Number, *, within: Number, prior: Optional[Sequence[Number]] = None,
-            cost: Any = None, outputs: Optional[Sequence[int]] = None, partitions: Optional[int] = None,
+            cost: Any = None, outputs: Union[None, str, Sequence[int]] = None, partitions: Optional[int] = None,
             method: str = "km-rec", master: str = "cover", gap: float = 1e-6, max_iter: int = 500,
             seed: int = 0, subproblems: Optional[Callable[[List[str]], List[str]]] = None,
             progress: Progress = None) -> Mechanism:
@@ -401,7 +413,7 @@ def benders(space: Any, epsilon: Number, *, within: Number, prior: Optional[Sequ
         "benders", space, epsilon, progress,
         prior=_q_list(prior, "prior"),
         cost=None if cost is None else _f64(cost, "cost"),
-        outputs=None if outputs is None else [int(o) for o in outputs],
+        **_outputs(outputs),
         within=_q(within, "within"), partitions=partitions, method=method, master=master,
         gap=gap, max_iter=max_iter, seed=seed, subproblems=subproblems,
     )

@@ -136,6 +136,7 @@ def build(
     prior: Optional[Sequence[str]] = None,
     cost: Optional[_F64Array] = None,
     outputs: Optional[Sequence[int]] = None,
+    outputs_rule: Optional[str] = None,
     within: Optional[str] = None,
     gap: Optional[float] = None,
     k: int = 2,

@@ -292,7 +292,9 @@ pub(crate) struct PmoArgs {
     /// JSON n×K cost matrix (default: the distance to the output).
     #[arg(long)]
     pub(crate) cost: Option<String>,
-    /// JSON array of input indices that are the outputs (default: all inputs).
+    /// The outputs: a JSON array of input indices, or spread:K (K inputs spread over the
+    /// space by the farthest-first traversal, stated in the file's meta.outputs); default:
+    /// all inputs.
     #[arg(long)]
     pub(crate) outputs: Option<String>,
 }
@@ -323,8 +325,10 @@ pub(crate) enum Mechanism {
     Optimal {
         #[command(flatten)]
         base: SpaceEps,
-        /// JSON array of input indices that are the outputs (default: all inputs).
-        #[arg(long, value_name = "IDX.json")]
+        /// The outputs: a JSON array of input indices, or spread:K (K inputs spread over
+        /// the space by the farthest-first traversal, stated in the file's meta.outputs);
+        /// default: all inputs.
+        #[arg(long, value_name = "IDX.json|spread:K")]
         outputs: Option<String>,
         /// Output file (`-` for standard output).
         #[arg(short, long, default_value = "-")]

@@ -19,13 +19,15 @@ use mdp::exact::{parse_rational, Q};
 use mdp::io::{self, Limits};
 use mdp::lp::mps;
 use mdp::mechanisms::{constopt, optimal, spanner};
+use mdp::metric::Space;
+use mdp::outputs::OutputChoice;
 use mdp::produce::{
     self, BendersMech, ConstOptMech, ExpMech, Family, GeometricMech, OptMech,
     PlanarGeometricGridMech, PlanarLaplaceGridMech, PmoMech, ProduceError, RandomizedResponseMech,
     Request, SpannerMech, TemMech,
 };
 use mdp::progress::{Console, Silent};
-use serde_json::json;
+use serde_json::{json, Value};
 
 mod cli;
 mod suite;
@@ -191,23 +193,37 @@ pub(crate) fn q_array(v: &serde_json::Value, flag: &str) -> Result<Vec<Q>, Strin
 }
 
 /// The PMO parameters from the command line.
-/// `--outputs FILE`: a JSON array of input indices (checked against the space by `produce`).
-fn output_indices(path: &str) -> Result<Vec<usize>, String> {
-    let v = json_file(path, "--outputs")?;
+/// `--outputs FILE | spread:K`: a JSON array of input indices (checked against the space
+/// by `produce`), or K inputs spread by the farthest-first traversal
+/// ([`mdp::outputs::OutputChoice`]); with what the file's `meta` states of the choice.
+fn outputs_arg(arg: Option<&str>, space: &Space) -> Result<(Option<Vec<usize>>, Value), String> {
+    let Some(arg) = arg else {
+        return Ok((None, Value::Null));
+    };
+    if let Some(rule) = OutputChoice::parse_rule(arg) {
+        let rule = rule.map_err(|e| format!("--outputs: {e}"))?;
+        let outputs = rule.resolve(space).map_err(|e| format!("--outputs: {e}"))?;
+        return Ok((Some(outputs), json!({"outputs": rule.meta()})));
+    }
+    let v = json_file(arg, "--outputs")?;
     let arr = v
         .as_array()
-        .ok_or("--outputs: expected a JSON array of indices")?;
-    arr.iter()
+        .ok_or("--outputs: expected a JSON array of indices, or spread:K")?;
+    let outputs = arr
+        .iter()
         .enumerate()
         .map(|(i, x)| {
             x.as_u64()
                 .and_then(|u| usize::try_from(u).ok())
                 .ok_or(format!("--outputs[{i}]: expected an input index"))
         })
-        .collect()
+        .collect::<Result<_, _>>()?;
+    Ok((Some(outputs), Value::Null))
 }
 
-fn pmo_params(a: &PmoArgs) -> Result<produce::Pmo, String> {
+/// PMO's parameters from its flags on `space` (`--outputs spread:K` is resolved on it),
+/// and what the file's `meta` states of the outputs' choice.
+fn pmo_params(a: &PmoArgs, space: &Space) -> Result<(produce::Pmo, Value), String> {
     let within = a
         .within
         .as_deref()
@@ -218,7 +234,7 @@ fn pmo_params(a: &PmoArgs) -> Result<produce::Pmo, String> {
         .as_deref()
         .map(|p| q_array(&json_file(p, "--prior")?, "--prior"))
         .transpose()?;
-    let outputs = a.outputs.as_deref().map(output_indices).transpose()?;
+    let (outputs, meta) = outputs_arg(a.outputs.as_deref(), space)?;
     let cost = a
         .cost
         .as_deref()
@@ -232,12 +248,15 @@ fn pmo_params(a: &PmoArgs) -> Result<produce::Pmo, String> {
             Ok(out)
         })
         .transpose()?;
-    Ok(produce::Pmo {
-        within,
-        prior,
-        cost,
-        outputs,
-    })
+    Ok((
+        produce::Pmo {
+            within,
+            prior,
+            cost,
+            outputs,
+        },
+        meta,
+    ))
 }
 
 /// ConstOPTMech's replacement function: `--replacement FILE` (I(v) per v) or I_NN,r.
@@ -256,14 +275,27 @@ fn replacement_arg(a: &ReplacementArgs) -> Result<produce::ReplacementSpec, Stri
 /// `mdp build FAMILY`: load the space, produce the certified mechanism, write it and print
 /// the `stats:` line.
 fn build(base: &SpaceEps, family: Family, output: &str, quiet: bool) -> Result<i32, String> {
+    build_on(base, |_| Ok((family, Value::Null)), output, quiet)
+}
+
+/// [`build`] of the family `family` makes on the loaded space (the outputs' choice needs
+/// it), with what it states in the file's `meta`.
+fn build_on(
+    base: &SpaceEps,
+    family: impl FnOnce(&Space) -> Result<(Family, Value), String>,
+    output: &str,
+    quiet: bool,
+) -> Result<i32, String> {
     let eps = epsilon(&base.epsilon)?;
     let (space, labels) =
         mdp::import::load_space_with_labels(&base.space, label_column(), &base.limits())
             .map_err(fail)?;
     let space = require_metric(space)?;
+    let (family, meta) = family(&space)?;
     let req = Request {
         max_memory: base.max_memory,
         labels: labels.as_deref(),
+        meta,
         ..Request::new(&space, &base.space, eps)
     };
     match produce::produce(&req, &family, &Console::new(quiet, 0.0)) {
@@ -499,12 +531,13 @@ fn run(cli: Cli) -> Result<i32, String> {
                 output,
                 quiet,
                 solver,
-            } => build(
+            } => build_on(
                 &base,
-                Family::Optimal(OptMech {
-                    solver: solver.into(),
-                    outputs: outputs.as_deref().map(output_indices).transpose()?,
-                }),
+                |space| {
+                    let (outputs, meta) = outputs_arg(outputs.as_deref(), space)?;
+                    let solver = solver.into();
+                    Ok((Family::Optimal(OptMech { solver, outputs }), meta))
+                },
                 &output,
                 quiet,
             ),
@@ -516,13 +549,12 @@ fn run(cli: Cli) -> Result<i32, String> {
                 solver,
                 gap,
             } => {
-                let pmo = pmo_params(&pmo)?;
-                let family = Family::Pmo(PmoMech {
-                    pmo,
-                    solver: solver.into(),
-                    gap,
-                });
-                build(&base, family, &output, quiet)
+                let family = |space: &Space| {
+                    let (pmo, meta) = pmo_params(&pmo, space)?;
+                    let solver = solver.into();
+                    Ok((Family::Pmo(PmoMech { pmo, solver, gap }), meta))
+                };
+                build_on(&base, family, &output, quiet)
             }
             Mechanism::Benders {
                 base,
@@ -553,11 +585,11 @@ fn run(cli: Cli) -> Result<i32, String> {
                     copies,
                     ..Default::default()
                 };
-                let family = Family::Benders(BendersMech {
-                    pmo: pmo_params(&pmo)?,
-                    options,
-                });
-                build(&base, family, &output, quiet)
+                let family = |space: &Space| {
+                    let (pmo, meta) = pmo_params(&pmo, space)?;
+                    Ok((Family::Benders(BendersMech { pmo, options }), meta))
+                };
+                build_on(&base, family, &output, quiet)
             }
             Mechanism::Spanner {
                 base,
@@ -759,7 +791,7 @@ fn lp_export(problem: LpProblem) -> Result<i32, String> {
         LpProblem::Pmo { base, pmo, output } => {
             let eps = epsilon(&base.epsilon)?;
             let space = lp_space_within(&base.space, &base.limits())?;
-            let pmo = pmo_params(&pmo)?;
+            let (pmo, _) = pmo_params(&pmo, &space)?;
             match optimal::pmo_lp(&space, &eps, &pmo.params(), produce::MAX_PREC) {
                 Ok(lp) => export(&lp, &output),
                 Err(e) => lp_err(e),

@@ -7,6 +7,7 @@
 //! ([`row_steps`], [`row_update`]).
 
 use super::newton::{direction, factor, refine_tol, row_step, Target, Work};
+use super::sparse_schur::SchurPattern;
 use super::structure::{local_structure, pair_index, select, Iterate, Layout, Structure};
 use super::{Warm, DUAL_BUDGET, PARTS, SOLVED_GAP, WORKING_GAP};
 use crate::lp::model::{Objective, PrivacyLp};
@@ -231,7 +232,7 @@ pub(super) fn run(
             (Some(sel), row_off, (layouts, lay, Some(present)))
         }
     };
-    let st = Structure {
+    let mut st = Structure {
         n,
         kk,
         max_loss,
@@ -245,7 +246,21 @@ pub(super) fn run(
         row_off,
         cost: lp.cost_dn.clone(),
         c_m,
+        schur: None,
     };
+    if matches!(rows, Rows::Local(_)) && !max_loss {
+        st.schur = SchurPattern::of(&st).filter(|p| {
+            progress.note(&format!(
+                "Schur complement {n}×{n}: {} entries in its lower triangle ({:.1} %), its Cholesky factor after AMD stored in {} ({:.1} % of n(n+1)/2): factored {}",
+                p.pattern_nnz,
+                100.0 * p.pattern_nnz as f64 / (n as f64 * (n as f64 + 1.0) / 2.0),
+                p.factor_len,
+                100.0 * p.factor_len as f64 / (n as f64 * (n as f64 + 1.0) / 2.0),
+                if p.pays() { "sparse" } else { "dense" }
+            ));
+            p.pays()
+        });
+    }
     let (nv, np) = (st.nv(), st.np());
     let nv_present = st.nv_present();
     // Each part's block buffers ([`PARTS`], a constant: the sums do not depend on the

@@ -39,6 +39,7 @@ mod dense;
 mod dissection;
 mod iteration;
 mod newton;
+mod sparse_schur;
 mod structure;
 
 use super::model::PrivacyLp;

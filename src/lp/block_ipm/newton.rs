@@ -118,6 +118,8 @@ pub(super) struct Factor {
 pub(super) enum Schur {
     Lu(Lu),
     Llt(faer::linalg::solvers::Llt<f64>),
+    /// A localized LP's S where its sparse factor pays (`super::sparse_schur`).
+    Sparse(faer::sparse::linalg::solvers::Llt<usize, f64>),
 }
 
 impl Schur {
@@ -126,6 +128,12 @@ impl Schur {
         match self {
             Schur::Lu(lu) => lu.solve(b),
             Schur::Llt(llt) => {
+                use faer::linalg::solvers::Solve;
+                let n = b.len();
+                llt.solve_in_place(faer::MatMut::from_column_major_slice_mut(&mut b, n, 1));
+                b.iter().all(|v| v.is_finite()).then_some(b)
+            }
+            Schur::Sparse(llt) => {
                 use faer::linalg::solvers::Solve;
                 let n = b.len();
                 llt.solve_in_place(faer::MatMut::from_column_major_slice_mut(&mut b, n, 1));
@@ -223,6 +231,25 @@ pub(super) fn factor(
         acc.iter_mut().zip(&w.acc).for_each(|(a, v)| *a += v);
     }
     let ns = if st.max_loss { 2 * n + 1 } else { n };
+    if let (Some(sp), false) = (&st.schur, compact) {
+        let val = sp.sums(st, &inv);
+        let bad = val.iter().filter(|v| !v.is_finite()).count();
+        let schur = match (bad, sp.factor(&val)) {
+            (0, Some(llt)) => Schur::Sparse(llt),
+            _ => Lu::factor(sp.to_dense(&val), ns)
+                .map(Schur::Lu)
+                .ok_or_else(|| {
+                    LpError::Numerical(format!(
+                        "block interior point: singular Schur complement ({bad} non-finite entries)"
+                    ))
+                })?,
+        };
+        return Ok(Factor {
+            inv,
+            compact,
+            schur,
+        });
+    }
     let sums = if compact {
         // Scatter each component's sum (its lower triangle, mirrored); B⁻¹ is 0 between
         // components.
@@ -353,7 +380,7 @@ fn invert_block(
 /// A localized LP's Schur complement Σ_k B_k⁻¹ as n×n, from the whole inverses: parallel
 /// over columns j, the outputs in ascending order within each (the same sum in the same
 /// order on any number of threads).
-fn localized_sums(st: &Structure, inv: &[Vec<f64>]) -> Vec<f64> {
+pub(super) fn localized_sums(st: &Structure, inv: &[Vec<f64>]) -> Vec<f64> {
     let n = st.n;
     let mut sums = vec![0.0; n * n];
     sums.par_chunks_mut(n).enumerate().for_each(|(j, a)| {

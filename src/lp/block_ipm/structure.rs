@@ -140,6 +140,9 @@ pub(super) struct Structure {
     pub(super) cost: Vec<f64>,
     /// Objective on M (expected loss), block-major k·n + u.
     pub(super) c_m: Vec<f64>,
+    /// On a localized LP with an expected loss, S's sparsity and symbolic factor where the
+    /// sparse Cholesky pays ([`SchurPattern::pays`]); `None`: S is factored dense.
+    pub(super) schur: Option<super::sparse_schur::SchurPattern>,
 }
 
 impl Structure {

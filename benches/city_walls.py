@@ -155,19 +155,20 @@ def main() -> None:
     ap.add_argument("--eps", type=float, nargs="+", default=[10.0, 2.0])
     a = ap.parse_args()
     edges, adj = road()
-    rows = []
-    for eps in a.eps:
-        for n in a.sizes:
-            # The K: 500 at N = 10⁴, 1 000 for the whole city; K = 100 below.
-            k = 100 if n < 10000 else (500 if n < 20000 else 1000)
-            r = walls(n, k, eps, edges, adj)
-            print(json.dumps(r), flush=True)
-            rows.append(r)
     path = HERE / "reports" / "city_walls.csv"
+    writer = None
     with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
+        for eps in a.eps:
+            for n in a.sizes:
+                # The K: 500 at N = 10⁴, 1 000 for the whole city; K = 100 below.
+                k = 100 if n < 10000 else (500 if n < 20000 else 1000)
+                r = walls(n, k, eps, edges, adj)
+                print(json.dumps(r), flush=True)
+                if writer is None:
+                    writer = csv.DictWriter(f, fieldnames=list(r))
+                    writer.writeheader()
+                writer.writerow(r)
+                f.flush()
     print(f"wrote {path}")
 
 

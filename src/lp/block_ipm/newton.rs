@@ -383,23 +383,36 @@ fn invert_block(
 pub(super) fn localized_sums(st: &Structure, inv: &[Vec<f64>]) -> Vec<f64> {
     let n = st.n;
     let mut sums = vec![0.0; n * n];
-    sums.par_chunks_mut(n).enumerate().for_each(|(j, a)| {
-        for (k, bks) in inv.iter().enumerate() {
-            let ly = st.layout(k);
-            let (c, jb) = ly.place[j];
-            if c == u32::MAX {
-                continue;
-            }
-            let (c, jb) = (c as usize, jb as usize);
-            let comp = &ly.comps[c];
-            let m = comp.len();
-            let col = &bks[ly.offs[c] + jb * m..ly.offs[c] + (jb + 1) * m];
-            for (&i, v) in comp.iter().zip(col) {
-                a[i as usize] += v;
-            }
-        }
-    });
+    sums.par_chunks_mut(n)
+        .enumerate()
+        .for_each(|(j, a)| column_terms(st, inv, j, |i, v| a[i] += v));
     sums
+}
+
+/// Column j of a localized LP's Σ_k B_k⁻¹ term by term: `add(i, v)` for each output k in
+/// ascending order, for each input i of j's component in k's layout (none where k has no
+/// variable for j). The dense ([`localized_sums`]) and the sparse
+/// (`sparse_schur::SchurPattern::sums`) sums add them in this order.
+pub(super) fn column_terms(
+    st: &Structure,
+    inv: &[Vec<f64>],
+    j: usize,
+    mut add: impl FnMut(usize, f64),
+) {
+    for (k, bks) in inv.iter().enumerate() {
+        let ly = st.layout(k);
+        let (c, jb) = ly.place[j];
+        if c == u32::MAX {
+            continue;
+        }
+        let (c, jb) = (c as usize, jb as usize);
+        let comp = &ly.comps[c];
+        let m = comp.len();
+        let col = &bks[ly.offs[c] + jb * m..ly.offs[c] + (jb + 1) * m];
+        for (&i, &v) in comp.iter().zip(col) {
+            add(i as usize, v);
+        }
+    }
 }
 
 /// The max loss's Schur complement blocks (loss rows kept): R = Σ B⁻¹, Q = Σ D B⁻¹,

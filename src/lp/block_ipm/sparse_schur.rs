@@ -16,6 +16,7 @@
 //! factorization differs, and the floats it returns are trusted for nothing (the exact
 //! repair, the exact dual check and the audit decide).
 
+use super::newton::column_terms;
 use super::structure::Structure;
 use faer::sparse::linalg::solvers::{Llt, SymbolicLlt};
 use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
@@ -128,23 +129,11 @@ impl SchurPattern {
                 rows.iter()
                     .enumerate()
                     .for_each(|(p, &i)| pos[i] = p as u32);
-                for (k, bks) in inv.iter().enumerate() {
-                    let ly = st.layout(k);
-                    let (c, jb) = ly.place[j];
-                    if c == u32::MAX {
-                        continue;
+                column_terms(st, inv, j, |i, v| {
+                    if i >= j {
+                        a[pos[i] as usize] += v;
                     }
-                    let (c, jb) = (c as usize, jb as usize);
-                    let comp = &ly.comps[c];
-                    let m = comp.len();
-                    let col = &bks[ly.offs[c] + jb * m..ly.offs[c] + (jb + 1) * m];
-                    for (&i, v) in comp.iter().zip(col) {
-                        let i = i as usize;
-                        if i >= j {
-                            a[pos[i] as usize] += v;
-                        }
-                    }
-                }
+                });
                 rows.iter().for_each(|&i| pos[i] = u32::MAX);
             },
         );

@@ -313,6 +313,23 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    /// Weights of order 1 and above (the proptest's are mostly tiny: its shifts reach
+    /// 2^-3000): dyadic ones come back exact, others within 2^-250 below x/Σx. A grid
+    /// chosen from the wrong exponent (`top / 2 * P` for `top − 2P`, a mutant the
+    /// proptest missed) rounds them to 0.
+    #[test]
+    fn normalized_weights_of_order_one_and_above() {
+        let q = |a: u64, b: u64| Q::from_unsigneds(a, b);
+        assert_eq!(normalized(&[q(3, 1), q(5, 1)]), vec![q(3, 8), q(5, 8)]);
+        assert_eq!(normalized(&[q(0, 1), q(96, 1)]), vec![q(0, 1), q(1, 1)]);
+        let x = [q(700, 1), q(1, 3), q(9, 7)];
+        let s: Q = x.iter().sum();
+        for (w, xi) in normalized(&x).iter().zip(&x) {
+            let exact = xi / &s;
+            assert!(*w <= exact && &exact - w <= Q::from(1u32) >> 250u64);
+        }
+    }
+
     proptest! {
         /// The dyadic weights are ≤ x/Σx (so Σw ≤ 1, the soundness condition of the
         /// bound) and within n·2^-250 of it, also for weights of wildly different sizes

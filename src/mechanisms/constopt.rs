@@ -744,15 +744,28 @@ impl crate::produce::MechanismFamily for ConstOptMech {
         }
     }
 
-    /// The replacement against the space (I_NN,r's r), then the λ sweep's memory
-    /// ([`memory_estimate`]) from its exact LP sizes.
+    /// I_NN,r's r against the space. The replacement itself (given sets, or the r nearest
+    /// inputs: an n² sort) and the λ sweep's memory from its exact LP sizes
+    /// ([`memory_estimate`]) are checked in `build`, where the replacement is formed once,
+    /// before any LP.
     fn check(
         &self,
         req: &crate::produce::Request,
         _progress: &dyn Progress,
     ) -> Result<(), crate::produce::ProduceError> {
-        let n = req.space.n();
-        let repl = replacement(req.space, &self.replacement)?;
+        match self.replacement {
+            ReplacementSpec::NearestNeighbours { r } => check_r(r, req.space.n()),
+            ReplacementSpec::Sets(_) => Ok(()),
+        }
+    }
+
+    fn build(
+        &self,
+        req: &crate::produce::Request,
+        progress: &dyn Progress,
+    ) -> Result<crate::produce::Assembled, crate::produce::ProduceError> {
+        let (space, n) = (req.space, req.space.n());
+        let repl = replacement(space, &self.replacement)?;
         let need = memory_estimate(n, &reduced_counts(n, &repl), self.lambdas.len());
         if need > req.max_memory {
             return Err(crate::produce::invalid(
@@ -765,16 +778,6 @@ impl crate::produce::MechanismFamily for ConstOptMech {
                 ),
             ));
         }
-        Ok(())
-    }
-
-    fn build(
-        &self,
-        req: &crate::produce::Request,
-        progress: &dyn Progress,
-    ) -> Result<crate::produce::Assembled, crate::produce::ProduceError> {
-        let (space, n) = (req.space, req.space.n());
-        let repl = replacement(space, &self.replacement)?;
         let params = Params {
             eps: &req.eps,
             replacement: &repl,

@@ -250,15 +250,16 @@ pub(super) fn run(
     };
     if matches!(rows, Rows::Local(_)) && !max_loss {
         st.schur = SchurPattern::of(&st).filter(|p| {
+            let pays = p.pays();
             progress.note(&format!(
                 "Schur complement {n}×{n}: {} entries in its lower triangle ({:.1} %), its Cholesky factor after AMD stored in {} ({:.1} % of n(n+1)/2): factored {}",
                 p.pattern_nnz,
                 100.0 * p.pattern_nnz as f64 / (n as f64 * (n as f64 + 1.0) / 2.0),
                 p.factor_len,
                 100.0 * p.factor_len as f64 / (n as f64 * (n as f64 + 1.0) / 2.0),
-                if p.pays() { "sparse" } else { "dense" }
+                if pays { "sparse" } else { "dense" }
             ));
-            p.pays()
+            pays
         });
     }
     let (nv, np) = (st.nv(), st.np());

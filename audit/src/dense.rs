@@ -254,6 +254,108 @@ mod tests {
     }
 
     #[test]
+    fn dyadic_splits_a_double_into_its_mantissa_and_biased_exponent() {
+        assert_eq!(dyadic(1.0), (1u64 << 52, 1023));
+        assert_eq!(dyadic(0.75), (3u64 << 51, 1022));
+        assert_eq!(dyadic(f64::MIN_POSITIVE), (1u64 << 52, 1));
+        assert_eq!(dyadic(2f64.powi(-1074)), (1, 1));
+        assert_eq!(dyadic(0.0), (0, 1));
+        assert_eq!(dyadic(f64::MAX), ((1u64 << 53) - 1, 2046));
+        // m·2^(e−1075) is the double, exactly.
+        for x in [1.0, 0.1, 3e-310, 1e300, 2f64.powi(-1074), 7.0] {
+            let (m, e) = dyadic(x);
+            let back = Q::from(m) * Q::from_naturals(N::power_of_2(e - 1), N::power_of_2(1074));
+            assert_eq!(back, q_from_f64(x), "{x}");
+        }
+    }
+
+    #[test]
+    fn exact_sum_carries_a_bin_past_64_bits() {
+        // 2^12 mantissas of 2^53 − 1 in one bin: the bin's sum needs 65 bits.
+        let x = f64::from_bits(0x3fff_ffff_ffff_ffff); // 2 − 2^-52
+        let xs = vec![x; 1 << 12];
+        assert_eq!(exact_sum(&xs), q_from_f64(x) * Q::from(1u32 << 12));
+    }
+
+    /// Rows [1, 3] and [2, 0] (sums 4, 2): H = [[1/4, 3/4], [1, 0]]. R(u=0, v=1) over both
+    /// columns is ∞ (H[1][1] = 0 < 3/4, at column 1); over column 0 alone (1/4)/1 = 1/4;
+    /// R(1, 0) = max(1/(1/4), 0) = 4 at column 0; over column 1 alone H[1] is 0: R = 0.
+    #[test]
+    fn exact_ratio_over_given_columns() {
+        let m = Dense::new(2, 2, vec![1.0, 3.0, 2.0, 0.0], "matrix").unwrap();
+        let nm = Normalized::new(&m);
+        assert_eq!(nm.sums, vec![Q::from(4u32), Q::from(2u32)]);
+        assert_eq!(nm.exact_ratio(&m, 0, 1, 0..2), (None, Some(1)));
+        assert_eq!(
+            nm.exact_ratio(&m, 0, 1, 0..1),
+            (Some(Q::from_unsigneds(1u32, 4u32)), Some(0))
+        );
+        assert_eq!(nm.exact_ratio(&m, 1, 0, 0..2), (Some(Q::from(4u32)), Some(0)));
+        assert_eq!(nm.exact_ratio(&m, 1, 0, 1..2), (Some(Q::from(0u32)), None));
+        // The arg max is the largest ratio, not the first or the last column.
+        let m3 = Dense::new(2, 3, vec![1.0, 4.0, 1.0, 1.0, 1.0, 1.0], "matrix").unwrap();
+        let n3 = Normalized::new(&m3);
+        assert_eq!(
+            n3.exact_ratio(&m3, 0, 1, 0..3),
+            (Some(Q::from_unsigneds(12u32, 6u32)), Some(1))
+        );
+    }
+
+    /// h̃ is within ρ·H of the exact H on safe rows; a row whose entry underflows in the
+    /// quotient is unsafe; a block is normalized by the whole rows' sums.
+    #[test]
+    fn the_float_copy_and_its_safe_rows() {
+        let m = Dense::new(2, 3, vec![1.0, 2.0, 1.0, 1e-300, 1e300, 0.0], "matrix").unwrap();
+        let nm = Normalized::new(&m);
+        assert_eq!(nm.safe, vec![true, false]);
+        for w in 0..3 {
+            let exact = m.exact(0, w) / &nm.sums[0];
+            let (h, rho) = (q_from_f64(nm.h(0, w)), q_from_f64(crate::privacy::RHO));
+            let one = Q::from(1u32);
+            assert!(h <= &exact * (&one + &rho) && h >= &exact * (&one - &rho), "{w}");
+            assert_eq!(nm.hrow(0)[w], nm.h(0, w));
+            assert_eq!(nm.recip_row(0)[w], 1.0 / nm.h(0, w));
+        }
+        assert_eq!(nm.h(1, 2), 0.0);
+        assert_eq!(nm.recip_row(1)[2], f64::INFINITY);
+        let block = Dense::block(2, 1, vec![2.0, 0.0], "matrix").unwrap();
+        let nb = Normalized::with_sums(&block, vec![Q::from(8u32), Q::from(1u32)]);
+        assert_eq!((nb.n, nb.k), (2, 1));
+        assert_eq!(nb.h(0, 0), 0.25);
+        assert_eq!(nb.h(1, 0), 0.0);
+        assert_eq!(nb.safe, vec![true, true]);
+    }
+
+    #[test]
+    fn entries_rows_and_sizes() {
+        let d = Dense::new(2, 2, vec![0.5, 0.25, 0.0, 3.0], "m").unwrap();
+        assert_eq!(d.row(1), &[0.0, 3.0]);
+        assert_eq!(d.data(), &[0.5, 0.25, 0.0, 3.0]);
+        assert_eq!(d.exact(0, 1), Q::from_unsigneds(1u32, 4u32));
+        let m = d.to_matrix();
+        assert_eq!((m.rows, m.cols), (2, 2));
+        assert_eq!(m.get(1, 1), &Q::from(3u32));
+        assert_eq!(m.get(0, 0), &Q::from_unsigneds(1u32, 2u32));
+        assert_eq!(Dense::audit_bytes(3, 5), 360);
+        assert_eq!(Dense::audit_bytes(u64::MAX as usize, 2), u64::MAX);
+    }
+
+    #[test]
+    fn errors_name_the_entry_or_row() {
+        let e = Dense::new(2, 3, vec![1.0, 1.0, 1.0, 1.0, f64::INFINITY, 1.0], "m").unwrap_err();
+        assert_eq!(e.path, "m[1][1]");
+        let e = Dense::new(2, 2, vec![1.0, 1.0, 0.0, 0.0], "m").unwrap_err();
+        assert_eq!((e.path.as_str(), e.message.as_str()), ("m[1]", "row sum must be > 0"));
+        let e = Dense::block(0, 2, vec![], "m").unwrap_err();
+        assert_eq!(e.message, "needs at least one row and one column");
+        assert!(Dense::block(2, 0, vec![], "m").is_err());
+        let e = Dense::block(2, 2, vec![1.0; 5], "m").unwrap_err();
+        assert_eq!(e.message, "5 entries for a 2 × 2 matrix");
+        // A block may hold rows of zeros.
+        assert!(Dense::block(2, 1, vec![0.0, 0.0], "m").is_ok());
+    }
+
+    #[test]
     fn refuses_what_is_not_a_mechanism() {
         assert!(Dense::new(1, 2, vec![0.5, f64::NAN], "matrix").is_err());
         assert!(Dense::new(1, 2, vec![0.5, -1.0], "matrix").is_err());

@@ -405,6 +405,44 @@ mod tests {
         assert!(best.bound.lo > 1.0);
     }
 
+    /// Nine points in clusters on a line: seven candidates (more than the `TOP` = 3 that are
+    /// verified), whose bounds (7) differ; at each ε the best returned is the best over every
+    /// candidate by brute force, so the float ranking must put it among the three verified.
+    #[test]
+    fn best_ranks_many_candidates_by_their_float_bound() {
+        let xs = [0i64, 1, 2, 10, 11, 30, 31, 60, 100];
+        let pts = xs.iter().map(|&x| vec![Q::from(x)]).collect();
+        let space = Space::from_points(MetricKind::Manhattan, pts, None).unwrap();
+        let outputs: Vec<usize> = (0..xs.len()).collect();
+        let c = PackingCandidates::new(&space, &outputs);
+        assert!(c.radius_sup.len() > 3, "{:?}", c.radius_sup);
+        let mut best_ks = vec![];
+        for eps in [0.01, 0.05, 0.2, 1.0, 5.0] {
+            let best = c
+                .best(&space, &outputs, eps, 256)
+                .expect("a verified packing");
+            let brute = (2..c.radius_sup.len() + 2)
+                .filter(|&k| c.radius_sup[k - 2] > 0.0 && c.radius_sup[k - 2].is_finite())
+                .map(|k| {
+                    let r = crate::exact::q_from_f64(c.radius_sup[k - 2] * (1.0 - 1e-9));
+                    let p = verify_packing(&space, &c.order[..k], &r, &outputs, 256).unwrap();
+                    let d = |w: usize, s: usize| (xs[w] - xs[s]).abs() as f64;
+                    (bound_eq7(&p, xs.len(), eps, &d).lo, k)
+                })
+                .fold((0.0, 0), |a, b| if b.0 > a.0 { b } else { a });
+            assert!(
+                (best.bound.lo - brute.0).abs() <= 1e-9 * brute.0,
+                "ε = {eps}: {} vs {brute:?}",
+                best.bound.lo
+            );
+            assert_eq!(best.packing.centers.len(), brute.1, "ε = {eps}");
+            best_ks.push(brute.1);
+        }
+        // The best candidate changes with ε: the instance tells the ranking apart.
+        best_ks.dedup();
+        assert!(best_ks.len() > 1, "{best_ks:?}");
+    }
+
     #[test]
     fn claimed_packings_that_are_not_are_refused_with_a_reason() {
         let (space, _) = packing();

@@ -290,7 +290,10 @@ mod tests {
             nm.exact_ratio(&m, 0, 1, 0..1),
             (Some(Q::from_unsigneds(1u32, 4u32)), Some(0))
         );
-        assert_eq!(nm.exact_ratio(&m, 1, 0, 0..2), (Some(Q::from(4u32)), Some(0)));
+        assert_eq!(
+            nm.exact_ratio(&m, 1, 0, 0..2),
+            (Some(Q::from(4u32)), Some(0))
+        );
         assert_eq!(nm.exact_ratio(&m, 1, 0, 1..2), (Some(Q::from(0u32)), None));
         // The arg max is the largest ratio, not the first or the last column.
         let m3 = Dense::new(2, 3, vec![1.0, 4.0, 1.0, 1.0, 1.0, 1.0], "matrix").unwrap();
@@ -312,7 +315,10 @@ mod tests {
             let exact = m.exact(0, w) / &nm.sums[0];
             let (h, rho) = (q_from_f64(nm.h(0, w)), q_from_f64(crate::privacy::RHO));
             let one = Q::from(1u32);
-            assert!(h <= &exact * (&one + &rho) && h >= &exact * (&one - &rho), "{w}");
+            assert!(
+                h <= &exact * (&one + &rho) && h >= &exact * (&one - &rho),
+                "{w}"
+            );
             assert_eq!(nm.hrow(0)[w], nm.h(0, w));
             assert_eq!(nm.recip_row(0)[w], 1.0 / nm.h(0, w));
         }
@@ -345,7 +351,10 @@ mod tests {
         let e = Dense::new(2, 3, vec![1.0, 1.0, 1.0, 1.0, f64::INFINITY, 1.0], "m").unwrap_err();
         assert_eq!(e.path, "m[1][1]");
         let e = Dense::new(2, 2, vec![1.0, 1.0, 0.0, 0.0], "m").unwrap_err();
-        assert_eq!((e.path.as_str(), e.message.as_str()), ("m[1]", "row sum must be > 0"));
+        assert_eq!(
+            (e.path.as_str(), e.message.as_str()),
+            ("m[1]", "row sum must be > 0")
+        );
         let e = Dense::block(0, 2, vec![], "m").unwrap_err();
         assert_eq!(e.message, "needs at least one row and one column");
         assert!(Dense::block(2, 0, vec![], "m").is_err());

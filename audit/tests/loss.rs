@@ -116,7 +116,10 @@ fn the_quantile_of_enclosures_takes_order_statistics_of_each_end() {
     let m = quantile_fi(&v, &q(1, 2));
     assert_eq!((m.lo, m.hi), (1.0, 4.0));
     let a = quantile_fi(&v, &q(1, 4));
-    assert!(a.lo <= 0.5 && a.lo > 0.5 - 1e-15 && a.hi >= 3.0 && a.hi < 3.0 + 1e-15, "{a:?}");
+    assert!(
+        a.lo <= 0.5 && a.lo > 0.5 - 1e-15 && a.hi >= 3.0 && a.hi < 3.0 + 1e-15,
+        "{a:?}"
+    );
     let top = quantile_fi(&v, &q(1, 1));
     assert_eq!((top.lo, top.hi), (3.0, 5.0));
     // One value: every quantile is it.
@@ -168,7 +171,9 @@ fn the_exact_worst_case_loss_and_where_it_declines() {
     let pts = |v: &[(i64, i64)]| {
         Space::from_points(
             MetricKind::Euclidean,
-            v.iter().map(|&(x, y)| vec![Q::from(x), Q::from(y)]).collect(),
+            v.iter()
+                .map(|&(x, y)| vec![Q::from(x), Q::from(y)])
+                .collect(),
             None,
         )
         .unwrap()
@@ -188,7 +193,10 @@ fn the_exact_worst_case_loss_and_where_it_declines() {
     );
     // A row of zeros: no loss is defined.
     let z = Matrix::new(2, 2, qs(&[1, 1, 0, 0]));
-    assert_eq!(exact_max_loss(&z, &Cost::Distance(&[0, 1]), &line(&[0, 2])), None);
+    assert_eq!(
+        exact_max_loss(&z, &Cost::Distance(&[0, 1]), &line(&[0, 2])),
+        None
+    );
     // The budget: one row of EXACT_LOSS_ENTRIES outputs is computed, one more is not.
     let one = line(&[0]);
     let wide = |k: usize| {

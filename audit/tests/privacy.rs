@@ -1,0 +1,402 @@
+//! The kernel's own tests of the privacy checks (`privacy.rs`: Imola et al. Definition 1,
+//! the tight pure ε, the (ε,δ) tight ε of eqs. 9–10) through each decision path: the `f64`
+//! filter on float-safe rows, the exact fallback (rows the float copy cannot represent, and
+//! ratios beyond the filter's resolution), pairs at distance 0, infinite ratios, the scope
+//! `within` η; planted violations from 10 down to 10⁻³⁰ relative, decided as the all-exact
+//! reference (`privacy::reference`) decides them, and the same on random matrices. Before
+//! these, the differential tests lived in the solver crate only (`tests/properties.rs`).
+
+use mdp_audit::exact::{functions, Interval, N, Q};
+use mdp_audit::metric::{MetricKind, Space};
+use mdp_audit::privacy::{
+    self, check_pure, float_ratios, pair_ratios, ratio_bounds, ratio_within, reference,
+    tight_eps_delta, tight_pure_eps, Decision, Prepared, DEFAULT_MAX_PREC,
+};
+use mdp_audit::Matrix;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+fn q(a: i64, b: i64) -> Q {
+    Q::from_signeds(a, b)
+}
+
+fn one() -> Q {
+    Q::from(1u32)
+}
+
+fn space(kind: MetricKind, xs: &[Q]) -> Space {
+    Space::from_points(kind, xs.iter().map(|x| vec![x.clone()]).collect(), None).unwrap()
+}
+
+/// A rational within relative 2⁻²⁰⁰ of e^x.
+fn exp_q(x: &Q) -> Q {
+    functions::exp(&Interval::point(x.clone()), 200).mid()
+}
+
+/// 1 + sign·10^-k (k = 0 with sign 1: 11, ten times over the bound).
+fn tilt(k: u32, sign: i64) -> Q {
+    if k == 0 {
+        return Q::from(11u32);
+    }
+    one() + Q::from(sign) / Q::from(N::from(10u32).pow(k as u64))
+}
+
+/// The pure verdict of the fast path, checked against the reference; with the witness's
+/// triple on a failure.
+fn decide(p: &Prepared, eps: &Q) -> privacy::PureCheck {
+    let r = float_ratios(p);
+    let c = check_pure(p, &r, eps);
+    assert_eq!(c.decision, reference::check_pure(p, eps));
+    c
+}
+
+/// The tight ε of the fast path encloses the reference's, within 10⁻⁹ relative.
+fn tight_agrees(p: &Prepared) -> privacy::EpsEnclosure {
+    let r = float_ratios(p);
+    let fast = tight_pure_eps(p, &r).unwrap();
+    match reference::tight_pure(p) {
+        None => assert!(fast.hi.is_none(), "{fast:?}"),
+        Some(e) => {
+            let hi = fast.hi.clone().expect("finite");
+            assert!(fast.lo <= e.hi && e.lo <= hi, "fast {fast:?} exact {e:?}");
+            assert!(
+                &hi - &fast.lo <= &hi * q(1, 1_000_000_000),
+                "{fast:?} too wide"
+            );
+        }
+    }
+    fast
+}
+
+/// Row 1 = [b, 1 − b], row 0 = [a, 1 − a] with a = e^{ε d}·b·tilt on two points at
+/// d = 3/10 (ε = 1): the pair (0, 1) at output 0 exceeds its bound by the factor tilt, so it
+/// fails iff tilt > 1 (at tilt 11 the pair (1, 0) fails too, by less). With b = 1/20 the rows
+/// are float-safe (the filter decides down to ≈ 10⁻¹⁴, the exact fallback beyond); with
+/// b = 2⁻¹⁰⁸⁰ the entries are below the smallest double, the rows unsafe, and every pair goes
+/// exact. On both metric forms: a rational distance (manhattan) and a square root
+/// (euclidean).
+#[test]
+fn planted_violations_at_every_scale_through_every_path() {
+    let eps = one();
+    let d = q(3, 10);
+    let c = exp_q(&(&eps * &d));
+    let tiny = one() >> 1080u64;
+    for kind in [MetricKind::Manhattan, MetricKind::Euclidean] {
+        let s = space(kind, &[q(0, 1), d.clone()]);
+        for (path, b) in [("safe", q(1, 20)), ("unsafe", tiny.clone())] {
+            for k in [0u32, 1, 3, 8, 12, 14, 15, 16, 17, 20, 30] {
+                for sign in [-1i64, 1] {
+                    if k == 0 && sign < 0 {
+                        continue;
+                    }
+                    let t = tilt(k, sign);
+                    let a = &c * &b * &t;
+                    let m = Matrix::new(2, 2, vec![a.clone(), one() - &a, b.clone(), one() - &b]);
+                    let p = Prepared::new(&s, &m, None, DEFAULT_MAX_PREC).unwrap();
+                    assert_eq!(p.safe, vec![path == "safe"; 2]);
+                    let at = format!("{kind:?} {path} k = {k} sign = {sign}");
+                    let got = decide(&p, &eps);
+                    let want = if sign > 0 {
+                        Decision::Fails
+                    } else {
+                        Decision::Holds
+                    };
+                    assert_eq!(got.decision, want, "{at}");
+                    assert_eq!(got.pairs, 2);
+                    if want == Decision::Fails {
+                        let w = got.witness.as_ref().expect("a witness");
+                        assert_eq!((w.u, w.v, w.w), (0, 1, 0), "{at}");
+                        assert!(w.lhs.0 <= w.lhs.1 && w.rhs.0 <= w.rhs.1);
+                        // lhs = a > rhs = e^{εd}·b: the enclosures are ordered unless the
+                        // violation is below their resolution.
+                        if k <= 12 && path == "safe" {
+                            assert!(w.lhs.0 > w.rhs.1, "{at}: {w:?}");
+                        }
+                    } else {
+                        assert!(got.witness.is_none() && got.undecided.is_none());
+                    }
+                    // The filter decides what it can resolve: a safe pair exceeding or
+                    // meeting its bound by 10⁻⁸ or more never reaches the exact path.
+                    // (A failure stops the check at the first failing pair.)
+                    if path == "unsafe" {
+                        let all = if want == Decision::Holds { 2 } else { 1 };
+                        assert_eq!(got.exact_pairs, all, "{at}");
+                    } else if k <= 8 {
+                        assert_eq!(got.exact_pairs, 0, "{at}");
+                    } else if k >= 16 {
+                        assert!(got.exact_pairs >= 1, "{at}");
+                    }
+                    // The tight ε: ln(c·tilt)/d = ε + ln(tilt)/d, and the check agrees with it.
+                    let e = tight_agrees(&p);
+                    let want_e = functions::ln(&Interval::point(&c * &t), 200).unwrap();
+                    let (wlo, whi) = (&want_e.lo / &d, &want_e.hi / &d);
+                    let hi = e.hi.clone().unwrap();
+                    assert!(e.lo <= whi && wlo <= hi, "{at}: {e:?}");
+                    assert_eq!(e.pair, Some((0, 1)), "{at}");
+                    let r = float_ratios(&p);
+                    assert_eq!(check_pure(&p, &r, &hi).decision, Decision::Holds, "{at}");
+                    let below = &e.lo * q(999_999, 1_000_000);
+                    assert_eq!(check_pure(&p, &r, &below).decision, Decision::Fails, "{at}");
+                }
+            }
+        }
+    }
+}
+
+/// Duplicate points (d = 0): equal rows hold at every ε (tight ε 0); rows that differ by
+/// 10⁻³⁰ fail at every ε (tight ε +∞), through the filter and through the exact path.
+#[test]
+fn pairs_at_distance_zero_need_equal_rows() {
+    let s = space(MetricKind::Euclidean, &[q(1, 2), q(1, 2), q(3, 1)]);
+    let eps = q(7, 1);
+    for b in [q(1, 5), one() >> 1080u64] {
+        let row = |x: &Q| vec![x.clone(), one() - x, Q::from(0u32)];
+        let far = vec![Q::from(0u32), q(1, 2), q(1, 2)];
+        let equal = Matrix::new(3, 3, [row(&b), row(&b), far.clone()].concat());
+        let p = Prepared::new(&s, &equal, None, DEFAULT_MAX_PREC).unwrap();
+        // Pair (0, 2) and (2, 0) are infinite (zeros against positive entries): scope them
+        // out to see the duplicate pair alone.
+        assert_eq!(decide(&p, &eps).decision, Decision::Fails);
+        let within = q(1, 1);
+        let p = Prepared::new(&s, &equal, Some(&within), DEFAULT_MAX_PREC).unwrap();
+        assert_eq!(p.pairs_in_scope(), 2);
+        assert_eq!(decide(&p, &eps).decision, Decision::Holds);
+        let e = tight_agrees(&p);
+        assert_eq!(
+            (e.lo.clone(), e.hi.clone()),
+            (Q::from(0u32), Some(Q::from(0u32)))
+        );
+        let b2 = &b * tilt(30, 1);
+        let differ = Matrix::new(3, 3, [row(&b2), row(&b), far].concat());
+        let p = Prepared::new(&s, &differ, Some(&within), DEFAULT_MAX_PREC).unwrap();
+        let got = decide(&p, &eps);
+        assert_eq!(got.decision, Decision::Fails);
+        let w = got.witness.unwrap();
+        assert_eq!((w.u, w.v, w.w), (0, 1, 0));
+        assert!(tight_agrees(&p).hi.is_none());
+    }
+}
+
+/// H[v][w] = 0 < H[u][w]: no finite ε (tight ε +∞, the witness at that w), in both
+/// directions of the pair; the (ε,δ) tight ε is finite once δ covers that mass.
+#[test]
+fn a_zero_against_a_positive_entry_is_an_infinite_ratio() {
+    let s = space(MetricKind::Manhattan, &[q(0, 1), q(1, 1)]);
+    let m = Matrix::new(
+        2,
+        3,
+        vec![
+            q(1, 10),
+            q(6, 10),
+            q(3, 10),
+            Q::from(0u32),
+            q(5, 10),
+            q(5, 10),
+        ],
+    );
+    let p = Prepared::new(&s, &m, None, DEFAULT_MAX_PREC).unwrap();
+    let got = decide(&p, &q(1000, 1));
+    let w = got.witness.unwrap();
+    assert_eq!((w.u, w.v, w.w), (0, 1, 0));
+    let e = tight_agrees(&p);
+    assert!(e.hi.is_none());
+    assert_eq!(e.pair, Some((0, 1)));
+    let r = float_ratios(&p);
+    // δ below the mass 1/10 at w = 0: still ∞; above it: finite, and the reference agrees.
+    let (d0, _) = tight_eps_delta(&p, &r, &q(1, 20)).unwrap();
+    assert!(d0.hi.is_none());
+    assert!(reference::tight_delta(&p, &q(1, 20)).is_none());
+    let (d1, _) = tight_eps_delta(&p, &r, &q(1, 5)).unwrap();
+    let want = reference::tight_delta(&p, &q(1, 5)).unwrap();
+    let hi = d1.hi.unwrap();
+    assert!(d1.lo <= want.hi && want.lo <= hi);
+}
+
+/// The scope: with η below the violating pair's distance the check holds (that pair is not
+/// checked), with η at it (d ≤ η decided exactly) it fails.
+#[test]
+fn the_scope_decides_which_pairs_are_checked() {
+    let eps = one();
+    let d = q(3, 10);
+    let s = space(MetricKind::Manhattan, &[q(0, 1), d.clone()]);
+    let c = exp_q(&d);
+    let a = &c * q(1, 5) * tilt(3, 1);
+    let m = Matrix::new(2, 2, vec![a.clone(), one() - &a, q(1, 5), q(4, 5)]);
+    for (eta, want, pairs) in [
+        (q(29, 100), Decision::Holds, 0),
+        (d.clone(), Decision::Fails, 2),
+        (q(1, 1), Decision::Fails, 2),
+    ] {
+        let p = Prepared::new(&s, &m, Some(&eta), DEFAULT_MAX_PREC).unwrap();
+        assert_eq!(p.pairs_in_scope(), pairs, "η = {eta}");
+        assert_eq!(decide(&p, &eps).decision, want, "η = {eta}");
+    }
+}
+
+/// ratio_within: R ≤ 1 holds even at distance 0; R > 1 at distance 0 fails; R = ∞ fails;
+/// R within 2⁻²⁰⁰ of e^{εd} cannot be decided at 64 bits (undecided, never a pass), and is
+/// decided at 4096.
+#[test]
+fn ratio_within_decides_ln_r_against_eps_d() {
+    let d = q(3, 10);
+    let dist = |_: u64| Interval::point(q(3, 10));
+    let eps = one();
+    assert_eq!(
+        ratio_within(&Some(one()), true, &eps, 64, dist),
+        Decision::Holds
+    );
+    assert_eq!(
+        ratio_within(&Some(q(1, 2)), false, &eps, 64, dist),
+        Decision::Holds
+    );
+    assert_eq!(
+        ratio_within(&Some(q(101, 100)), true, &eps, 64, dist),
+        Decision::Fails
+    );
+    assert_eq!(ratio_within(&None, false, &eps, 64, dist), Decision::Fails);
+    assert_eq!(
+        ratio_within(&Some(q(13, 10)), false, &eps, 64, dist),
+        Decision::Holds
+    );
+    assert_eq!(
+        ratio_within(&Some(q(14, 10)), false, &eps, 64, dist),
+        Decision::Fails
+    );
+    let c = exp_q(&d);
+    assert_eq!(
+        ratio_within(&Some(c.clone()), false, &eps, 64, dist),
+        Decision::Undecided
+    );
+    let above = &c * tilt(40, 1);
+    assert_eq!(
+        ratio_within(&Some(above.clone()), false, &eps, 64, dist),
+        Decision::Undecided
+    );
+    assert_eq!(
+        ratio_within(&Some(above), false, &eps, 4096, dist),
+        Decision::Fails
+    );
+    let below = &c * tilt(40, -1);
+    assert_eq!(
+        ratio_within(&Some(below), false, &eps, 4096, dist),
+        Decision::Holds
+    );
+}
+
+/// The filter's pieces: the 8-lane maxima equal the plain maxima on every length (with a
+/// 0·∞ lane skipped), and ratio_bounds widens by κ each side (∞ is left to the exact path).
+#[test]
+fn float_ratio_lanes_and_bounds() {
+    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    for len in [1usize, 7, 8, 9, 16, 19, 33] {
+        let a: Vec<f64> = (0..len)
+            .map(|i| {
+                if i % 5 == 3 {
+                    0.0
+                } else {
+                    rng.gen_range(0.01..1.0)
+                }
+            })
+            .collect();
+        let b: Vec<f64> = (0..len)
+            .map(|i| {
+                if i % 7 == 2 {
+                    0.0
+                } else {
+                    rng.gen_range(0.01..1.0)
+                }
+            })
+            .collect();
+        let (ra, rb): (Vec<f64>, Vec<f64>) = (
+            a.iter().map(|x| 1.0 / x).collect(),
+            b.iter().map(|x| 1.0 / x).collect(),
+        );
+        let plain = |x: &[f64], ry: &[f64]| {
+            x.iter()
+                .zip(ry)
+                .map(|(p, r)| p * r)
+                .filter(|v| !v.is_nan())
+                .fold(0.0f64, f64::max)
+        };
+        assert_eq!(
+            pair_ratios(&a, &ra, &b, &rb),
+            (plain(&a, &rb), plain(&b, &ra)),
+            "len {len}"
+        );
+    }
+    let r = ratio_bounds(2.0).unwrap();
+    assert!(r.lo < 2.0 && r.hi > 2.0);
+    assert!(r.lo >= 2.0 * (1.0 - privacy::KAPPA) * (1.0 - 1e-16));
+    assert!(r.hi <= 2.0 * (1.0 + privacy::KAPPA) * (1.0 + 1e-16));
+    assert!(ratio_bounds(f64::INFINITY).is_none());
+}
+
+/// Random 2–5-point spaces of every coordinate kind and random matrices (rationals, some
+/// zeros, duplicate points, rows tilted onto their bound): the fast path agrees with the
+/// all-exact reference on the verdict, the tight ε and the (ε,δ) tight ε.
+#[test]
+fn the_fast_path_agrees_with_the_exact_reference_on_random_matrices() {
+    let mut rng = ChaCha8Rng::seed_from_u64(2026);
+    let kinds = [
+        MetricKind::Euclidean,
+        MetricKind::Manhattan,
+        MetricKind::Chebyshev,
+    ];
+    for case in 0..120 {
+        let n = rng.gen_range(2..=5);
+        let kind = kinds[case % 3];
+        let pts: Vec<Vec<Q>> = (0..n)
+            .map(|i| {
+                if i == 0 || rng.gen_bool(0.15) {
+                    vec![q(0, 1), q(0, 1)] // point 0, and duplicates of it
+                } else {
+                    vec![
+                        q(rng.gen_range(-300..300), 100),
+                        q(rng.gen_range(-300..300), 100),
+                    ]
+                }
+            })
+            .collect();
+        let s = Space::from_points(kind, pts, None).unwrap();
+        let eps = q(rng.gen_range(1..300), 100);
+        let mode = case % 4;
+        let mut data = Vec::with_capacity(n * n);
+        for u in 0..n {
+            for w in 0..n {
+                let x = match mode {
+                    0 => q(rng.gen_range(1..8), 7),
+                    1 => q(rng.gen_range(0..4) + (w == u) as i64, 3),
+                    // Exponential-like rows e^{-ε d(u, w)/2} (rounded to 2⁻²⁰⁰), private.
+                    _ => exp_q(
+                        &(Q::from(0u32) - &eps * s.enclosure(u, w, 200).mid() / Q::from(2u32)),
+                    ),
+                };
+                data.push(x);
+            }
+        }
+        if mode == 3 {
+            // Tilt one entry onto its bound against row 1 (±10⁻²⁰).
+            let (u, v) = (0, 1);
+            let dist = s.enclosure(u, v, 200).mid();
+            let c = exp_q(&(&eps * &dist));
+            data[u * n] = &c * &data[v * n] * tilt(20, if rng.gen_bool(0.5) { 1 } else { -1 });
+        }
+        let m = Matrix::new(n, n, data);
+        let p = Prepared::new(&s, &m, None, DEFAULT_MAX_PREC).unwrap();
+        decide(&p, &eps);
+        tight_agrees(&p);
+        let r = float_ratios(&p);
+        let delta = q(rng.gen_range(0..30), 100);
+        let (fd, _) = tight_eps_delta(&p, &r, &delta).unwrap();
+        match reference::tight_delta(&p, &delta) {
+            None => assert!(fd.hi.is_none(), "case {case}"),
+            Some(e) => {
+                let hi = fd.hi.clone().unwrap();
+                assert!(
+                    fd.lo <= e.hi && e.lo <= hi,
+                    "case {case}: fast {fd:?} exact {e:?}"
+                );
+            }
+        }
+    }
+}

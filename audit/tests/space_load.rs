@@ -150,3 +150,136 @@ fn geojson_points_and_json_metrics() {
         .to_string();
     assert!(!e.is_empty());
 }
+
+/// Every refusal of a CSV or GeoJSON point file, each naming the file and the row, column or
+/// feature at fault (one line).
+#[test]
+fn csv_and_geojson_refusals_name_their_place() {
+    let lim = Limits::default();
+    let csv = |text: &str, label: Option<&str>| {
+        space_from_csv(text.as_bytes(), "p.csv", label, &lim).map(|(s, _)| s.n())
+    };
+    let mut wrong = vec![];
+    for (text, label, message) in [
+        ("", None, "empty file"),
+        ("1,2\n3,4\n", None, "a header row is required"),
+        ("x,x\n1,2\n", None, "duplicate column name"),
+        ("x,y\n1,2\n3\n", None, "has 1 fields, the header has 2"),
+        ("x,y\n1,2\n3,\n", None, "empty value"),
+        (
+            "lat,y\n1,2\n",
+            None,
+            "a latitude column needs a longitude column",
+        ),
+        ("name,kind\na,b\n", None, "no numeric columns"),
+        ("x,label\n1,\n", None, "empty label"),
+        ("x\n", None, "no points"),
+        ("lat,lon\n95,0\n", None, "latitude"),
+        ("lat,lon\n0,200\n", None, "longitude"),
+    ] {
+        match csv(text, label) {
+            Err(e) if e.to_string().contains(message) && !e.to_string().contains('\n') => {}
+            other => wrong.push(format!("{text:?}: got {other:?}, expected {message:?}")),
+        }
+    }
+    let geo = |v: serde_json::Value, label: Option<&str>| {
+        space_from_geojson(&v, "p.geojson", label, &lim).map(|(s, _)| s.n())
+    };
+    let point = |x: f64, y: f64| serde_json::json!({"type": "Feature", "geometry": {"type": "Point", "coordinates": [x, y]}, "properties": {"code": "a"}});
+    for (v, label, message) in [
+        (
+            serde_json::json!({"type": "Feature"}),
+            None,
+            "FeatureCollection",
+        ),
+        (
+            serde_json::json!({"type": "FeatureCollection", "features": [{"type": "Feature"}]}),
+            None,
+            "geometry",
+        ),
+        (
+            serde_json::json!({"type": "FeatureCollection", "features": [{"type": "Feature", "geometry": {"coordinates": [0, 0]}}]}),
+            None,
+            "geometry.type",
+        ),
+        (
+            serde_json::json!({"type": "FeatureCollection", "features": [point(0.0, 95.0)]}),
+            None,
+            "[1]",
+        ),
+        (
+            serde_json::json!({"type": "FeatureCollection", "features": [point(200.0, 0.0)]}),
+            None,
+            "[0]",
+        ),
+        (
+            serde_json::json!({"type": "FeatureCollection", "features": [point(1.0, 2.0), {"type": "Feature", "geometry": {"type": "Point", "coordinates": [3, 4]}}]}),
+            Some("code"),
+            "has no properties.code",
+        ),
+    ] {
+        match geo(v.clone(), label) {
+            Err(e) if e.to_string().contains(message) => {}
+            other => wrong.push(format!("{v}: got {other:?}, expected {message:?}")),
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    // A text column of a vector file labels the points; a second one is ignored with a
+    // warning naming both.
+    let (s, labels) = space_from_csv(
+        b"word,tag,v0,v1\nrome,a,1,2\nparis,b,3,4\n",
+        "v.csv",
+        None,
+        &lim,
+    )
+    .unwrap();
+    assert_eq!(s.n(), 2);
+    assert_eq!(labels, Some(vec!["rome".to_string(), "paris".to_string()]));
+    assert!(
+        s.warnings.iter().any(|w| w.contains("ignored")),
+        "{:?}",
+        s.warnings
+    );
+}
+
+/// `builtin:blackhole:N:DELTA` (Imola et al. §3.1): d(w₁, wᵢ) = 1 and d(wᵢ, wⱼ) = δ/2 for
+/// i, j ≥ 2; malformed names are refused by what is wrong.
+#[test]
+fn the_black_hole_space() {
+    let lim = Limits::default();
+    let (s, labels) = load_space_with_labels("builtin:blackhole:4:1/2", None, &lim).unwrap();
+    assert_eq!(s.n(), 4);
+    assert_eq!(labels.unwrap()[3], "w4");
+    assert!(matches!(s.exact(0, 3), ExactDistance::Rational(d) if d == q("1")));
+    assert!(matches!(s.exact(1, 2), ExactDistance::Rational(d) if d == q("1/4")));
+    assert!(matches!(s.exact(2, 2), ExactDistance::Rational(d) if d == q("0")));
+    for (spec, what) in [
+        ("builtin:blackhole:4", "expected builtin:blackhole:N:DELTA"),
+        ("builtin:blackhole:1:1/2", "N must be an integer ≥ 2"),
+        ("builtin:blackhole:4:2", "DELTA must be in (0, 1]"),
+        ("builtin:blackhole:4:0", "DELTA must be in (0, 1]"),
+    ] {
+        let e = load_space(spec, None, &lim).unwrap_err().to_string();
+        assert!(e.contains(what), "{spec}: {e}");
+    }
+}
+
+/// `--space` for a container's geometry: a graph file is kept as its edges (no table), any
+/// other form becomes points.
+#[test]
+fn container_geometry_from_a_space_file() {
+    use mdp_audit::io::container::Geometry;
+    use mdp_audit::io::space::load_geometry;
+    let lim = Limits::default();
+    let g = tmp(
+        "graph.json",
+        r#"{"kind": "graph", "nodes": 3, "edges": [[0, 1, 1], [1, 2, 2]], "labels": ["a", "b", "c"]}"#,
+    );
+    let (geom, labels) = load_geometry(&g, None, &lim).unwrap();
+    assert!(matches!(geom, Geometry::Graph(_)));
+    assert_eq!((geom.n(), geom.kind()), (3, MetricKind::Graph));
+    assert_eq!(labels.unwrap(), vec!["a", "b", "c"]);
+    let (pts, _) = load_geometry("line:5", None, &lim).unwrap();
+    assert!(matches!(pts, Geometry::Points(_)));
+    assert_eq!((pts.n(), pts.kind()), (5, MetricKind::Euclidean));
+}

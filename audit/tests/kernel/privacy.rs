@@ -400,3 +400,179 @@ fn the_fast_path_agrees_with_the_exact_reference_on_random_matrices() {
         }
     }
 }
+
+/// f(t) = Σ_w max(0, a_w − t·b_w), exactly.
+fn hockey_exact(a: &[Q], b: &[Q], t: &Q) -> Q {
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| {
+            let z = x - t * y;
+            if z > 0u32 {
+                z
+            } else {
+                Q::from(0u32)
+            }
+        })
+        .fold(Q::from(0u32), |s, z| s + z)
+}
+
+/// t* (Imola et al. eq. 10, per pair) over Q is the definition's smallest t ≥ 1 with
+/// f(t) ≤ δ: f(t*) ≤ δ, and f just below t* exceeds δ unless t* = 1; ∞ exactly when the mass
+/// against zeros exceeds δ; over f64 the same to 10⁻⁹ and ∞ on the same rows.
+#[test]
+fn t_star_is_the_smallest_t_with_f_at_most_delta() {
+    let mut rng = ChaCha8Rng::seed_from_u64(10);
+    let mut seen = [0usize; 3]; // t* = 1, t* > 1, ∞
+    for _ in 0..400 {
+        let k = rng.gen_range(1..12);
+        let raw: Vec<(i64, i64)> = (0..k)
+            .map(|_| (rng.gen_range(0..5), rng.gen_range(0..5)))
+            .collect();
+        let (sa, sb) = (
+            raw.iter().map(|x| x.0).sum::<i64>(),
+            raw.iter().map(|x| x.1).sum::<i64>(),
+        );
+        if sa == 0 || sb == 0 {
+            continue;
+        }
+        let a: Vec<Q> = raw.iter().map(|x| q(x.0, sa)).collect();
+        let b: Vec<Q> = raw.iter().map(|x| q(x.1, sb)).collect();
+        let delta = q(rng.gen_range(0..100), 1000);
+        let exact = privacy::t_star(&a, &b, &delta);
+        let fa: Vec<f64> = a.iter().map(mdp_audit::exact::f64_nearest).collect();
+        let fb: Vec<f64> = b.iter().map(mdp_audit::exact::f64_nearest).collect();
+        let float = privacy::t_star(&fa, &fb, &mdp_audit::exact::f64_nearest(&delta));
+        match &exact {
+            None => {
+                let a0 = a
+                    .iter()
+                    .zip(&b)
+                    .filter(|(_, y)| **y == 0u32)
+                    .fold(Q::from(0u32), |s, (x, _)| s + x);
+                assert!(a0 > delta);
+                assert!(float.is_none());
+                seen[2] += 1;
+            }
+            Some(t) => {
+                assert!(*t >= 1u32);
+                assert!(hockey_exact(&a, &b, t) <= delta, "f(t*) > δ");
+                if *t > 1u32 {
+                    let below = t * q(999_999_999, 1_000_000_000);
+                    assert!(
+                        hockey_exact(&a, &b, &below) > delta,
+                        "t* is not the smallest"
+                    );
+                    seen[1] += 1;
+                } else {
+                    seen[0] += 1;
+                }
+                let f = float.expect("finite in f64 too");
+                let tf = mdp_audit::exact::f64_nearest(t);
+                assert!((f - tf).abs() <= 1e-9 * tf, "{f} vs {tf}");
+            }
+        }
+    }
+    assert!(seen.iter().all(|&c| c > 5), "{seen:?}");
+}
+
+/// The float hockey-stick value is the plain sum on every length (eight lanes and the
+/// rest), and its proven upper bound is above the exact f(t) for every t ≥ t_lo, by at
+/// most a few units of 10⁻¹⁵.
+#[test]
+fn hockey_and_its_proven_upper_bound() {
+    let mut rng = ChaCha8Rng::seed_from_u64(11);
+    for len in [1usize, 7, 8, 9, 17, 40] {
+        for _ in 0..20 {
+            let raw_a: Vec<u32> = (0..len).map(|_| rng.gen_range(0..20)).collect();
+            let raw_b: Vec<u32> = (0..len).map(|_| rng.gen_range(0..20)).collect();
+            let (sa, sb) = (
+                raw_a.iter().sum::<u32>().max(1),
+                raw_b.iter().sum::<u32>().max(1),
+            );
+            let a: Vec<Q> = raw_a.iter().map(|&x| Q::from_unsigneds(x, sa)).collect();
+            let b: Vec<Q> = raw_b.iter().map(|&x| Q::from_unsigneds(x, sb)).collect();
+            let fa: Vec<f64> = a.iter().map(mdp_audit::exact::f64_nearest).collect();
+            let fb: Vec<f64> = b.iter().map(mdp_audit::exact::f64_nearest).collect();
+            for t in [1.0f64, 1.25, 2.0, 7.5] {
+                let plain: f64 = fa.iter().zip(&fb).map(|(x, y)| (x - t * y).max(0.0)).sum();
+                let h = privacy::hockey(&fa, &fb, t);
+                assert!(
+                    (h - plain).abs() <= 1e-14 * plain.max(1.0),
+                    "len {len} t {t}"
+                );
+                let up = privacy::hockey_upper(&fa, &fb, t);
+                let exact = hockey_exact(&a, &b, &mdp_audit::exact::q_from_f64(t));
+                assert!(mdp_audit::exact::q_from_f64(up) >= exact, "len {len} t {t}");
+                assert!(
+                    up <= mdp_audit::exact::f64_nearest(&exact) + 1e-14,
+                    "len {len} t {t}: {up}"
+                );
+                // Above t_lo the bound still holds (f is non-increasing).
+                let later = hockey_exact(&a, &b, &mdp_audit::exact::q_from_f64(t * 1.5));
+                assert!(mdp_audit::exact::q_from_f64(up) >= later);
+            }
+        }
+    }
+}
+
+/// Two rows [a, 1 − a] and [b, 1 − b] with a > b at distance d: for t ≥ 1, f(t) = a − t·b, so
+/// the (ε,δ) tight ε of the pair (0, 1) is ln((a − δ)/b)/d when δ < a − b, and 0 from
+/// δ = a − b on; the pair (1, 0) needs ln((1 − b − δ)/(1 − a))/d. The larger is the tight
+/// ε, on the filter's path (safe rows) and the exact one (an entry of 2⁻¹⁰⁸⁰).
+#[test]
+fn the_eps_delta_tight_eps_of_two_rows() {
+    let d = q(1, 2);
+    let s = space(MetricKind::Manhattan, &[q(0, 1), d.clone()]);
+    for (a, b) in [(q(7, 10), q(2, 10)), (q(1, 3), one() >> 1080u64)] {
+        let m = Matrix::new(2, 2, vec![a.clone(), one() - &a, b.clone(), one() - &b]);
+        let p = Prepared::new(&s, &m, None, DEFAULT_MAX_PREC).unwrap();
+        let r = float_ratios(&p);
+        for delta in [
+            q(0, 1),
+            q(1, 100),
+            q(1, 10),
+            &a - &b,
+            q(1, 1) - q(1, 1_000_000),
+        ] {
+            let (e, _) = tight_eps_delta(&p, &r, &delta).unwrap();
+            let ln = |x: Q| {
+                if x <= 1u32 {
+                    Interval::point(Q::from(0u32))
+                } else {
+                    let l = functions::ln(&Interval::point(x), 200).unwrap();
+                    Interval::new(&l.lo / &d, &l.hi / &d)
+                }
+            };
+            let e01 = if delta >= &a - &b {
+                Interval::point(Q::from(0u32))
+            } else {
+                ln((&a - &delta) / &b)
+            };
+            let rest = one() - &b - &delta;
+            let e10 = if rest <= one() - &a {
+                Interval::point(Q::from(0u32))
+            } else {
+                ln(rest / (one() - &a))
+            };
+            let want = if e01.lo >= e10.lo { e01 } else { e10 };
+            let hi = e.hi.clone().expect("finite");
+            assert!(
+                e.lo <= want.hi && want.lo <= hi,
+                "δ = {delta}: {e:?} vs {want:?}"
+            );
+            assert!(
+                &hi - &e.lo <= &hi * q(1, 1_000_000_000) + q(1, 1_000_000_000_000),
+                "{e:?}"
+            );
+        }
+    }
+    // At distance 0: rows that differ need f(1) ≤ δ (then 0), else ∞.
+    let s0 = space(MetricKind::Manhattan, &[q(0, 1), q(0, 1)]);
+    let m = Matrix::new(2, 2, vec![q(7, 10), q(3, 10), q(6, 10), q(4, 10)]);
+    let p = Prepared::new(&s0, &m, None, DEFAULT_MAX_PREC).unwrap();
+    let r = float_ratios(&p);
+    let (e, _) = tight_eps_delta(&p, &r, &q(1, 20)).unwrap();
+    assert!(e.hi.is_none());
+    let (e, _) = tight_eps_delta(&p, &r, &q(1, 10)).unwrap();
+    assert_eq!(e.hi, Some(Q::from(0u32)));
+}

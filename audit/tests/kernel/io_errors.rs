@@ -632,3 +632,69 @@ fn components_and_nearest_neighbours() {
     assert_eq!(s.nearest_neighbours(1, 3), vec![3, 4, 2]);
     assert_eq!(s.nearest_neighbours(1, 10).len(), 4);
 }
+
+/// The `lp_dual` certificate's own refusals (`io/lp_dual.rs`, spec/lp.md §5), by path; and
+/// its writer reads back as the same certificate.
+#[test]
+fn lp_dual_refusals_and_round_trip() {
+    use mdp_audit::io::lp_dual::to_value;
+    let dual = |extra: Value| {
+        let mut c = json!({"kind": "lp_dual", "objective": "max_loss", "value": "1/4",
+            "beta": [1, 1], "gamma": [[0, 1, 0, "1/8"]]});
+        for (k, v) in extra.as_object().unwrap() {
+            if v.is_null() {
+                c.as_object_mut().unwrap().remove(k);
+            } else {
+                c[k] = v.clone();
+            }
+        }
+        with(&[("/certificate", json!({"lower_bound": c}))])
+    };
+    let cases: Vec<(Value, &str, &str)> = vec![
+        (
+            dual(json!({"sign": 1})),
+            "certificate.lower_bound.sign",
+            "unknown field of an lp_dual certificate",
+        ),
+        (
+            dual(json!({"beta": [1]})),
+            "certificate.lower_bound.beta",
+            "has 1 entries, expected n = 2",
+        ),
+        (
+            dual(json!({"beta": [1, -1]})),
+            "certificate.lower_bound.beta[1]",
+            "negative weight",
+        ),
+        (
+            dual(json!({"beta": [0, 0]})),
+            "certificate.lower_bound.beta",
+            "all weights are 0",
+        ),
+        (
+            dual(json!({"objective": "expected_loss"})),
+            "certificate.lower_bound.beta",
+            "expected_loss uses loss.prior, not beta",
+        ),
+        (
+            dual(json!({"gamma": [[0, 1, 0, "1/8"], [0, 1, 0, "1/9"]]})),
+            "certificate.lower_bound.gamma[1]",
+            "listed twice",
+        ),
+    ];
+    let mut wrong = vec![];
+    for (doc, path, message) in &cases {
+        let e = refused(doc);
+        if !e.path.starts_with(path) || !e.message.contains(message) {
+            wrong.push(format!("{doc}: got {e:?}, expected {path:?} {message:?}"));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    let doc = dual(json!({}));
+    let f = read_mechanism(&serde_json::to_vec(&doc).unwrap(), &Limits::default()).unwrap();
+    let c = f.certificate.lp_dual.clone().unwrap();
+    let back = with(&[("/certificate", json!({"lower_bound": to_value(&c)}))]);
+    let g = read_mechanism(&serde_json::to_vec(&back).unwrap(), &Limits::default()).unwrap();
+    let d = g.certificate.lp_dual.unwrap();
+    assert_eq!((d.value, d.beta, d.gamma), (c.value, c.beta, c.gamma));
+}

@@ -339,3 +339,51 @@ fn a_required_epsilon_is_what_the_blocks_check() {
         assert_eq!(r["verdict"], want, "ε = {e}");
     }
 }
+
+/// A ratio within the float filter's resolution of its bound (10⁻¹⁶) goes to the exact
+/// fallback, whose triples count against the budget: past it, a one-line input error, in a
+/// block and in the whole audit alike.
+#[test]
+fn the_exact_fallback_counts_against_its_budget() {
+    let d = dir("budget");
+    // x* to 2⁻²⁰⁰, then the nearest double: its ratio is within 10⁻¹⁶ of its bound.
+    let c = mdp_audit::exact::functions::exp(
+        &mdp_audit::exact::Interval::point(Q::from_unsigneds(1u32, 10u32)),
+        200,
+    )
+    .mid();
+    let x = mdp_audit::exact::f64_nearest(&(Q::from(23u32) * &c / (Q::from(24u32) - &c)));
+    let h = container(&d, "1/10", &planted(x, 3));
+    let limits = Limits::default();
+    let sums = add_sums(&[partial_sums(&h, 0, N, &limits, MEMORY).unwrap()]).unwrap();
+    let block = |budget| {
+        audit_block(
+            &h,
+            0,
+            N,
+            Part::WHOLE,
+            &sums,
+            None,
+            4096,
+            budget,
+            &limits,
+            MEMORY,
+        )
+    };
+    let e = block(0).unwrap_err();
+    assert!(
+        e.message
+            .contains("the exact fallback needs more than 0 exact triples"),
+        "{e}"
+    );
+    let r: Value = serde_json::from_str(&block(1 << 24).unwrap()).unwrap();
+    assert!(r["work"]["exact_triples"].as_u64().unwrap() > 0, "{r}");
+    let opts = |budget| Options {
+        max_exact_triples: budget,
+        row_sum_tolerance: loose(),
+        ..Options::default()
+    };
+    let path = h.to_str().unwrap();
+    assert!(audit_path(path, &limits, MEMORY, &opts(0), &Silent).is_err());
+    assert!(audit_path(path, &limits, MEMORY, &opts(1 << 24), &Silent).is_ok());
+}

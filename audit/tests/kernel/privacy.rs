@@ -576,3 +576,25 @@ fn the_eps_delta_tight_eps_of_two_rows() {
     let (e, _) = tight_eps_delta(&p, &r, &q(1, 10)).unwrap();
     assert_eq!(e.hi, Some(Q::from(0u32)));
 }
+
+/// The ordered pairs in scope, counted over the whole n × n table (not its first rows): all
+/// n(n − 1) pairs, or those within η; a check visits exactly these.
+#[test]
+fn every_ordered_pair_in_scope_is_counted_and_checked() {
+    let s = space(
+        MetricKind::Manhattan,
+        &[q(0, 1), q(1, 1), q(3, 1), q(4, 1), q(9, 1)],
+    );
+    let n = 5;
+    let m = Matrix::new(n, n, vec![q(1, 5); n * n]);
+    let p = Prepared::new(&s, &m, None, DEFAULT_MAX_PREC).unwrap();
+    assert_eq!(p.pairs_in_scope(), n * (n - 1));
+    assert_eq!(decide(&p, &one()).pairs, n * (n - 1));
+    // Within η = 1: (0, 1), (2, 3) and their reverses; η = 5 adds (0, 2), (0, 3), (1, 2),
+    // (1, 3), (3, 4) and their reverses.
+    for (eta, want) in [(q(1, 1), 4), (q(5, 1), 14)] {
+        let p = Prepared::new(&s, &m, Some(&eta), DEFAULT_MAX_PREC).unwrap();
+        assert_eq!(p.pairs_in_scope(), want, "η = {eta}");
+        assert_eq!(decide(&p, &one()).pairs, want, "η = {eta}");
+    }
+}

@@ -53,15 +53,20 @@ fn x_star(eps: f64) -> f64 {
 
 /// The audit split into column blocks `cuts` (0 = c_0 < … < c_B = N), block b's pairs shared
 /// among `shares[b]` tasks, combined: the combined report.
+/// The whole rows' exact sums, added from the column blocks `cuts` (0 = c_0 < … < c_B = N).
+fn row_sums(h: &Path, cuts: &[usize]) -> Vec<String> {
+    let parts: Vec<Vec<String>> = cuts
+        .windows(2)
+        .map(|c| partial_sums(h, c[0], c[1], &Limits::default(), MEMORY).unwrap())
+        .collect();
+    add_sums(&parts).unwrap()
+}
+
 fn by_blocks(h: &Path, cuts: &[usize], shares: &[usize], row_sum_tolerance: &Q) -> Value {
     let limits = Limits::default();
     let (n, k, eps) = shape(h, &limits).unwrap();
     assert_eq!((n, k), (N, N));
-    let parts: Vec<Vec<String>> = cuts
-        .windows(2)
-        .map(|c| partial_sums(h, c[0], c[1], &limits, MEMORY).unwrap())
-        .collect();
-    let sums = add_sums(&parts).unwrap();
+    let sums = row_sums(h, cuts);
     let mut results = Vec::new();
     for (b, c) in cuts.windows(2).enumerate() {
         for i in 0..shares[b] {
@@ -202,12 +207,7 @@ fn the_combination_refuses_results_that_are_not_one_audit() {
     let limits = Limits::default();
     let h = container(&d, "1/10", &planted(1.0, 0));
     let (n, k, eps) = shape(&h, &limits).unwrap();
-    let cuts = [0usize, 10, N];
-    let parts: Vec<Vec<String>> = cuts
-        .windows(2)
-        .map(|c| partial_sums(&h, c[0], c[1], &limits, MEMORY).unwrap())
-        .collect();
-    let sums = add_sums(&parts).unwrap();
+    let sums = row_sums(&h, &[0, 10, N]);
     let block = |c0, c1, i, of| {
         audit_block(
             &h,
@@ -319,8 +319,7 @@ fn a_required_epsilon_is_what_the_blocks_check() {
     let d = dir("required");
     let h = container(&d, "1/10", &planted(x_star(0.1) * 0.999, 2));
     let limits = Limits::default();
-    let parts = vec![partial_sums(&h, 0, N, &limits, MEMORY).unwrap()];
-    let sums = add_sums(&parts).unwrap();
+    let sums = row_sums(&h, &[0, N]);
     for (e, want) in [("1/10", "pass"), ("1/20", "fail")] {
         let r = audit_block(
             &h,
@@ -355,7 +354,7 @@ fn the_exact_fallback_counts_against_its_budget() {
     let x = mdp_audit::exact::f64_nearest(&(Q::from(23u32) * &c / (Q::from(24u32) - &c)));
     let h = container(&d, "1/10", &planted(x, 3));
     let limits = Limits::default();
-    let sums = add_sums(&[partial_sums(&h, 0, N, &limits, MEMORY).unwrap()]).unwrap();
+    let sums = row_sums(&h, &[0, N]);
     let block = |budget| {
         audit_block(
             &h,

@@ -62,6 +62,31 @@ fn row_sums(h: &Path, cuts: &[usize]) -> Vec<String> {
     add_sums(&parts).unwrap()
 }
 
+/// One task of the block audit: columns `c0..c1` on `part` of the pairs, at the header's ε
+/// or `epsilon`, with at most `budget` exact triples (4096 bits, default limits).
+fn task(
+    h: &Path,
+    c0: usize,
+    c1: usize,
+    part: Part,
+    sums: &[String],
+    epsilon: Option<&str>,
+    budget: u64,
+) -> Result<String, mdp_audit::error::InputError> {
+    audit_block(
+        h,
+        c0,
+        c1,
+        part,
+        sums,
+        epsilon,
+        4096,
+        budget,
+        &Limits::default(),
+        MEMORY,
+    )
+}
+
 fn by_blocks(h: &Path, cuts: &[usize], shares: &[usize], row_sum_tolerance: &Q) -> Value {
     let limits = Limits::default();
     let (n, k, eps) = shape(h, &limits).unwrap();
@@ -71,21 +96,7 @@ fn by_blocks(h: &Path, cuts: &[usize], shares: &[usize], row_sum_tolerance: &Q) 
     for (b, c) in cuts.windows(2).enumerate() {
         for i in 0..shares[b] {
             let part = Part::new(i, shares[b]).unwrap();
-            results.push(
-                audit_block(
-                    h,
-                    c[0],
-                    c[1],
-                    part,
-                    &sums,
-                    None,
-                    4096,
-                    1 << 24,
-                    &limits,
-                    MEMORY,
-                )
-                .unwrap(),
-            );
+            results.push(task(h, c[0], c[1], part, &sums, None, 1 << 24).unwrap());
         }
     }
     // The order results arrive in does not matter.
@@ -208,21 +219,8 @@ fn the_combination_refuses_results_that_are_not_one_audit() {
     let h = container(&d, "1/10", &planted(1.0, 0));
     let (n, k, eps) = shape(&h, &limits).unwrap();
     let sums = row_sums(&h, &[0, 10, N]);
-    let block = |c0, c1, i, of| {
-        audit_block(
-            &h,
-            c0,
-            c1,
-            Part::new(i, of).unwrap(),
-            &sums,
-            None,
-            4096,
-            1 << 24,
-            &limits,
-            MEMORY,
-        )
-        .unwrap()
-    };
+    let block =
+        |c0, c1, i, of| task(&h, c0, c1, Part::new(i, of).unwrap(), &sums, None, 1 << 24).unwrap();
     let tol = Q::from_unsigneds(1u32, 1_000_000u32);
     let message = |results: &[String]| {
         combine(results, &sums, n, k, &eps, &tol)
@@ -250,19 +248,7 @@ fn the_combination_refuses_results_that_are_not_one_audit() {
     // A block audited on another file (same shape, another matrix).
     let d2 = dir("refuse-other");
     let h2 = container(&d2, "1/10", &planted(2.0, 3));
-    let other = audit_block(
-        &h2,
-        10,
-        N,
-        Part::WHOLE,
-        &sums,
-        None,
-        4096,
-        1 << 24,
-        &limits,
-        MEMORY,
-    )
-    .unwrap();
+    let other = task(&h2, 10, N, Part::WHOLE, &sums, None, 1 << 24).unwrap();
     assert!(message(&[a.clone(), other]).contains("another file"));
     // Sums of the wrong count, a row whose sums add to 0, garbage results.
     assert!(combine(&[a.clone(), b.clone()], &sums[1..], n, k, &eps, &tol).is_err());
@@ -275,33 +261,11 @@ fn the_combination_refuses_results_that_are_not_one_audit() {
     assert!(add_sums(&[vec!["1".into()], vec!["1".into(), "1".into()]]).is_err());
     assert!(combine(&["{".into()], &sums, n, k, &eps, &tol).is_err());
     // A block refuses sums of the wrong count or a sum that is not positive.
-    let bad = audit_block(
-        &h,
-        0,
-        10,
-        Part::WHOLE,
-        &sums[1..],
-        None,
-        4096,
-        1 << 24,
-        &limits,
-        MEMORY,
-    );
+    let bad = task(&h, 0, 10, Part::WHOLE, &sums[1..], None, 1 << 24);
     assert!(bad.unwrap_err().message.contains("23 sums for 24 rows"));
     let mut zero = sums.clone();
     zero[4] = "0".into();
-    let bad = audit_block(
-        &h,
-        0,
-        10,
-        Part::WHOLE,
-        &zero,
-        None,
-        4096,
-        1 << 24,
-        &limits,
-        MEMORY,
-    );
+    let bad = task(&h, 0, 10, Part::WHOLE, &zero, None, 1 << 24);
     assert_eq!(bad.unwrap_err().path, "sums[4]");
     // A header that is not a container.
     let js = d.join("plain.json");
@@ -318,22 +282,9 @@ fn the_combination_refuses_results_that_are_not_one_audit() {
 fn a_required_epsilon_is_what_the_blocks_check() {
     let d = dir("required");
     let h = container(&d, "1/10", &planted(x_star(0.1) * 0.999, 2));
-    let limits = Limits::default();
     let sums = row_sums(&h, &[0, N]);
     for (e, want) in [("1/10", "pass"), ("1/20", "fail")] {
-        let r = audit_block(
-            &h,
-            0,
-            N,
-            Part::WHOLE,
-            &sums,
-            Some(e),
-            4096,
-            1 << 24,
-            &limits,
-            MEMORY,
-        )
-        .unwrap();
+        let r = task(&h, 0, N, Part::WHOLE, &sums, Some(e), 1 << 24).unwrap();
         let r: Value = serde_json::from_str(&r).unwrap();
         assert_eq!(r["verdict"], want, "ε = {e}");
     }
@@ -355,20 +306,7 @@ fn the_exact_fallback_counts_against_its_budget() {
     let h = container(&d, "1/10", &planted(x, 3));
     let limits = Limits::default();
     let sums = row_sums(&h, &[0, N]);
-    let block = |budget| {
-        audit_block(
-            &h,
-            0,
-            N,
-            Part::WHOLE,
-            &sums,
-            None,
-            4096,
-            budget,
-            &limits,
-            MEMORY,
-        )
-    };
+    let block = |budget| task(&h, 0, N, Part::WHOLE, &sums, None, budget);
     let e = block(0).unwrap_err();
     assert!(
         e.message

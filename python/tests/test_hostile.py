@@ -2,7 +2,7 @@
 (InputError, NotPrivate, Inconclusive, SolverError from a solver, TypeError or
 OverflowError from PyO3's conversions), never a crash and never an "internal error" (a
 panic caught at the boundary). A builder never raises NotPrivate: it found two producer
-bugs (exponential at ε = 1000, extreme weights at ε = 10⁻⁹; tests/mechanisms.rs)."""
+bugs (exponential at ε = 1000, extreme weights at ε = 10⁻⁹; tests/suite/mechanisms.rs)."""
 
 
 import metricdp as md

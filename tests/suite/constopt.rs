@@ -2,7 +2,7 @@
 //! Theorem 1, reduced = full optimum), IMO-C1 (the I_NN,r sizes against Corollary 1) and
 //! IMO-T2 (normalizing an ε/2 solution gives ε·d privacy). spec/theorems.md.
 
-mod common;
+use crate::common;
 
 use common::{arb_eps, arb_space, audit_matrix, q};
 use mdp::audit::Verdict;
@@ -74,7 +74,7 @@ proptest! {
         // 10⁻⁵ from the optimum. `--solver auto` then gives way to Clarabel
         // (`constopt::solve_reduced`); what it returns must be the optimum. A method that
         // always stalled would still fail `block_angular::tests::
-        // solves_a_small_block_angular_lp_like_clarabel` and tests/lp.rs's block cases.
+        // solves_a_small_block_angular_lp_like_clarabel` and tests/suite/lp.rs's block cases.
         let rb = match mdp::lp::block_angular::solve(&slab.lp, &slab.blocks(), &mdp::progress::Silent) {
             Ok(rb) => rb,
             Err(mdp::lp::LpError::Stopped(why)) => {

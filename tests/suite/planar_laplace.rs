@@ -2,7 +2,7 @@
 //! exactly, ids and other columns kept, the true columns replaced, the region required for
 //! latitude/longitude and enforced, every setting error one line with exit 2.
 
-mod common;
+use crate::common;
 use common::mdp_in;
 
 const RECORDS: &str =

@@ -2,7 +2,7 @@
 //! `privatize`, `estimate madlib`, `experiment`: files pass the audit (with their packing
 //! certificate), bad input is one line on standard error with exit 2.
 
-mod common;
+use crate::common;
 use common::{mdp, mdp_in};
 
 fn tmp(name: &str) -> String {

@@ -4,7 +4,7 @@
 //! are compared byte for byte. Before the fix, OPTMech on the first 50 Rome records wrote
 //! different files run to run (16 144 vs 16 486 rows generated).
 
-mod common;
+use crate::common;
 
 fn tmp(name: &str, bytes: Option<&[u8]>) -> String {
     common::tmp("reproducible", name, bytes)
@@ -32,7 +32,7 @@ fn build(args: &[&str], out: &str, threads: Option<usize>) -> Vec<u8> {
 #[ignore = "full tier (.ci/run, --include-ignored): about 25 s"]
 fn lp_builds_are_byte_identical_on_any_number_of_threads() {
     // The first 50 records of the embedded Rome data set (the build that differed).
-    let rome: String = include_str!("../audit/src/builtin/rome100.csv")
+    let rome: String = include_str!("../../audit/src/builtin/rome100.csv")
         .lines()
         .take(51)
         .map(|l| format!("{l}\n"))

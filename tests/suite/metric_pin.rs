@@ -11,7 +11,7 @@ use proptest::prelude::*;
 use serde_json::{json, Value};
 use std::sync::Arc;
 
-mod common;
+use crate::common;
 use common::{mdp_audit, mdp_in};
 
 fn tmp(name: &str, bytes: Option<&[u8]>) -> String {

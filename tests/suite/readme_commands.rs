@@ -3,7 +3,7 @@
 //! command's `--help` lists, and every flag `--help` lists (but `--help`, `--version`) is
 //! named in the README.
 
-mod common;
+use crate::common;
 use std::collections::BTreeSet;
 
 /// The commands of the README's first code block after `## Commands`: each entry is its

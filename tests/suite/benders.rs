@@ -3,7 +3,7 @@
 //! loop terminates under every iteration limit, and no tampered `benders` certificate
 //! passes the audit.
 
-mod common;
+use crate::common;
 
 use common::{mdp, q, tmp};
 use mdp::audit::{self, Verdict};

@@ -2,14 +2,14 @@
 //! external matrices (npy, JSON, CSV), libqif's ε-in-the-metric convention and the exact
 //! repair of near-private matrices.
 
+use crate::common;
+use common::mdp;
 use mdp::audit::{self, Options, Verdict};
 use mdp::exact::{f64_nearest, format_rational, parse_rational, q_from_f64, Q};
 use mdp::import::{self, MatrixFormat};
 use mdp::io::{self, Limits};
 use mdp::metric::{MetricKind, Space};
 use proptest::prelude::*;
-mod common;
-use common::mdp;
 
 /// A file `name` with `bytes` in a directory of its own for test `test`.
 fn tmp(test: &str, name: &str, bytes: &[u8]) -> String {

@@ -7,7 +7,7 @@ use mdp::measure::{measures, prior_of, Gain};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 
-mod common;
+use crate::common;
 
 /// A channel on n points of a line (manhattan: rational distances), K = n outputs, with
 /// entries 0..=9 (each row with a positive entry), and a prior with weights 0..=5.

@@ -18,7 +18,7 @@ use mdp::user_level::shuffle::{self, Accountant, Model};
 use mdp::user_level::Budget;
 use proptest::prelude::*;
 
-mod common;
+use crate::common;
 
 fn q(s: &str) -> Q {
     parse_rational(s).unwrap()

@@ -1,7 +1,7 @@
 //! The mechanism suite's statements (spec/theorems.md): IMO-L1 (the black-hole space),
 //! TEM-L41, TEM-T41, TEM-T42, TEM-L42 (Carvalho et al.) and TEM-MADLIB.
 
-mod common;
+use crate::common;
 
 use common::{arb_eps, arb_space, audit_matrix, q};
 use mdp::audit::Verdict;

@@ -1,7 +1,7 @@
 //! `mdp build optimal|pmo|spanner` and `mdp lp export`: produced files pass the audit, bad
 //! input is one line on standard error with exit 2.
 
-mod common;
+use crate::common;
 use common::mdp;
 
 fn tmp(name: &str, text: &str) -> String {

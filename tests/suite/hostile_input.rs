@@ -9,7 +9,7 @@ use mdp::exact::{q_from_f64, Q};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 
-mod common;
+use crate::common;
 
 fn run(name: &str, args: &[&str]) -> (i32, String, String) {
     match name {

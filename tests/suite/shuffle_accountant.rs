@@ -8,7 +8,7 @@ use mdp::user_level::clones::{Clones, RESOLUTION};
 use mdp::user_level::shuffle::{self, Accountant, Model};
 use proptest::prelude::*;
 
-mod common;
+use crate::common;
 
 fn q(s: &str) -> Q {
     parse_rational(s).unwrap()

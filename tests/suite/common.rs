@@ -1,6 +1,5 @@
 //! Helpers shared by the mechanism-suite tests: generated spaces and auditing a matrix as a
 //! peer's file.
-#![allow(dead_code)]
 
 use mdp::audit::{self, Options};
 use mdp::exact::Q;

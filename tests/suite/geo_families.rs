@@ -4,7 +4,7 @@
 //! the generated spaces `line:N,STEP` and `categories:K`; and the planar Laplace on a grid
 //! (`grid:W,H,STEP`), each entry an enclosed integral.
 
-mod common;
+use crate::common;
 use common::{mdp, mdp_audit};
 use mdp::exact::{f64_nearest, parse_rational, Q};
 use mdp::io::Limits;

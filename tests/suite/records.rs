@@ -4,7 +4,7 @@
 
 use serde_json::{json, Value};
 
-mod common;
+use crate::common;
 use common::mdp_in as mdp;
 
 fn write(name: &str, bytes: &str) -> String {

@@ -4,6 +4,7 @@
 //! mutants -p mdp-audit -f loss.rs` found 32 of 50 mutants unchecked by the kernel's suite
 //! before these (benches/reports/mutants.md).
 
+use crate::line;
 use mdp_audit::exact::float::FI;
 use mdp_audit::exact::Q;
 use mdp_audit::loss::{exact_max_loss, h_fi, losses, quantile_fi, Cost, EXACT_LOSS_ENTRIES};
@@ -17,15 +18,6 @@ fn q(a: i64, b: u64) -> Q {
 
 fn qs(v: &[i64]) -> Vec<Q> {
     v.iter().map(|&x| Q::from(x)).collect()
-}
-
-fn line(xs: &[i64]) -> Space {
-    Space::from_points(
-        MetricKind::Manhattan,
-        xs.iter().map(|&x| vec![Q::from(x)]).collect(),
-        None,
-    )
-    .unwrap()
 }
 
 /// `x` encloses `want` and is no wider than `rel` relative to it (or `rel` absolute at 0).

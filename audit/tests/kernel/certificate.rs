@@ -4,23 +4,15 @@
 //! -p mdp-audit -f certificate.rs` found every arithmetic, index and comparison of the
 //! verifier unchecked by the kernel's suite before these (benches/reports/mutants.md).
 
+use crate::line;
 use mdp_audit::certificate::{proven_bound, refined_bound, safe_f64_bound, verify, Problem};
 use mdp_audit::exact::{q_from_f64, Q};
 use mdp_audit::io::lp_dual::{Bounded, LpDual};
-use mdp_audit::metric::{MetricKind, Space};
+use mdp_audit::metric::Space;
 use mdp_audit::privacy::exp_eps_d;
 
 fn q(a: i64, b: u64) -> Q {
     Q::from_signeds(a, b as i64)
-}
-
-fn line(xs: &[i64]) -> Space {
-    Space::from_points(
-        MetricKind::Manhattan,
-        xs.iter().map(|&x| vec![Q::from(x)]).collect(),
-        None,
-    )
-    .unwrap()
 }
 
 /// Instance A: two inputs at one point (d = 0, so c_up = e^0 = 1 on every pass), explicit

@@ -1,11 +1,11 @@
 //! Large-mechanism containers from Python: the audit split by blocks of columns
-//! (`mdp::structured::blocks`), which `metricdp.distributed` runs as Dask tasks. Each call
+//! (`mdp_audit::structured::blocks`), which `metricdp.distributed` runs as Dask tasks. Each call
 //! converts and dispatches; sums, ε and results travel as exact text.
 
 use crate::errors::{Error, Result};
-use mdp::exact::Q;
-use mdp::io::Limits;
-use mdp::structured::blocks;
+use mdp_audit::exact::Q;
+use mdp_audit::io::Limits;
+use mdp_audit::structured::blocks;
 use pyo3::prelude::*;
 use std::path::Path;
 
@@ -32,11 +32,12 @@ pub fn container_metric(
     let pin = crate::mechanism::metric_pin(space, require_metric_digest, false, false)?;
     py.detach(|| {
         let limits = Limits::default();
-        let doc = mdp::io::parse_json(&mdp::io::read_source(header, &limits)?)?;
-        let (g, labels) = mdp::io::container::header_metric(Path::new(header), &doc, &limits)?;
-        let view = mdp::pin::View::of_geometry(&g, labels.as_deref());
-        let digest = mdp::pin::digest(&view);
-        let check = mdp::pin::check(&view, &digest, &pin, limits.max_bits);
+        let doc = mdp_audit::io::parse_json(&mdp_audit::io::read_source(header, &limits)?)?;
+        let (g, labels) =
+            mdp_audit::io::container::header_metric(Path::new(header), &doc, &limits)?;
+        let view = mdp_audit::pin::View::of_geometry(&g, labels.as_deref());
+        let digest = mdp_audit::pin::digest(&view);
+        let check = mdp_audit::pin::check(&view, &digest, &pin, limits.max_bits);
         Ok(
             serde_json::json!({"metric": view.describe(), "metric_digest": digest, "check": check})
                 .to_string(),
@@ -80,11 +81,12 @@ pub fn audit_block(
     parts: usize,
     max_exact_triples: Option<u64>,
 ) -> Result<String> {
-    let budget = max_exact_triples.unwrap_or(mdp::structured::report::DEFAULT_MAX_EXACT_TRIPLES);
+    let budget =
+        max_exact_triples.unwrap_or(mdp_audit::structured::report::DEFAULT_MAX_EXACT_TRIPLES);
     if budget == 0 {
         return Err(Error::input("max_exact_triples", "must be ≥ 1"));
     }
-    let share = mdp::structured::Part::new(part, parts)?;
+    let share = mdp_audit::structured::Part::new(part, parts)?;
     py.detach(|| {
         Ok(blocks::audit_block(
             Path::new(header),
@@ -93,7 +95,7 @@ pub fn audit_block(
             share,
             &sums,
             epsilon.as_deref(),
-            mdp::privacy::DEFAULT_MAX_PREC,
+            mdp_audit::privacy::DEFAULT_MAX_PREC,
             budget,
             &Limits::default(),
             BLOCK_MEMORY,
@@ -152,9 +154,9 @@ pub fn write_container(
         ));
     }
     let data: Vec<f64> = view.iter().copied().collect();
-    let geometry = mdp::io::container::Geometry::Points(space.inner.clone());
+    let geometry = mdp_audit::io::container::Geometry::Points(space.inner.clone());
     mdp::large::check(&geometry, &eps, u64::MAX)?;
-    let dense = mdp::dense::Dense::new(rows, cols, data, "matrix")?;
+    let dense = mdp_audit::dense::Dense::new(rows, cols, data, "matrix")?;
     let labels = space.labels.clone();
     let name = space.name.clone();
     crate::progress::run(py, progress, |p| {
@@ -189,9 +191,9 @@ fn stamp(p: &Path) -> Result<(u64, std::time::SystemTime)> {
 
 fn gated(
     header: &Path,
-    opts: &mdp::audit::Options,
+    opts: &mdp_audit::audit::Options,
     policy_key: String,
-    progress: &dyn mdp::progress::Progress,
+    progress: &dyn mdp_audit::progress::Progress,
 ) -> Result<std::sync::Arc<mdp::large::GatedContainer>> {
     let canon = header
         .canonicalize()
@@ -247,12 +249,11 @@ pub fn privatize_container(
         crate::mechanism::metric_pin(space, require_metric_digest, trust_file_metric, true)?;
     // The cache's key names the pin by the digest it requires.
     let pinned = match &metric {
-        mdp::pin::MetricPin::FileMetric => "file".to_string(),
-        mdp::pin::MetricPin::Digest(d) => d.clone(),
-        mdp::pin::MetricPin::Space(p) => mdp::pin::digest(&mdp::pin::View::of_geometry(
-            &p.geometry,
-            p.labels.as_deref(),
-        )),
+        mdp_audit::pin::MetricPin::FileMetric => "file".to_string(),
+        mdp_audit::pin::MetricPin::Digest(d) => d.clone(),
+        mdp_audit::pin::MetricPin::Space(p) => mdp_audit::pin::digest(
+            &mdp_audit::pin::View::of_geometry(&p.geometry, p.labels.as_deref()),
+        ),
     };
     let opts = crate::mechanism::policy(Some(epsilon), within, allow_scoped, None, metric)?;
     let policy_key = format!("{epsilon}|{within:?}|{allow_scoped}|{pinned}");

@@ -3,10 +3,10 @@
 //! `SolverError(message)`. The field paths are the library's, the same the command line
 //! prints (`prior[3]`, `matrix[2][7]`).
 
-use mdp::audit::{self, Report, Verdict};
-use mdp::certified::CertifyError;
-use mdp::error::InputError;
 use mdp::produce::ProduceError;
+use mdp_audit::audit::{self, Report, Verdict};
+use mdp_audit::certified::CertifyError;
+use mdp_audit::error::InputError;
 use pyo3::prelude::*;
 
 /// An error on its way to Python.

@@ -3,7 +3,7 @@
 //! This layer only converts: Python values in (numpy arrays, strings, numbers as exact
 //! decimal strings), library calls, Python values out (numpy arrays, JSON text the Python
 //! package turns into objects). Every decision (privacy, certificates, sampling) is the
-//! library's. Long calls release the GIL ([`run`]) and report through [`progress::PyProgress`],
+//! library's. Long calls release the GIL (`progress::run`) and report through `progress::PyProgress`,
 //! which also lets Ctrl-C stop them.
 
 use pyo3::prelude::*;

@@ -5,15 +5,9 @@
 use crate::errors::{Error, Result};
 use crate::progress::run;
 use crate::space::{check_size, exact_rows, Space};
-use mdp::audit::{self, Options, ScopePolicy, Verdict};
 use mdp::benders::partition::{MasterSet, Method};
 use mdp::benders::remote::Subproblems;
-use mdp::certified::Certified;
-use mdp::exact::{f64_nearest, format_rational, parse_rational, Q};
-use mdp::io::{self, Limits, MechanismFile};
 use mdp::lp::Solver;
-use mdp::mechanism::Outputs;
-use mdp::pin::{MetricPin, PinnedSpace};
 use mdp::privatize::PinError;
 use mdp::privatize::{exact_rows as sampling_rows, normalized, rng, ExactRow};
 use mdp::produce::{
@@ -21,6 +15,12 @@ use mdp::produce::{
     PlanarGeometricGridMech, PlanarLaplaceGridMech, Pmo, PmoMech, RandomizedResponseMech,
     ReplacementSpec, Request, SpannerMech, TemMech, Truncation,
 };
+use mdp_audit::audit::{self, Options, ScopePolicy, Verdict};
+use mdp_audit::certified::Certified;
+use mdp_audit::exact::{f64_nearest, format_rational, parse_rational, Q};
+use mdp_audit::io::{self, Limits, MechanismFile};
+use mdp_audit::mechanism::Outputs;
+use mdp_audit::pin::{MetricPin, PinnedSpace};
 use numpy::{PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray2};
 use pyo3::prelude::*;
 use std::sync::Arc;
@@ -179,7 +179,11 @@ pub fn build(
         Some(text) => {
             let bad = |e: String| Error::input("outputs", e);
             let rule = mdp::outputs::OutputChoice::parse_rule(text)
-                .unwrap_or_else(|| Err(format!("{text:?}: expected a list of input indices or spread:K")))
+                .unwrap_or_else(|| {
+                    Err(format!(
+                        "{text:?}: expected a list of input indices or spread:K"
+                    ))
+                })
                 .map_err(bad)?;
             let resolved = rule.resolve(&space.inner).map_err(bad)?;
             (Some(resolved), serde_json::json!({"outputs": rule.meta()}))
@@ -359,7 +363,7 @@ pub fn metric_pin(
 pub fn require_pass(
     file: &MechanismFile,
     opts: &Options,
-    progress: &dyn mdp::progress::Progress,
+    progress: &dyn mdp_audit::progress::Progress,
 ) -> Result<()> {
     let report = audit::audit_with(file, opts, progress)?;
     if report.verdict != Verdict::Pass {

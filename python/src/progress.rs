@@ -3,7 +3,7 @@
 //!
 //! [`run`] computes on a scoped worker thread while the calling thread (the one Python
 //! delivers signals to) waits, checking for a pending signal every [`CHECK_EVERY`]. The
-//! library reports through [`mdp::progress::Progress`] and never polls for cancellation:
+//! library reports through [`mdp_audit::progress::Progress`] and never polls for cancellation:
 //! once a stop is requested (Ctrl-C on the caller, or an exception raised by the
 //! callable), every later report, on any thread, unwinds with [`Stopped`] as its payload
 //! (`resume_unwind`: no panic message), rayon carries the unwind to the worker, and [`run`]
@@ -11,7 +11,7 @@
 //! audit phase's step.
 
 use crate::errors::{Error, Result};
-use mdp::progress::{Progress, Round};
+use mdp_audit::progress::{Progress, Round};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use std::panic::{self, AssertUnwindSafe};

@@ -3,9 +3,9 @@
 //! (`builtin:NAME`, CSV, GeoJSON, a JSON metric or an `mdp/1` file).
 
 use crate::errors::{Error, Result};
-use mdp::exact::{parse_rational, Q};
-use mdp::io::{self, Limits};
-use mdp::metric::{self, MetricKind};
+use mdp_audit::exact::{parse_rational, Q};
+use mdp_audit::io::{self, Limits};
+use mdp_audit::metric::{self, MetricKind};
 use numpy::{PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 use serde_json::json;
@@ -238,7 +238,11 @@ pub fn points_f64<'py>(
     }
     let pts = space.points();
     let d = pts.first().map_or(0, Vec::len);
-    let data: Vec<f64> = pts.iter().flatten().map(mdp::exact::f64_nearest).collect();
+    let data: Vec<f64> = pts
+        .iter()
+        .flatten()
+        .map(mdp_audit::exact::f64_nearest)
+        .collect();
     Ok(Some(
         numpy::PyArray1::from_vec(py, data).reshape([pts.len(), d])?,
     ))

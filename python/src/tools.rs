@@ -6,12 +6,12 @@ use crate::errors::{Error, Result};
 use crate::mechanism::{policy, Mechanism};
 use crate::progress::run;
 use crate::space::{check_size_within, exact_rows, Space};
-use mdp::audit;
-use mdp::certified::Certified;
-use mdp::exact::Q;
 use mdp::import::{self, ImportOptions, RepairError, RepairOptions, ToRepair};
-use mdp::io::{self, Limits};
-use mdp::mechanism::Matrix;
+use mdp_audit::audit;
+use mdp_audit::certified::Certified;
+use mdp_audit::exact::Q;
+use mdp_audit::io::{self, Limits};
+use mdp_audit::mechanism::Matrix;
 use numpy::PyReadonlyArray2;
 use pyo3::prelude::*;
 use serde_json::{json, Value};
@@ -89,7 +89,8 @@ pub fn audit_file(
     let opts = policy(epsilon, within, allow_scoped, delta, metric)?;
     run(py, progress, |p| {
         // A JSON file or a large-mechanism container (header + .npy).
-        let report = mdp::source::audit_path(path, &Limits::default(), 8_000_000_000, &opts, p)?;
+        let report =
+            mdp_audit::source::audit_path(path, &Limits::default(), 8_000_000_000, &opts, p)?;
         Ok(audit::json(&report))
     })
 }
@@ -242,8 +243,8 @@ fn q_strings(field: &str, v: &[String]) -> Result<Vec<Q>> {
 fn file_of<'a>(
     path: Option<&str>,
     mechanism: Option<&'a Mechanism>,
-    loaded: &'a mut Option<mdp::io::MechanismFile>,
-) -> Result<&'a mdp::io::MechanismFile> {
+    loaded: &'a mut Option<mdp_audit::io::MechanismFile>,
+) -> Result<&'a mdp_audit::io::MechanismFile> {
     match (path, mechanism) {
         (Some(p), None) => {
             let limits = Limits::default();
@@ -343,13 +344,13 @@ pub fn planar_laplace(
     use mdp::planar_laplace::{PlanarLaplace, Region, SettingError};
     let setting = |e: SettingError| Error::input(e.flag.trim_start_matches("--"), e.message);
     let q = |name: &str, s: &str| {
-        mdp::exact::parse_rational(s.trim()).map_err(|e| Error::input(name, e.to_string()))
+        mdp_audit::exact::parse_rational(s.trim()).map_err(|e| Error::input(name, e.to_string()))
     };
     let eps = q("epsilon", epsilon)?;
     let region = region
         .map(|text| {
             Region::from_arg(text, geographic, |spec| {
-                mdp::import::load_space(spec, None, &mdp::io::Limits::default())
+                mdp::import::load_space(spec, None, &mdp_audit::io::Limits::default())
                     .map_err(|e| e.to_string())
             })
         })
@@ -375,8 +376,8 @@ pub fn planar_laplace(
                 pl.release(xi, &mut rng)
                     .map(|y| {
                         (
-                            mdp::exact::format_rational(&y[0]),
-                            mdp::exact::format_rational(&y[1]),
+                            mdp_audit::exact::format_rational(&y[0]),
+                            mdp_audit::exact::format_rational(&y[1]),
                         )
                     })
                     .map_err(|e| Error::input(format!("records[{i}]"), e))

@@ -6,11 +6,11 @@ use crate::errors::{Error, Result};
 use crate::mechanism::q;
 use crate::mechanism::Mechanism;
 use crate::space::Space;
-use mdp::exact::{f64_nearest, f64_up, format_rational};
 use mdp::user_level::emd::{self as transport, Histogram};
 use mdp::user_level::run::{self, ReleaseModel};
 use mdp::user_level::shuffle::{self, Accountant, Model, Target};
 use mdp::user_level::Budget;
+use mdp_audit::exact::{f64_nearest, f64_up, format_rational};
 use pyo3::prelude::*;
 use serde_json::json;
 
@@ -37,7 +37,7 @@ pub fn emd(
             "emd": if v.is_point() { json!(format_rational(&v.lo)) } else {
                 json!({"lo": format_rational(&v.lo), "hi": format_rational(&v.hi)}) },
             "approx": f64_nearest(&v.mid()),
-            "lo_down": mdp::exact::f64_down(&v.lo),
+            "lo_down": mdp_audit::exact::f64_down(&v.lo),
             "hi_up": f64_up(&v.hi),
         });
         if assignment {
@@ -52,6 +52,7 @@ pub fn emd(
 /// guarantee of PrivEMDItemWise, with `alpha` the largest α₀ that meets it; `users` for
 /// the central model. JSON as `--json` prints it.
 #[pyfunction]
+#[allow(clippy::too_many_arguments)]
 #[pyo3(signature = (items, delta, *, alpha0=None, alpha=None, users=None, distance=None, accountant="tighter"))]
 pub fn account_item_wise(
     py: Python<'_>,
@@ -229,7 +230,7 @@ pub fn release_item_wise(
         let file = mechanism.sampled_file();
         let eps = match &opts.epsilon {
             Some(e) => {
-                crate::mechanism::require_pass(file, &opts, &mdp::progress::Silent)?;
+                crate::mechanism::require_pass(file, &opts, &mdp_audit::progress::Silent)?;
                 e.clone()
             }
             None if file.within.is_some() => {

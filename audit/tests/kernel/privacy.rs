@@ -212,6 +212,22 @@ fn a_zero_against_a_positive_entry_is_an_infinite_ratio() {
     assert!(d1.lo <= want.hi && want.lo <= hi);
 }
 
+/// One row the float filter may use, one it may not: H[u][0] = 2⁻¹⁰⁸⁰ flushes to 0 in f64,
+/// against H[v][0] = 0 exactly, so the float ratio of the pair (u, v) looks finite while the
+/// exact one is ∞. The filter must leave a pair with an unsafe row to the exact path
+/// (`cargo mutants`: `safe[u] && safe[v]` → `||` passed this matrix).
+#[test]
+fn a_pair_with_one_unsafe_row_is_decided_exactly() {
+    let s = space(MetricKind::Manhattan, &[q(0, 1), q(1, 1)]);
+    let tiny = one() >> 1080u64;
+    let m = Matrix::new(2, 2, vec![tiny.clone(), one() - tiny, Q::from(0u32), one()]);
+    let p = Prepared::new(&s, &m, None, DEFAULT_MAX_PREC).unwrap();
+    let got = decide(&p, &q(1, 1));
+    assert_eq!(got.decision, Decision::Fails);
+    let w = got.witness.unwrap();
+    assert_eq!((w.u, w.v, w.w), (0, 1, 0));
+}
+
 /// The scope: with η below the violating pair's distance the check holds (that pair is not
 /// checked), with η at it (d ≤ η decided exactly) it fails.
 #[test]

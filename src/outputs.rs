@@ -77,8 +77,11 @@ pub fn farthest_first(space: &Space, k: usize) -> Vec<usize> {
             })
             .0
     };
-    let from =
-        |c: usize| -> Vec<f64> { (0..n).into_par_iter().map(|v| space.approx(c, v)).collect() };
+    // A graph without its table keeps the row of each chosen input (the LP's costs later).
+    let from = |c: usize| -> Vec<f64> {
+        space.keep_rows(&[c]);
+        (0..n).into_par_iter().map(|v| space.approx(c, v)).collect()
+    };
     let first = farthest(&from(0));
     let mut chosen = vec![first];
     let mut near = from(first);

@@ -77,29 +77,38 @@ impl<'a> View<'a> {
     pub fn of_space(space: &'a Space, labels: Option<&'a [String]>) -> View<'a> {
         if space.kind().has_points() {
             View::Points { space, labels }
+        } else if let Some(r) = space.roads() {
+            let edges = r
+                .edges()
+                .iter()
+                .map(|(a, b, w)| (*a as usize, *b as usize, w));
+            Self::edges(space.n(), edges, labels)
         } else {
             View::Table { space, labels }
         }
+    }
+
+    /// The canonical view of a graph's edges: each undirected edge once, (min, max) order,
+    /// sorted, the least weight of a repeated edge kept.
+    fn edges<'e>(
+        n: usize,
+        list: impl Iterator<Item = (usize, usize, &'e Q)>,
+        labels: Option<&'a [String]>,
+    ) -> View<'a> {
+        let mut edges: Vec<(u32, u32, Q)> = list
+            .filter(|(a, b, _)| a != b)
+            .map(|(a, b, w)| (a.min(b) as u32, a.max(b) as u32, w.clone()))
+            .collect();
+        edges.sort();
+        edges.dedup_by(|later, earlier| later.0 == earlier.0 && later.1 == earlier.1);
+        View::Edges { n, edges, labels }
     }
 
     /// The view of a container's geometry (a graph by its edges).
     pub fn of_geometry(g: &'a Geometry, labels: Option<&'a [String]>) -> View<'a> {
         match g {
             Geometry::Points(s) => View::of_space(s, labels),
-            Geometry::Graph(graph) => {
-                let mut edges: Vec<(u32, u32, Q)> = graph
-                    .edge_list()
-                    .filter(|(a, b, _)| a != b)
-                    .map(|(a, b, w)| (a.min(b) as u32, a.max(b) as u32, w.clone()))
-                    .collect();
-                edges.sort();
-                edges.dedup_by(|later, earlier| later.0 == earlier.0 && later.1 == earlier.1);
-                View::Edges {
-                    n: graph.n,
-                    edges,
-                    labels,
-                }
-            }
+            Geometry::Graph(graph) => Self::edges(graph.n, graph.edge_list(), labels),
         }
     }
 

@@ -21,6 +21,16 @@ pub fn scale_space(space: &Space, factor: &Q) -> Result<Space, InputError> {
             space.points()[..n].to_vec(),
             Some(space.radius() * factor),
         ),
+        MetricKind::Graph if space.roads().is_some() => Space::from_roads(
+            n,
+            &space
+                .roads()
+                .expect("checked")
+                .edges()
+                .iter()
+                .map(|(a, b, w)| (*a as usize, *b as usize, w * factor))
+                .collect::<Vec<_>>(),
+        ),
         // A scaled metric is a metric iff the original is: no new triangle search.
         MetricKind::Explicit | MetricKind::Graph => Space::from_table_unscanned(
             space

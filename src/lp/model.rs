@@ -88,13 +88,13 @@ pub struct PrivacyLp<'a> {
     pub objective: Objective,
     /// Costs rounded down, n×K (exact dyadics).
     pub cost_dn: Vec<f64>,
-    /// e^{ε d(u,v)} rounded down and capped at `cap` (primal), n×n.
-    pub c_dn: Vec<f64>,
+    /// e^{ε d(u,v)} rounded down and capped at `cap` (primal), indexed u·n + v.
+    pub c_dn: PairCoef,
     /// The cap on the float solver's constants ([`CAPS`]); the relaxation leaves out rows
     /// with c_up above it.
     pub cap: f64,
-    /// e^{ε d(u,v)} rounded up (relaxation), n×n; +∞ when it overflows.
-    pub c_up: Vec<f64>,
+    /// e^{ε d(u,v)} rounded up (relaxation), indexed u·n + v; +∞ when it overflows.
+    pub c_up: PairCoef,
     /// The ordered pairs (u, v), u ≠ v, whose rows M\[u\]\[k\] ≤ c M\[v\]\[k\] the LP has, after
     /// scope and pruning.
     pub pairs: Vec<(usize, usize)>,
@@ -102,8 +102,41 @@ pub struct PrivacyLp<'a> {
     pub zero_pairs: Vec<(usize, usize)>,
 }
 
+/// A constant per ordered pair (u, v), indexed u·n + v: an n×n table, or, on a graph
+/// without its table ([`Space::roads`]), the LP's pairs alone (issue 56: at 43 160 road
+/// nodes an n×n table of f64 is 15 GB, the edges' 2·10⁵).
+#[derive(Clone, Debug)]
+pub enum PairCoef {
+    Dense(Vec<f64>),
+    Sparse(std::collections::HashMap<usize, f64>),
+}
+
+impl std::ops::Index<usize> for PairCoef {
+    type Output = f64;
+    fn index(&self, i: usize) -> &f64 {
+        match self {
+            PairCoef::Dense(v) => &v[i],
+            PairCoef::Sparse(m) => m
+                .get(&i)
+                .expect("a constant of a pair the LP holds (sparse PairCoef)"),
+        }
+    }
+}
+
+impl PairCoef {
+    fn map_in_place(&mut self, f: impl Fn(f64) -> f64) {
+        match self {
+            PairCoef::Dense(v) => v.iter_mut().for_each(|c| *c = f(*c)),
+            PairCoef::Sparse(m) => m.values_mut().for_each(|c| *c = f(*c)),
+        }
+    }
+}
+
 /// The pairs u < v of inputs at distance exactly 0 (privacy forces equal rows).
 pub fn zero_pairs(space: &Space) -> Vec<(usize, usize)> {
+    if space.roads().is_some() {
+        return Vec::new(); // weights are > 0
+    }
     let n = space.n();
     let mut out = vec![];
     for u in 0..n {
@@ -152,6 +185,11 @@ impl<'a> PrivacyLp<'a> {
     ) -> PrivacyLp<'a> {
         let n = space.n();
         let k = outputs.len();
+        // A graph without its table: the rows from the outputs are kept (K · n enclosures)
+        // for the costs; every other query is a pair of an edge.
+        if cost.is_none() {
+            space.keep_rows(&outputs);
+        }
         let cost_dn: Vec<f64> = (0..n)
             .into_par_iter()
             .flat_map_iter(|u| {
@@ -168,6 +206,31 @@ impl<'a> PrivacyLp<'a> {
                 })
             })
             .collect();
+        if let Some(roads) = space.roads() {
+            let pairs = road_pairs(roads, &pairs);
+            let cs: Vec<(usize, (f64, f64))> = pairs
+                .par_iter()
+                .map(|&(u, v)| {
+                    let c = exp_eps_d(space, &eps, u, v);
+                    (u * n + v, (c.lo.clamp(1.0, C_CAP), c.hi))
+                })
+                .collect();
+            let c_dn = PairCoef::Sparse(cs.iter().map(|&(i, (lo, _))| (i, lo)).collect());
+            let c_up = PairCoef::Sparse(cs.iter().map(|&(i, (_, hi))| (i, hi)).collect());
+            return PrivacyLp {
+                space,
+                eps,
+                n,
+                outputs,
+                objective,
+                cost_dn,
+                c_dn,
+                cap: C_CAP,
+                c_up,
+                pairs,
+                zero_pairs: Vec::new(),
+            };
+        }
         let cs: Vec<(f64, f64)> = (0..n * n)
             .into_par_iter()
             .map(|i| {
@@ -180,6 +243,7 @@ impl<'a> PrivacyLp<'a> {
             })
             .collect();
         let (c_dn, c_up): (Vec<f64>, Vec<f64>) = cs.into_iter().unzip();
+        let (c_dn, c_up) = (PairCoef::Dense(c_dn), PairCoef::Dense(c_up));
         let cap = C_CAP;
         let zero_pairs = zero_pairs(space);
         let candidate: Vec<(usize, usize)> = match pairs {
@@ -225,9 +289,8 @@ impl<'a> PrivacyLp<'a> {
     /// Lower the cap (only tightens the mechanism's rows; spec/lp.md §2).
     pub fn lower_cap(&mut self, cap: f64) {
         self.cap = self.cap.min(cap);
-        for c in &mut self.c_dn {
-            *c = c.min(self.cap);
-        }
+        let cap = self.cap;
+        self.c_dn.map_in_place(|c| c.min(cap));
     }
 
     /// A copy with a lower cap.
@@ -327,6 +390,35 @@ impl<'a> PrivacyLp<'a> {
             Objective::Expected { .. } => (0..self.n).map(|u| self.prior_f64(u) * loss(u)).sum(),
         }
     }
+}
+
+/// The LP's ordered pairs on a graph without its table: both directions of every edge
+/// (of weight ≤ η within η), sorted. The LP over them has the feasible set of the LP over
+/// every pair in scope (the chaining argument of `structured::edges`: a pair with
+/// d(u, v) ≤ η has a shortest path of edges each ≤ d(u, v); an edge (a, b) of weight
+/// w ≤ η is itself a pair with d(a, b) ≤ w, and its row uses d(a, b)). Weights are
+/// rational: w ≤ η is decided exactly.
+fn road_pairs(roads: &crate::metric::Roads, set: &PairSet) -> Vec<(usize, usize)> {
+    let eta = match set {
+        PairSet::All => None,
+        PairSet::Within(eta) => Some(*eta),
+        PairSet::Edges(edges) => {
+            let mut p: Vec<(usize, usize)> =
+                edges.iter().flat_map(|&(a, b)| [(a, b), (b, a)]).collect();
+            p.sort_unstable();
+            p.dedup();
+            return p;
+        }
+    };
+    let mut p: Vec<(usize, usize)> = roads
+        .edges()
+        .iter()
+        .filter(|(_, _, w)| eta.is_none_or(|e| w <= e))
+        .flat_map(|&(a, b, _)| [(a as usize, b as usize), (b as usize, a as usize)])
+        .collect();
+    p.sort_unstable();
+    p.dedup();
+    p
 }
 
 /// Rational distance, if the metric gives one.

@@ -145,7 +145,7 @@ pub(crate) fn solve_float(
 /// solved again (at most [`LOCAL_ROUNDS`] times). `None` (with a note) when it does not
 /// apply, fails, or its completed loss is further from its dual's bound than the aim (else
 /// [`block_ipm::SOLVED_GAP`]): the whole LP is then solved.
-fn solve_localized(
+pub(crate) fn solve_localized(
     lp: &PrivacyLp,
     aim: Option<f64>,
     max_memory: u64,

@@ -302,6 +302,15 @@ impl Pmo {
     fn privacy_rows(&self, space: &Space, k: usize) -> u64 {
         use rayon::prelude::*;
         let n = space.n();
+        if let Some(r) = space.roads() {
+            // A graph without its table: the rows are the edges' (lp::model::road_pairs).
+            let edges = r
+                .edges()
+                .iter()
+                .filter(|(_, _, w)| self.within.as_ref().is_none_or(|eta| w <= eta))
+                .count() as u64;
+            return (2 * edges).saturating_mul(k as u64);
+        }
         let pairs = match self.within.as_ref().map(crate::exact::f64_up) {
             None => (n as u64).saturating_mul(n.saturating_sub(1) as u64),
             Some(eta) => (0..n)

@@ -5,9 +5,11 @@
 //!
 //! What the container holds: `epsilon`, `metric` (coordinate kinds, or `graph` read as its
 //! edges, no shortest-path table), `outputs`, `neighbors`, `meta` and the metric's
-//! `labels`. `loss` and `certificate` are refused in this revision (their checks need
-//! the exact n×K tables the container exists to avoid); `explicit` metrics too (an n×n
-//! table in the header is the JSON form's job).
+//! `labels`; since revision 4 also `loss.prior` and an `lp_dual` lower bound whose costs
+//! are the distances to the outputs (checked in O(n·K) from K rows of distances, no n×n
+//! table). Explicit costs (`loss.cost`) and the other certificates are refused (their
+//! checks need exact n×K tables or all pairs); `explicit` metrics too (an n×n table in
+//! the header is the JSON form's job).
 
 use super::{
     array, index, input_error, number, object, outputs_from_value, positive, space_from_value,
@@ -59,6 +61,11 @@ pub struct Container {
     pub warnings: Vec<String>,
     /// The `.npy` file read.
     pub npy: PathBuf,
+    /// `loss.prior` (revision 4): the weights of the expected loss an `lp_dual` bounds.
+    pub prior: Option<Vec<Q>>,
+    /// `certificate.lower_bound` of kind `lp_dual` (revision 4), its costs the distances
+    /// from the inputs to the outputs.
+    pub lp_dual: Option<crate::io::lp_dual::LpDual>,
 }
 
 /// Whether a parsed `mdp/1` document is a container header (its `matrix` an object).
@@ -171,14 +178,6 @@ fn parse(header: &Path, v: &Value, limits: &Limits) -> Result<Container, InputEr
             return Err(input_error("format", "expected \"mdp/1\""));
         }
     }
-    for key in ["loss", "certificate"] {
-        if o.contains_key(key) {
-            return Err(input_error(
-                key,
-                "not supported in a container (revision 3): write the JSON form for certificates and costs",
-            ));
-        }
-    }
     for k in o.keys() {
         if !super::TOP_FIELDS.contains(&k.as_str()) {
             warnings.push(format!("{k}: unknown field ignored"));
@@ -235,7 +234,44 @@ fn parse(header: &Path, v: &Value, limits: &Limits) -> Result<Container, InputEr
     if let Geometry::Points(s) = &geometry {
         warnings.extend(s.warnings.iter().cloned());
     }
+    let k = outputs.len(n);
+    let prior = match o.get("loss") {
+        None | Some(Value::Null) => None,
+        Some(lv) => {
+            let lo = object(lv, "loss")?;
+            if let Some(key) = lo.keys().find(|k| k.as_str() != "prior") {
+                return Err(input_error(
+                    format!("loss.{key}"),
+                    "not supported in a container (revision 4 reads loss.prior only: the costs are the distances to the outputs)",
+                ));
+            }
+            lo.get("prior")
+                .map(|p| super::prior_from_value(p, n))
+                .transpose()?
+        }
+    };
+    let lp_dual = match o.get("certificate") {
+        None | Some(Value::Null) => None,
+        Some(cv) => {
+            let cert = super::certificate_from_value(cv, n, k)?;
+            if cert.packing.is_some() || cert.benders.is_some() || cert.claimed_loss.is_some() {
+                return Err(input_error(
+                    "certificate",
+                    "a container carries an lp_dual lower bound only (revision 4)",
+                ));
+            }
+            if matches!(outputs, Outputs::Points(_) | Outputs::Labels(_)) {
+                return Err(input_error(
+                    "certificate",
+                    "an lp_dual lower bound in a container needs outputs that are inputs (its costs are their distances)",
+                ));
+            }
+            cert.lp_dual
+        }
+    };
     Ok(Container {
+        prior,
+        lp_dual,
         epsilon,
         labels: super::metric_labels(mv, "metric", n)?,
         geometry,

@@ -707,25 +707,7 @@ fn mechanism_from_parts(
             )?);
         }
         if let Some(p) = lo.get("prior") {
-            let pa = array(p, "loss.prior")?;
-            if pa.len() != n {
-                return Err(input_error(
-                    "loss.prior",
-                    format!("has {} weights, expected {n}", pa.len()),
-                ));
-            }
-            let mut w = Vec::with_capacity(n);
-            for (i, x) in pa.iter().enumerate() {
-                let q = number(x, &format!("loss.prior[{i}]"))?;
-                if q < 0u32 {
-                    return Err(input_error(format!("loss.prior[{i}]"), "negative weight"));
-                }
-                w.push(q);
-            }
-            if w.iter().all(|x| *x == 0u32) {
-                return Err(input_error("loss.prior", "weights sum to 0"));
-            }
-            prior = Some(w);
+            prior = Some(prior_from_value(p, n)?);
         }
         for key in lo.keys() {
             if key != "cost" && key != "prior" {
@@ -854,7 +836,34 @@ pub(crate) fn outputs_from_value(
     }
 }
 
-fn certificate_from_value(v: &Value, n: usize, k: usize) -> Result<Certificate, InputError> {
+/// `loss.prior`: n weights ≥ 0, not all 0 (the JSON form and the container read it alike).
+pub(crate) fn prior_from_value(p: &Value, n: usize) -> Result<Vec<Q>, InputError> {
+    let pa = array(p, "loss.prior")?;
+    if pa.len() != n {
+        return Err(input_error(
+            "loss.prior",
+            format!("has {} weights, expected {n}", pa.len()),
+        ));
+    }
+    let mut w = Vec::with_capacity(n);
+    for (i, x) in pa.iter().enumerate() {
+        let q = number(x, &format!("loss.prior[{i}]"))?;
+        if q < 0u32 {
+            return Err(input_error(format!("loss.prior[{i}]"), "negative weight"));
+        }
+        w.push(q);
+    }
+    if w.iter().all(|x| *x == 0u32) {
+        return Err(input_error("loss.prior", "weights sum to 0"));
+    }
+    Ok(w)
+}
+
+pub(crate) fn certificate_from_value(
+    v: &Value,
+    n: usize,
+    k: usize,
+) -> Result<Certificate, InputError> {
     let o = object(v, "certificate")?;
     let mut c = Certificate::default();
     for (key, val) in o {
@@ -1009,6 +1018,16 @@ pub fn space_to_value(s: &Space) -> Value {
     let mut o = Map::new();
     o.insert("kind".into(), Value::String(s.kind().name().into()));
     match s.kind() {
+        MetricKind::Graph if s.roads().is_some() => {
+            let r = s.roads().expect("checked");
+            o.insert("nodes".into(), Value::from(s.n() as u64));
+            let edges = r
+                .edges()
+                .iter()
+                .map(|(a, b, w)| Value::Array(vec![Value::from(*a), Value::from(*b), q_value(w)]))
+                .collect();
+            o.insert("edges".into(), Value::Array(edges));
+        }
         MetricKind::Explicit | MetricKind::Graph => {
             // Graphs are written as their exact distance table (lossless).
             o.insert("kind".into(), Value::String("explicit".into()));

@@ -93,6 +93,17 @@ impl Graph {
         self.edges.len()
     }
 
+    /// The same metric as a [`crate::metric::Space`] without its n×n table
+    /// ([`crate::metric::Roads`]): what the `lp_dual` check of a container reads.
+    pub fn space(&self) -> crate::metric::Space {
+        let edges: Vec<(usize, usize, Q)> = self
+            .edge_list()
+            .map(|(a, b, w)| (a, b, w.clone()))
+            .collect();
+        crate::metric::Space::from_roads(self.n, &edges)
+            .expect("checked when the graph was read: nodes, weights and connectivity")
+    }
+
     /// The edges (a, b, w(a, b)), loops dropped.
     pub fn edge_list(&self) -> impl Iterator<Item = (usize, usize, &Q)> + '_ {
         self.edges

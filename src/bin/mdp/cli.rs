@@ -361,6 +361,11 @@ pub(crate) enum Mechanism {
         /// tolerances). Default: as far as the solver goes (target 1e-7).
         #[arg(long)]
         gap: Option<f64>,
+        /// Write a large-mechanism container with its lp_dual certificate (a graph metric
+        /// read as its edges, no n×n table; the localized LP; spec/lp.md §4.9). Chosen by
+        /// itself on a graph with more than --max-entries n² pairs.
+        #[arg(long)]
+        container: bool,
     },
     /// PMO by Benders decomposition (Qiu 2024 §3, corrected), for large spaces: certified
     /// like pmo, written with a benders certificate (proven lower and upper bound); one

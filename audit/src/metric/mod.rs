@@ -13,6 +13,9 @@ use crate::exact::{functions, Interval, Q};
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
+pub mod roads;
+pub use roads::Roads;
+
 /// The `kind` of a metric.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MetricKind {
@@ -81,8 +84,11 @@ pub struct Space {
     /// Coordinates of every site (coordinate kinds), `[lat, lon]` in degrees for haversine.
     coords: Vec<Vec<Q>>,
     radius: Q,
-    /// Exact n×n table (explicit: as given; graph: shortest-path lengths).
+    /// Exact n×n table (explicit: as given; graph: shortest-path lengths), empty for a
+    /// graph read without it ([`Space::from_roads`]).
     table: Vec<Q>,
+    /// A graph metric's edges when it has no table: distances on demand ([`Roads`]).
+    roads: Option<std::sync::Arc<Roads>>,
     /// Float enclosures of `coords` (euclidean/manhattan/chebyshev) or of the unit vectors
     /// (haversine).
     fcoords: Vec<Vec<FI>>,
@@ -180,6 +186,7 @@ impl Space {
             fradius: FI::from_q(&radius),
             radius,
             table: Vec::new(),
+            roads: None,
             fcoords: Vec::new(),
             ftable: Vec::new(),
             fmid: Vec::new(),
@@ -387,6 +394,31 @@ impl Space {
         Ok(Self::from_exact_table(MetricKind::Graph, n, table))
     }
 
+    /// A graph metric without its n×n table (issue 56): the same distances as
+    /// [`Space::from_graph`], computed on demand ([`Roads`]). Callers must not ask for all
+    /// n² pairs: the privacy rows are the edges ([`Space::roads`]), and the enclosures
+    /// from a few sources are kept by [`Space::keep_rows`].
+    pub fn from_roads(n: usize, edges: &[(usize, usize, Q)]) -> Result<Space, InputError> {
+        let roads = Roads::new(n, edges)?;
+        let mut s = Self::from_exact_table(MetricKind::Graph, n, Vec::new());
+        s.roads = Some(std::sync::Arc::new(roads));
+        Ok(s)
+    }
+
+    /// The graph's edges and distances when the space has no n×n table.
+    pub fn roads(&self) -> Option<&Roads> {
+        self.roads.as_deref()
+    }
+
+    /// Keep the distance enclosures from `sources` (a graph without its table: 16 bytes
+    /// a node per source; no-op for every other space), so that [`Space::fi`] from or to
+    /// them is a lookup.
+    pub fn keep_rows(&self, sources: &[usize]) {
+        if let Some(r) = &self.roads {
+            r.keep_rows(sources);
+        }
+    }
+
     fn from_exact_table(kind: MetricKind, n: usize, table: Vec<Q>) -> Space {
         let ftable = table.iter().map(FI::from_q).collect();
         Space {
@@ -396,6 +428,7 @@ impl Space {
             radius: Q::from(0u32),
             fradius: FI::point(0.0),
             table,
+            roads: None,
             fcoords: Vec::new(),
             ftable,
             fmid: Vec::new(),
@@ -465,13 +498,17 @@ impl Space {
         }
     }
 
-    /// The exact n×n table of explicit / graph metrics (row-major).
+    /// The exact n×n table of explicit / graph metrics (row-major); empty for a graph
+    /// without one ([`Space::roads`]).
     pub fn table(&self) -> &[Q] {
         &self.table
     }
 
     /// The exact form of d(i, j).
     pub fn exact(&self, i: usize, j: usize) -> ExactDistance {
+        if let Some(r) = &self.roads {
+            return ExactDistance::Rational(r.exact(i, j));
+        }
         let (a, b) = match self.kind {
             MetricKind::Explicit | MetricKind::Graph => {
                 return ExactDistance::Rational(self.table[i * self.n_inputs + j].clone())
@@ -521,6 +558,8 @@ impl Space {
             return true;
         }
         match self.kind {
+            // Weights are > 0: distinct nodes are apart.
+            MetricKind::Graph if self.roads.is_some() => false,
             MetricKind::Explicit | MetricKind::Graph => self.table[i * self.n_inputs + j] == 0u32,
             MetricKind::Haversine => {
                 let (a, b) = (&self.coords[i], &self.coords[j]);
@@ -567,6 +606,9 @@ impl Space {
 
     fn fi_raw(&self, i: usize, j: usize) -> FI {
         match self.kind {
+            MetricKind::Graph if self.roads.is_some() => {
+                self.roads.as_ref().expect("checked").fi(i, j)
+            }
             MetricKind::Explicit | MetricKind::Graph => self.ftable[i * self.n_inputs + j],
             MetricKind::Euclidean => self
                 .euclidean_fi(i, j)

@@ -9,6 +9,8 @@
 //! written only after the kernel's structured audit proves it ε·d private for the true
 //! metric, at the ε and scope it claims.
 
+pub mod pmo;
+
 use crate::atomic::AtomicFile;
 use crate::dense::Dense;
 use crate::exact::Q;
@@ -338,6 +340,8 @@ fn certify_with_outputs(
         meta: doc.get("meta").cloned(),
         warnings: Vec::new(),
         npy,
+        prior: None,
+        lp_dual: None,
     };
     let opts = AuditOptions {
         epsilon: Some(eps.clone()),

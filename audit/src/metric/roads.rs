@@ -1,0 +1,345 @@
+//! A graph metric without its n×n table (issue 56 part 1, `spec/lp.md` §4.9).
+//!
+//! [`Space::from_graph`](super::Space::from_graph) runs an exact Dijkstra from every node
+//! and keeps n² rationals: 14.2 GB and 142 s at 10⁴ road nodes, before any LP. A city's
+//! LP and its certificate need far less: the privacy rows are the graph's edges (the
+//! chaining argument of `structured::edges`), and the costs are the distances from the
+//! inputs to K outputs. `Roads` keeps the edges and answers
+//! * d(s, t) exactly by a Dijkstra from s that stops when t is settled ([`Roads::exact`]),
+//! * an `f64` enclosure of d(s, t) from the rows of the sources it was asked to keep
+//!   ([`Roads::keep_rows`]: K rows of 16 bytes per node), else by a point-to-point search.
+//!
+//! The enclosure rows are two float Dijkstras, one on weights rounded down with sums
+//! rounded down, one rounded up. The "sum" a ⊕ w = fl↓(a + w↓) is monotone in a and never
+//! below a (w↓ ≥ 0), so Dijkstra computes the least ⊕-fold over all paths; along a
+//! shortest path the fold stays ≤ the exact prefix lengths (fl↓ is monotone and ≤ its
+//! argument), hence the lower row is ≤ d. The upper row is the rounded-up length of a real
+//! path, hence ≥ d.
+
+use crate::error::{input_error as merr, InputError};
+use crate::exact::float::FI;
+use crate::exact::Q;
+use rayon::prelude::*;
+use std::cmp::{Ordering, Reverse};
+use std::collections::{BinaryHeap, HashMap};
+use std::sync::{Arc, RwLock};
+
+/// A connected graph with positive rational weights, its distances computed on demand.
+#[derive(Debug)]
+pub struct Roads {
+    /// Each node's (neighbour, exact weight).
+    adj: Vec<Vec<(u32, Q)>>,
+    /// Each node's (neighbour, weight rounded down, weight rounded up).
+    fadj: Vec<Vec<(u32, f64, f64)>>,
+    /// The edges as given (loops dropped), for the file and the pin.
+    edges: Vec<(u32, u32, Q)>,
+    /// Enclosure rows kept for some sources ([`Roads::keep_rows`]).
+    rows: RwLock<HashMap<u32, Arc<Vec<FI>>>>,
+}
+
+#[derive(PartialEq, Eq)]
+struct Item(Q, u32);
+impl Ord for Item {
+    fn cmp(&self, other: &Self) -> Ordering {
+        other.0.cmp(&self.0).then(other.1.cmp(&self.1))
+    }
+}
+impl PartialOrd for Item {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// An `f64` with a total order, for the float heaps.
+#[derive(PartialEq, PartialOrd, Clone, Copy)]
+struct F(f64);
+impl Eq for F {}
+#[allow(clippy::derive_ord_xor_partial_ord)]
+impl Ord for F {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.0.total_cmp(&other.0)
+    }
+}
+
+impl Roads {
+    /// Check the nodes, the weights (> 0) and connectivity, as
+    /// [`Space::from_graph`](super::Space::from_graph) does, without the table.
+    pub fn new(n: usize, edges: &[(usize, usize, Q)]) -> Result<Roads, InputError> {
+        if n == 0 || n > u32::MAX as usize {
+            return Err(merr("nodes", format!("must be in 1..={}", u32::MAX)));
+        }
+        let mut adj: Vec<Vec<(u32, Q)>> = vec![Vec::new(); n];
+        let mut kept = Vec::with_capacity(edges.len());
+        for (e, (u, v, w)) in edges.iter().enumerate() {
+            if *u >= n || *v >= n {
+                return Err(merr(
+                    format!("edges[{e}]"),
+                    format!("node index out of range 0..{n}"),
+                ));
+            }
+            if *w <= 0u32 {
+                return Err(merr(format!("edges[{e}][2]"), "edge weight must be > 0"));
+            }
+            if u == v {
+                continue;
+            }
+            adj[*u].push((*v as u32, w.clone()));
+            adj[*v].push((*u as u32, w.clone()));
+            kept.push((*u as u32, *v as u32, w.clone()));
+        }
+        let mut seen = vec![false; n];
+        let mut stack = vec![0usize];
+        seen[0] = true;
+        while let Some(x) = stack.pop() {
+            for &(y, _) in &adj[x] {
+                if !std::mem::replace(&mut seen[y as usize], true) {
+                    stack.push(y as usize);
+                }
+            }
+        }
+        if let Some(t) = seen.iter().position(|s| !s) {
+            return Err(merr(
+                "edges",
+                format!("graph is disconnected: node {t} is unreachable from node 0"),
+            ));
+        }
+        let fadj = adj
+            .iter()
+            .map(|l| {
+                l.iter()
+                    .map(|(v, w)| {
+                        let f = FI::from_q(w);
+                        (*v, f.lo.max(0.0), f.hi)
+                    })
+                    .collect()
+            })
+            .collect();
+        Ok(Roads {
+            adj,
+            fadj,
+            edges: kept,
+            rows: RwLock::new(HashMap::new()),
+        })
+    }
+
+    /// Number of nodes.
+    pub fn n(&self) -> usize {
+        self.adj.len()
+    }
+
+    /// The edges (a, b, w), loops dropped, in the order given.
+    pub fn edges(&self) -> &[(u32, u32, Q)] {
+        &self.edges
+    }
+
+    /// The exact d(s, t): Dijkstra over rationals from s, stopped when t is settled (its
+    /// work is the ball of radius d(s, t)).
+    pub fn exact(&self, s: usize, t: usize) -> Q {
+        if s == t {
+            return Q::from(0u32);
+        }
+        let mut found = None;
+        self.search(s, None, |v, d| {
+            if v == t {
+                found = Some(d.clone());
+                false
+            } else {
+                true
+            }
+        });
+        found.expect("the graph is connected (checked when built)")
+    }
+
+    /// Every node t with d(s, t) ≤ r, with d(s, t) exact, in order of distance.
+    pub fn within(&self, s: usize, r: &Q) -> Vec<(usize, Q)> {
+        let mut out = Vec::new();
+        self.search(s, Some(r), |v, d| {
+            out.push((v, d.clone()));
+            true
+        });
+        out
+    }
+
+    /// Exact Dijkstra from `s`, calling `settled(node, d)` in order of d until it returns
+    /// false; nodes beyond `radius` are not settled.
+    fn search(&self, s: usize, radius: Option<&Q>, mut settled: impl FnMut(usize, &Q) -> bool) {
+        let mut dist: HashMap<u32, Q> = HashMap::new();
+        let mut done: HashMap<u32, ()> = HashMap::new();
+        let mut heap = BinaryHeap::new();
+        dist.insert(s as u32, Q::from(0u32));
+        heap.push(Item(Q::from(0u32), s as u32));
+        while let Some(Item(d, u)) = heap.pop() {
+            if done.insert(u, ()).is_some() {
+                continue;
+            }
+            if radius.is_some_and(|r| d > *r) || !settled(u as usize, &d) {
+                return;
+            }
+            for (v, w) in &self.adj[u as usize] {
+                if done.contains_key(v) {
+                    continue;
+                }
+                let nd = &d + w;
+                if radius.is_some_and(|r| nd > *r) {
+                    continue;
+                }
+                if dist.get(v).is_none_or(|old| nd < *old) {
+                    dist.insert(*v, nd.clone());
+                    heap.push(Item(nd, *v));
+                }
+            }
+        }
+    }
+
+    /// A rigorous `f64` enclosure of d(s, t): from a kept row of s or t, else from two
+    /// float searches from s stopped at t.
+    pub fn fi(&self, s: usize, t: usize) -> FI {
+        if s == t {
+            return FI::point(0.0);
+        }
+        {
+            let rows = self.rows.read().expect("rows lock");
+            if let Some(r) = rows.get(&(s as u32)) {
+                return r[t];
+            }
+            if let Some(r) = rows.get(&(t as u32)) {
+                return r[s];
+            }
+        }
+        FI::new(
+            self.float_search(s, Some(t), false)[0],
+            self.float_search(s, Some(t), true)[0],
+        )
+    }
+
+    /// Keep the enclosure rows of `sources` (16 bytes a node each), computed in parallel;
+    /// afterwards [`Roads::fi`] from or to them is a lookup.
+    pub fn keep_rows(&self, sources: &[usize]) {
+        let todo: Vec<usize> = {
+            let rows = self.rows.read().expect("rows lock");
+            let mut t: Vec<usize> = sources
+                .iter()
+                .copied()
+                .filter(|s| !rows.contains_key(&(*s as u32)))
+                .collect();
+            t.sort_unstable();
+            t.dedup();
+            t
+        };
+        let made: Vec<(u32, Arc<Vec<FI>>)> = todo
+            .par_iter()
+            .map(|&s| {
+                let lo = self.float_search(s, None, false);
+                let hi = self.float_search(s, None, true);
+                let row = lo.iter().zip(&hi).map(|(&l, &h)| FI::new(l, h)).collect();
+                (s as u32, Arc::new(row))
+            })
+            .collect();
+        self.rows.write().expect("rows lock").extend(made);
+    }
+
+    /// Drop the kept rows.
+    pub fn forget_rows(&self) {
+        self.rows.write().expect("rows lock").clear();
+    }
+
+    /// Float Dijkstra from s with sums rounded down on weights rounded down (`up` false:
+    /// every value ≤ d) or up on weights rounded up (`up` true: every value ≥ d). With
+    /// `target`, stops when it is settled and returns its value alone; else every node's.
+    fn float_search(&self, s: usize, target: Option<usize>, up: bool) -> Vec<f64> {
+        let n = self.n();
+        let mut dist = vec![f64::INFINITY; n];
+        let mut done = vec![false; n];
+        let mut heap = BinaryHeap::new();
+        dist[s] = 0.0;
+        heap.push(Reverse((F(0.0), s as u32)));
+        while let Some(Reverse((F(d), u))) = heap.pop() {
+            let u = u as usize;
+            if std::mem::replace(&mut done[u], true) {
+                continue;
+            }
+            if target == Some(u) {
+                return vec![d];
+            }
+            for &(v, lo, hi) in &self.fadj[u] {
+                let v = v as usize;
+                if done[v] {
+                    continue;
+                }
+                let nd = if up {
+                    FI::point(d).add(FI::point(hi)).hi
+                } else {
+                    FI::point(d).add(FI::point(lo)).lo.max(d)
+                };
+                if nd < dist[v] {
+                    dist[v] = nd;
+                    heap.push(Reverse((F(nd), v as u32)));
+                }
+            }
+        }
+        dist
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exact::{parse_rational, q_from_f64};
+
+    fn q(s: &str) -> Q {
+        parse_rational(s).unwrap()
+    }
+
+    /// A 5-node graph whose direct edge 0–4 is longer than the path through 1, 2, 3.
+    fn graph() -> (usize, Vec<(usize, usize, Q)>) {
+        let e = vec![
+            (0, 1, q("0.1")),
+            (1, 2, q("0.2")),
+            (2, 3, q("0.3")),
+            (3, 4, q("0.4")),
+            (0, 4, q("1.5")),
+            (1, 3, q("0.7")),
+        ];
+        (5, e)
+    }
+
+    #[test]
+    fn distances_equal_the_full_table_and_rows_enclose_them() {
+        let (n, e) = graph();
+        let table = crate::metric::Space::from_graph(n, &e).unwrap();
+        let roads = Roads::new(n, &e).unwrap();
+        for s in 0..n {
+            for t in 0..n {
+                let crate::metric::ExactDistance::Rational(d) = table.exact(s, t) else {
+                    unreachable!()
+                };
+                assert_eq!(roads.exact(s, t), d, "d({s}, {t})");
+                let f = roads.fi(s, t);
+                assert!(q_from_f64(f.lo) <= d && d <= q_from_f64(f.hi));
+            }
+        }
+        roads.keep_rows(&[0, 3]);
+        for t in 0..n {
+            let crate::metric::ExactDistance::Rational(d) = table.exact(0, t) else {
+                unreachable!()
+            };
+            let f = roads.fi(t, 0);
+            assert!(q_from_f64(f.lo) <= d && d <= q_from_f64(f.hi));
+            assert!(f.hi - f.lo <= 1e-15, "rows are tight: {f:?}");
+        }
+        assert_eq!(roads.exact(0, 4), q("1"));
+        let ball: Vec<usize> = roads
+            .within(0, &q("0.3"))
+            .into_iter()
+            .map(|x| x.0)
+            .collect();
+        assert_eq!(ball, vec![0, 1, 2]);
+    }
+
+    #[test]
+    fn disconnected_and_bad_weights_are_refused() {
+        assert!(Roads::new(3, &[(0, 1, q("1"))]).is_err());
+        assert!(Roads::new(2, &[(0, 1, q("0"))]).is_err());
+        assert!(Roads::new(2, &[(0, 2, q("1"))]).is_err());
+    }
+}

@@ -634,3 +634,151 @@ fn exact_budget_is_a_flag() {
         Some(2)
     );
 }
+
+/// A road-like grid graph `w` × `h` (edges of 0.1 km, every third cell with a diagonal of
+/// 0.15 km), as a JSON `graph` metric in `d`.
+fn grid_graph(d: &Path, w: usize, h: usize) -> PathBuf {
+    let mut edges = vec![];
+    for y in 0..h {
+        for x in 0..w {
+            let i = y * w + x;
+            if x + 1 < w {
+                edges.push(format!("[{i}, {}, 0.1]", i + 1));
+            }
+            if y + 1 < h {
+                edges.push(format!("[{i}, {}, 0.1]", i + w));
+            }
+            if x + 1 < w && y + 1 < h && i % 3 == 0 {
+                edges.push(format!("[{i}, {}, 0.15]", i + w + 1));
+            }
+        }
+    }
+    let p = d.join("grid.json");
+    std::fs::write(
+        &p,
+        format!(
+            r#"{{"kind": "graph", "nodes": {}, "edges": [{}]}}"#,
+            w * h,
+            edges.join(", ")
+        ),
+    )
+    .unwrap();
+    p
+}
+
+/// The lp_dual bound a report's check proves.
+fn proven_bound(r: &serde_json::Value) -> f64 {
+    r["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "lp_dual")
+        .and_then(|c| c["witness"]["bound"].as_f64())
+        .unwrap_or_else(|| panic!("no lp_dual bound: {r}"))
+}
+
+/// Issue 56: `mdp build pmo --container` (the graph read as its edges, no n×n table, the
+/// localized LP, the lp_dual checked from the outputs' rows) agrees with the JSON form
+/// (the exact table, the exact repair) on a size both handle: both pass the audit, each
+/// certified bound lies below the other's loss, the bounds agree to 10⁻⁶, and a header
+/// whose claim is raised is refused by the lp_dual check.
+#[test]
+fn pmo_container_agrees_with_the_json_form() {
+    let d = dir("pmo");
+    let g = grid_graph(&d, 24, 24);
+    // The same outputs for both (spread:K breaks the grid's exact ties by float distances,
+    // whose enclosures differ between the table and the kept rows).
+    let outputs: Vec<usize> = [3, 9, 15, 21]
+        .iter()
+        .flat_map(|y| [3, 9, 15, 21].map(|x| y * 24 + x))
+        .collect();
+    let of = d.join("outputs.json");
+    std::fs::write(&of, serde_json::to_string(&outputs).unwrap()).unwrap();
+    let run = |out: &Path, container: bool| {
+        let mut args = vec![
+            "build",
+            "pmo",
+            "--space",
+            g.to_str().unwrap(),
+            "--epsilon",
+            "100",
+            "--within",
+            "0.5",
+            "--outputs",
+            of.to_str().unwrap(),
+            "--gap",
+            "1e-6",
+            "-o",
+            out.to_str().unwrap(),
+        ];
+        if container {
+            args.push("--container");
+        }
+        let o = mdp(&args);
+        succeeded(&o);
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    let (hc, hj) = (d.join("c.json"), d.join("j.json"));
+    let notes = run(&hc, true);
+    assert!(notes.contains("localized LP (round 1)"), "{notes}");
+    run(&hj, false);
+    let rc = report(&audit(&["--json", "--allow-scoped", hc.to_str().unwrap()]));
+    let rj = report(&audit(&["--json", "--allow-scoped", hj.to_str().unwrap()]));
+    for r in [&rc, &rj] {
+        assert_eq!(r["verdict"], "pass", "{r}");
+    }
+    let (bc, bj) = (proven_bound(&rc), proven_bound(&rj));
+    let (lc, lj) = (
+        rc["expected_loss"][1].as_f64().unwrap(),
+        rj["expected_loss"][1].as_f64().unwrap(),
+    );
+    assert!(bc <= lj && bj <= lc, "bounds {bc} {bj}, losses {lc} {lj}");
+    assert!((bc - bj).abs() <= 1e-6 * lj, "bounds {bc} and {bj}");
+    assert!(lc - bc <= 1e-6 * lc, "container: bound {bc}, loss {lc}");
+    // The container's metric is the graph's edges, its outputs the spread inputs.
+    let header: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&hc).unwrap()).unwrap();
+    assert_eq!(header["metric"]["kind"], "graph");
+    assert_eq!(header["outputs"]["of_inputs"].as_array().unwrap().len(), 16);
+    // A claim above what the multipliers prove is refused (exit 1, lp_dual failed).
+    let mut forged = header.clone();
+    let v = &mut forged["certificate"]["lower_bound"]["value"];
+    *v = serde_json::json!(v.as_f64().unwrap() * 1.01);
+    let hf = d.join("forged.json");
+    std::fs::write(&hf, forged.to_string()).unwrap();
+    std::fs::copy(d.join("c.npy"), d.join("forged.npy")).unwrap();
+    let mut forged_header: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&hf).unwrap()).unwrap();
+    forged_header["matrix"]["npy"] = serde_json::json!("forged.npy");
+    std::fs::write(&hf, forged_header.to_string()).unwrap();
+    let out = audit(&["--json", "--allow-scoped", hf.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let r = report(&out);
+    let check = r["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "lp_dual")
+        .unwrap()
+        .clone();
+    assert_eq!(check["verdict"], "fail", "{check}");
+    // Explicit costs are the JSON form's.
+    let o = mdp(&[
+        "build",
+        "pmo",
+        "--space",
+        g.to_str().unwrap(),
+        "--epsilon",
+        "100",
+        "--within",
+        "0.5",
+        "--outputs",
+        "spread:4",
+        "--cost",
+        "x.json",
+        "--container",
+        "-o",
+        d.join("x.json").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+}

@@ -185,8 +185,12 @@ fn hostile_containers_are_refused_in_one_line() {
     h3["matrix"] = json!({"npy": "m.npy"});
     h3["certificate"] = json!({"claimed_loss": 1});
     std::fs::write(&h, serde_json::to_vec(&h3).unwrap()).unwrap();
-    refuse("certificate", &[&hs], "not supported in a container");
+    refuse("certificate", &[&hs], "an lp_dual lower bound only");
     h3.as_object_mut().unwrap().remove("certificate");
+    h3["loss"] = json!({"cost": [[0]]});
+    std::fs::write(&h, serde_json::to_vec(&h3).unwrap()).unwrap();
+    refuse("loss", &[&hs], "not supported in a container");
+    h3.as_object_mut().unwrap().remove("loss");
     std::fs::write(&h, serde_json::to_vec(&h3).unwrap()).unwrap();
     refuse("memory", &["--max-memory", "100", &hs], "--max-memory");
     let out = Command::new(env!("CARGO_BIN_EXE_mdp-audit"))

@@ -459,6 +459,7 @@ pub(super) fn run(
         let t_f = Instant::now();
         let f = factor(&st, &it, &theta, spare.take(), &pool)?;
         let t_f = t_f.elapsed().as_secs_f64();
+        let t_blocks = f.seconds_blocks;
         let (s_l, z_l) = (&it.s[np..], &it.z[np..]);
         // Predictor (affine) direction.
         let rsz_l: Vec<f64> = s_l.iter().zip(z_l).map(|(s, z)| s * z).collect();
@@ -537,7 +538,7 @@ pub(super) fn run(
         let ad = (eta * wp.min(zp).min(zp_l)).min(1.0);
         if std::env::var_os("MDP_BLOCK_DEBUG").is_some() {
             progress.note(&format!(
-                "  sigma {sigma:.2e} ap {ap:.3} ad {ad:.3} (x {xp:.3} s {:.3} w {wp:.3} z {:.3}) factor {t_f:.3} s",
+                "  sigma {sigma:.2e} ap {ap:.3} ad {ad:.3} (x {xp:.3} s {:.3} w {wp:.3} z {:.3}) factor {t_f:.3} s (blocks {t_blocks:.3} s)",
                 sp.min(sp_l),
                 zp.min(zp_l)
             ));

@@ -109,6 +109,9 @@ pub(super) struct Factor {
     compact: bool,
     /// The (2n+1)×(2n+1) (max loss) or n×n Schur complement, factorized.
     schur: Schur,
+    /// Seconds spent inverting the blocks (the rest of the factorization is the Schur
+    /// complement's sum and factor), for `MDP_BLOCK_DEBUG`.
+    pub(super) seconds_blocks: f64,
 }
 
 /// The factorized Schur complement. Without loss rows (an expected loss) it is Σ_k B_k⁻¹,
@@ -215,6 +218,7 @@ pub(super) fn factor(
         w.lock().unwrap_or_else(|e| e.into_inner()).acc.fill(0.0);
     }
     let per = kk.div_ceil(pool.len()).max(1);
+    let t_blocks = std::time::Instant::now();
     inv.par_chunks_mut(per)
         .enumerate()
         .try_for_each(|(part, chunk)| {
@@ -224,6 +228,7 @@ pub(super) fn factor(
             }
             Ok::<(), LpError>(())
         })?;
+    let seconds_blocks = t_blocks.elapsed().as_secs_f64();
     // The parts' per-component sums, added in part order (the whole LP's expected loss).
     let mut acc = vec![0.0; if compact { st.layouts[0].total() } else { 0 }];
     for w in pool.iter().filter(|_| compact) {
@@ -248,6 +253,7 @@ pub(super) fn factor(
             inv,
             compact,
             schur,
+            seconds_blocks,
         });
     }
     let sums = if compact {
@@ -292,6 +298,7 @@ pub(super) fn factor(
             inv,
             compact,
             schur: Schur::Llt(llt),
+            seconds_blocks,
         });
     }
     let schur = Lu::factor(schur, ns).map(Schur::Lu).ok_or_else(|| {
@@ -303,6 +310,7 @@ pub(super) fn factor(
         inv,
         compact,
         schur,
+        seconds_blocks,
     })
 }
 

@@ -35,7 +35,15 @@ pub struct Roads {
     edges: Vec<(u32, u32, Q)>,
     /// Enclosure rows kept for some sources ([`Roads::keep_rows`]).
     rows: RwLock<HashMap<u32, Arc<Vec<FI>>>>,
+    /// Exact distances of pairs decided by [`Roads::decide_pairs`], (min, max) order.
+    pairs: RwLock<HashMap<(u32, u32), Q>>,
 }
+
+/// Nodes the point searches of one [`Roads::decide_pairs`] call may settle before the
+/// caller stops with an input error: 10⁸ exact Dijkstra steps (each a rational addition and
+/// comparison, about a microsecond: under two minutes). A certificate on a road network's
+/// edges needs a few nodes per pair (the ball of the edge's length).
+pub const MAX_SEARCH_NODES: u64 = 100_000_000;
 
 #[derive(PartialEq, Eq)]
 struct Item(Q, u32);
@@ -119,6 +127,7 @@ impl Roads {
             fadj,
             edges: kept,
             rows: RwLock::new(HashMap::new()),
+            pairs: RwLock::new(HashMap::new()),
         })
     }
 
@@ -138,16 +147,62 @@ impl Roads {
         if s == t {
             return Q::from(0u32);
         }
-        let mut found = None;
+        if let Some(d) = self.decided(s, t) {
+            return d;
+        }
+        self.point(s, t, u64::MAX)
+            .0
+            .expect("the graph is connected (checked when built)")
+    }
+
+    /// d(s, t) from a pair decided earlier ([`Roads::decide_pairs`]).
+    fn decided(&self, s: usize, t: usize) -> Option<Q> {
+        let key = (s.min(t) as u32, s.max(t) as u32);
+        self.pairs.read().expect("pairs lock").get(&key).cloned()
+    }
+
+    /// d(s, t) by an exact search from s settling at most `budget` nodes (`None` past
+    /// it), and the nodes it settled.
+    fn point(&self, s: usize, t: usize, budget: u64) -> (Option<Q>, u64) {
+        let (mut found, mut settled) = (None, 0u64);
         self.search(s, None, |v, d| {
+            settled += 1;
             if v == t {
                 found = Some(d.clone());
                 false
             } else {
-                true
+                settled < budget
             }
         });
-        found.expect("the graph is connected (checked when built)")
+        (found, settled)
+    }
+
+    /// Decide d(u, v) exactly for every pair of `pairs` (each once), settling at most
+    /// [`MAX_SEARCH_NODES`] nodes in all; afterwards [`Roads::exact`] and [`Roads::fi`] of
+    /// these pairs are lookups. `Err(budget)` past it: what a file's certificate can make
+    /// the auditor compute is bounded (the caller stops with exit 2).
+    pub fn decide_pairs(&self, pairs: &[(usize, usize)]) -> Result<(), u64> {
+        self.decide_pairs_within(pairs, MAX_SEARCH_NODES)
+    }
+
+    fn decide_pairs_within(&self, pairs: &[(usize, usize)], budget: u64) -> Result<(), u64> {
+        let mut todo: Vec<(u32, u32)> = pairs
+            .iter()
+            .filter(|(u, v)| u != v)
+            .map(|&(u, v)| (u.min(v) as u32, u.max(v) as u32))
+            .filter(|&(a, b)| self.decided(a as usize, b as usize).is_none())
+            .collect();
+        todo.sort_unstable();
+        todo.dedup();
+        let mut left = budget;
+        let mut found = HashMap::with_capacity(todo.len());
+        for (a, b) in todo {
+            let (d, settled) = self.point(a as usize, b as usize, left);
+            left = left.saturating_sub(settled);
+            found.insert((a, b), d.ok_or(budget)?);
+        }
+        self.pairs.write().expect("pairs lock").extend(found);
+        Ok(())
     }
 
     /// Every node t with d(s, t) ≤ r, with d(s, t) exact, in order of distance.
@@ -196,6 +251,9 @@ impl Roads {
     pub fn fi(&self, s: usize, t: usize) -> FI {
         if s == t {
             return FI::point(0.0);
+        }
+        if let Some(d) = self.decided(s, t) {
+            return FI::from_q(&d);
         }
         {
             let rows = self.rows.read().expect("rows lock");
@@ -334,6 +392,31 @@ mod tests {
             .map(|x| x.0)
             .collect();
         assert_eq!(ball, vec![0, 1, 2]);
+    }
+
+    #[test]
+    fn decided_pairs_are_exact_and_the_search_budget_holds() {
+        let (n, e) = graph();
+        let roads = Roads::new(n, &e).unwrap();
+        roads
+            .decide_pairs(&[(0, 4), (4, 0), (1, 3), (2, 2)])
+            .unwrap();
+        assert_eq!(roads.exact(4, 0), q("1"));
+        assert_eq!(roads.fi(0, 4), FI::from_q(&q("1")));
+        assert_eq!(roads.exact(3, 1), q("0.5"));
+        // A path of 3·10⁴ nodes: one far pair fits, 10⁴ of them do not.
+        let m = 30_000;
+        let path: Vec<(usize, usize, Q)> = (0..m - 1).map(|i| (i, i + 1, q("1"))).collect();
+        let long = Roads::new(m, &path).unwrap();
+        long.decide_pairs(&[(0, m - 1)]).unwrap();
+        assert_eq!(long.exact(m - 1, 0), Q::from((m - 1) as u64));
+        let far: Vec<(usize, usize)> = (1..100).map(|i| (i, m - 1 - i)).collect();
+        assert_eq!(long.decide_pairs_within(&far, 100_000), Err(100_000));
+        assert!(
+            long.decided(1, m - 2).is_none(),
+            "nothing is kept from a refused call"
+        );
+        long.decide_pairs_within(&far[..2], 100_000).unwrap();
     }
 
     #[test]

@@ -128,7 +128,7 @@ pub fn audit_container(
             ),
             None,
         );
-        let (check, loss) = lp_dual_check(c, &norm, cert, opts);
+        let (check, loss) = lp_dual_check(c, &norm, cert, opts)?;
         checks.push(check);
         expected_loss = loss.map(|l| [l.lo, l.hi]);
         progress.finish(&format!(
@@ -200,7 +200,7 @@ fn lp_dual_check(
     norm: &Normalized,
     cert: &crate::io::lp_dual::LpDual,
     opts: &crate::audit::Options,
-) -> (Check, Option<crate::exact::float::FI>) {
+) -> Result<(Check, Option<crate::exact::float::FI>), InputError> {
     use crate::certificate as cert_mod;
     use crate::exact::float::FI;
     use crate::mechanism::Outputs;
@@ -219,6 +219,16 @@ fn lp_dual_check(
         Outputs::Points(_) | Outputs::Labels(_) => unreachable!("refused when read"),
     };
     space.keep_rows(&sites);
+    if let Some(r) = space.roads() {
+        // Each multiplier's pair is decided exactly once, within a stated budget.
+        let pairs: Vec<(usize, usize)> = cert.gamma.iter().map(|g| (g.0, g.1)).collect();
+        r.decide_pairs(&pairs).map_err(|budget| {
+            crate::io::input_error(
+                "certificate.lower_bound.gamma",
+                format!("deciding the distances of its pairs needs more than {budget} node visits of exact shortest-path search (the audit's budget): its rows are not a road network's edges"),
+            )
+        })?;
+    }
     let pb = cert_mod::Problem {
         space,
         eps: &c.epsilon,
@@ -281,7 +291,7 @@ fn lp_dual_check(
         }
     };
     space.roads().inspect(|r| r.forget_rows());
-    (check, Some(loss))
+    Ok((check, Some(loss)))
 }
 
 /// The failing check for a pair proven to break ε: its arg max output and both sides

@@ -9,7 +9,7 @@
 //!   the edges of weight ≤ η (`lp::model::road_pairs`, whose feasible set is that of every
 //!   pair within η), the costs come from K rows of distance enclosures from the outputs;
 //! * **the repair** mixes the completed float primal with the uniform mechanism in `f64`
-//!   ([`mix`]), by the amount the edges' rows need, enclosed in interval arithmetic; it is
+//!   (`mix`), by the amount the edges' rows need, enclosed in interval arithmetic; it is
 //!   not trusted: the container's structured audit decides, and a failure mixes 16× more;
 //! * **the certificate** is the same `lp_dual` of the whole LP, checked by the kernel
 //!   with the distances from the outputs (O(n·K), no table).
@@ -27,7 +27,7 @@ use crate::{AuditOptions, Verdict};
 use serde_json::{json, Value};
 use std::path::Path;
 
-/// The smallest mixing ratio r = t/(1 − t) of [`mix`]: it covers the float rounding of
+/// The smallest mixing ratio r = t/(1 − t) of the mix: it covers the float rounding of
 /// the mixed entries (each within 2⁻⁵² relative) on rows that the LP left tight. Its loss
 /// is at most r·(largest cost), 10⁻¹¹ of it, far below a certified gap of 10⁻⁶.
 pub const MIN_MIX: f64 = 1e-11;

@@ -96,7 +96,8 @@ def build(space: Path, k: int, out: Path, container: bool, limit: float) -> dict
     if r["code"] == 0:
         row.update(audited(out))
     else:
-        row["error"] = r["err"].strip().splitlines()[-1][:300] if r["err"].strip() else ""
+        said = [line for line in r["err"].splitlines() if line.startswith("mdp")]
+        row["error"] = said[-1][:300] if said else ""
     return row
 
 

@@ -615,7 +615,12 @@ fn run(cli: Cli) -> Result<i32, String> {
                 gap,
                 container,
             } => {
-                if let Some(space) = container_space(&base, container)? {
+                // Chosen by itself past --max-entries on a graph only: a coordinate space has
+                // no table to avoid and keeps the JSON form.
+                let graph = |(g, _): &(mdp::io::container::Geometry, _)| {
+                    container || matches!(g, mdp::io::container::Geometry::Graph(_))
+                };
+                if let Some(space) = container_space(&base, container)?.filter(graph) {
                     return build_pmo_container(&base, space, &pmo, gap, &output, quiet);
                 }
                 let family = |space: &Space| {

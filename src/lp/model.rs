@@ -206,71 +206,60 @@ impl<'a> PrivacyLp<'a> {
                 })
             })
             .collect();
-        if let Some(roads) = space.roads() {
-            let pairs = road_pairs(roads, &pairs);
-            let cs: Vec<(usize, (f64, f64))> = pairs
-                .par_iter()
-                .map(|&(u, v)| {
-                    let c = exp_eps_d(space, &eps, u, v);
-                    (u * n + v, (c.lo.clamp(1.0, C_CAP), c.hi))
-                })
-                .collect();
-            let c_dn = PairCoef::Sparse(cs.iter().map(|&(i, (lo, _))| (i, lo)).collect());
-            let c_up = PairCoef::Sparse(cs.iter().map(|&(i, (_, hi))| (i, hi)).collect());
-            return PrivacyLp {
-                space,
-                eps,
-                n,
-                outputs,
-                objective,
-                cost_dn,
-                c_dn,
-                cap: C_CAP,
-                c_up,
-                pairs,
-                zero_pairs: Vec::new(),
-            };
-        }
-        let cs: Vec<(f64, f64)> = (0..n * n)
-            .into_par_iter()
-            .map(|i| {
-                let (u, v) = (i / n, i % n);
-                if u == v {
-                    return (1.0, 1.0);
-                }
-                let c = exp_eps_d(space, &eps, u, v);
-                (c.lo.clamp(1.0, C_CAP), c.hi)
-            })
-            .collect();
-        let (c_dn, c_up): (Vec<f64>, Vec<f64>) = cs.into_iter().unzip();
-        let (c_dn, c_up) = (PairCoef::Dense(c_dn), PairCoef::Dense(c_up));
-        let cap = C_CAP;
-        let zero_pairs = zero_pairs(space);
-        let candidate: Vec<(usize, usize)> = match pairs {
-            PairSet::All => (0..n)
-                .flat_map(|u| (0..n).filter(move |&v| v != u).map(move |v| (u, v)))
-                .collect(),
-            PairSet::Within(eta) => (0..n)
-                .into_par_iter()
-                .flat_map_iter(|u| {
-                    (0..n)
-                        .filter(move |&v| {
-                            v != u
-                                && space.cmp_distance(u, v, eta, max_prec)
-                                    != Some(Ordering::Greater)
+        let (pairs, c_dn, c_up, zero_pairs) = match space.roads() {
+            // A graph without its table: the edges' rows, their constants alone.
+            Some(roads) => {
+                let pairs = road_pairs(roads, &pairs);
+                let cs: Vec<(usize, (f64, f64))> = pairs
+                    .par_iter()
+                    .map(|&(u, v)| {
+                        let c = exp_eps_d(space, &eps, u, v);
+                        (u * n + v, (c.lo.clamp(1.0, C_CAP), c.hi))
+                    })
+                    .collect();
+                let c_dn = PairCoef::Sparse(cs.iter().map(|&(i, (lo, _))| (i, lo)).collect());
+                let c_up = PairCoef::Sparse(cs.iter().map(|&(i, (_, hi))| (i, hi)).collect());
+                (pairs, c_dn, c_up, Vec::new())
+            }
+            None => {
+                let cs: Vec<(f64, f64)> = (0..n * n)
+                    .into_par_iter()
+                    .map(|i| {
+                        let (u, v) = (i / n, i % n);
+                        if u == v {
+                            return (1.0, 1.0);
+                        }
+                        let c = exp_eps_d(space, &eps, u, v);
+                        (c.lo.clamp(1.0, C_CAP), c.hi)
+                    })
+                    .collect();
+                let (c_dn, c_up): (Vec<f64>, Vec<f64>) = cs.into_iter().unzip();
+                let candidate: Vec<(usize, usize)> = match pairs {
+                    PairSet::All => (0..n)
+                        .flat_map(|u| (0..n).filter(move |&v| v != u).map(move |v| (u, v)))
+                        .collect(),
+                    PairSet::Within(eta) => (0..n)
+                        .into_par_iter()
+                        .flat_map_iter(|u| {
+                            (0..n)
+                                .filter(move |&v| {
+                                    v != u
+                                        && space.cmp_distance(u, v, eta, max_prec)
+                                            != Some(Ordering::Greater)
+                                })
+                                .map(move |v| (u, v))
                         })
-                        .map(move |v| (u, v))
-                })
-                .collect(),
-            PairSet::Edges(edges) => {
-                let mut p: Vec<(usize, usize)> =
-                    edges.iter().flat_map(|&(a, b)| [(a, b), (b, a)]).collect();
-                p.sort_unstable();
-                p.dedup();
-                p
+                        .collect(),
+                    PairSet::Edges(edges) => both_directions(edges.iter().copied()),
+                };
+                (
+                    prune_implied(space, &candidate),
+                    PairCoef::Dense(c_dn),
+                    PairCoef::Dense(c_up),
+                    zero_pairs(space),
+                )
             }
         };
-        let pruned = prune_implied(space, &candidate);
         PrivacyLp {
             space,
             eps,
@@ -279,9 +268,9 @@ impl<'a> PrivacyLp<'a> {
             objective,
             cost_dn,
             c_dn,
-            cap,
+            cap: C_CAP,
             c_up,
-            pairs: pruned,
+            pairs,
             zero_pairs,
         }
     }
@@ -402,20 +391,20 @@ fn road_pairs(roads: &crate::metric::Roads, set: &PairSet) -> Vec<(usize, usize)
     let eta = match set {
         PairSet::All => None,
         PairSet::Within(eta) => Some(*eta),
-        PairSet::Edges(edges) => {
-            let mut p: Vec<(usize, usize)> =
-                edges.iter().flat_map(|&(a, b)| [(a, b), (b, a)]).collect();
-            p.sort_unstable();
-            p.dedup();
-            return p;
-        }
+        PairSet::Edges(edges) => return both_directions(edges.iter().copied()),
     };
-    let mut p: Vec<(usize, usize)> = roads
-        .edges()
-        .iter()
-        .filter(|(_, _, w)| eta.is_none_or(|e| w <= e))
-        .flat_map(|&(a, b, _)| [(a as usize, b as usize), (b as usize, a as usize)])
-        .collect();
+    both_directions(
+        roads
+            .edges()
+            .iter()
+            .filter(|(_, _, w)| eta.is_none_or(|e| w <= e))
+            .map(|&(a, b, _)| (a as usize, b as usize)),
+    )
+}
+
+/// Both directions of each undirected edge, sorted, without repeats.
+fn both_directions(edges: impl Iterator<Item = (usize, usize)>) -> Vec<(usize, usize)> {
+    let mut p: Vec<(usize, usize)> = edges.flat_map(|(a, b)| [(a, b), (b, a)]).collect();
     p.sort_unstable();
     p.dedup();
     p

@@ -990,6 +990,8 @@ fn asin_unit(x: FI) -> Option<FI> {
     Some(FI::new(at(x.lo)?.lo.max(0.0), at(x.hi)?.hi))
 }
 
+/// A heap entry of the exact Dijkstras (this module's and [`Roads`]'): the least distance
+/// first, ties by node.
 #[derive(PartialEq, Eq)]
 struct HeapItem(Q, usize);
 impl Ord for HeapItem {

@@ -16,11 +16,12 @@
 //! argument), hence the lower row is ≤ d. The upper row is the rounded-up length of a real
 //! path, hence ≥ d.
 
+use super::{HeapItem as Item, Ord64 as F};
 use crate::error::{input_error as merr, InputError};
 use crate::exact::float::FI;
 use crate::exact::Q;
 use rayon::prelude::*;
-use std::cmp::{Ordering, Reverse};
+use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::sync::{Arc, RwLock};
 
@@ -44,30 +45,6 @@ pub struct Roads {
 /// comparison, about a microsecond: under two minutes). A certificate on a road network's
 /// edges needs a few nodes per pair (the ball of the edge's length).
 pub const MAX_SEARCH_NODES: u64 = 100_000_000;
-
-#[derive(PartialEq, Eq)]
-struct Item(Q, u32);
-impl Ord for Item {
-    fn cmp(&self, other: &Self) -> Ordering {
-        other.0.cmp(&self.0).then(other.1.cmp(&self.1))
-    }
-}
-impl PartialOrd for Item {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-/// An `f64` with a total order, for the float heaps.
-#[derive(PartialEq, PartialOrd, Clone, Copy)]
-struct F(f64);
-impl Eq for F {}
-#[allow(clippy::derive_ord_xor_partial_ord)]
-impl Ord for F {
-    fn cmp(&self, other: &Self) -> Ordering {
-        self.0.total_cmp(&other.0)
-    }
-}
 
 impl Roads {
     /// Check the nodes, the weights (> 0) and connectivity, as
@@ -222,15 +199,15 @@ impl Roads {
         let mut done: HashMap<u32, ()> = HashMap::new();
         let mut heap = BinaryHeap::new();
         dist.insert(s as u32, Q::from(0u32));
-        heap.push(Item(Q::from(0u32), s as u32));
+        heap.push(Item(Q::from(0u32), s));
         while let Some(Item(d, u)) = heap.pop() {
-            if done.insert(u, ()).is_some() {
+            if done.insert(u as u32, ()).is_some() {
                 continue;
             }
-            if radius.is_some_and(|r| d > *r) || !settled(u as usize, &d) {
+            if radius.is_some_and(|r| d > *r) || !settled(u, &d) {
                 return;
             }
-            for (v, w) in &self.adj[u as usize] {
+            for (v, w) in &self.adj[u] {
                 if done.contains_key(v) {
                     continue;
                 }
@@ -240,7 +217,7 @@ impl Roads {
                 }
                 if dist.get(v).is_none_or(|old| nd < *old) {
                     dist.insert(*v, nd.clone());
-                    heap.push(Item(nd, *v));
+                    heap.push(Item(nd, *v as usize));
                 }
             }
         }

@@ -516,6 +516,19 @@ mod tests {
         assert!(c.detail.contains("distances[0][2]"), "{}", c.detail);
     }
 
+    /// A graph read without its table (`Space::from_roads`, issue 56) pins as its edges: the
+    /// digest of the container geometry of the same graph, and another weight changes it.
+    #[test]
+    fn a_graph_without_its_table_pins_as_its_edges() {
+        let edges = vec![(0, 1, q("1")), (1, 2, q("2")), (0, 2, q("5"))];
+        let g = crate::structured::edges::Graph::new(3, edges.clone(), "metric").unwrap();
+        let geometry = digest(&View::of_geometry(&Geometry::Graph(g), None));
+        let roads = Space::from_roads(3, &edges).unwrap();
+        assert_eq!(digest(&View::of_space(&roads, None)), geometry);
+        let heavier = Space::from_roads(3, &[(0, 1, q("1")), (1, 2, q("3")), (0, 2, q("5"))]);
+        assert_ne!(digest(&View::of_space(&heavier.unwrap(), None)), geometry);
+    }
+
     #[test]
     fn canonical_edges_ignore_order_direction_loops_and_heavier_parallels() {
         let a = crate::structured::edges::Graph::new(3, vec![(0, 1, q("1")), (1, 2, q("2"))], "m")

@@ -394,6 +394,38 @@ mod tests {
             "nothing is kept from a refused call"
         );
         long.decide_pairs_within(&far[..2], 100_000).unwrap();
+        // The budget is the number of nodes settled: d(0, m − 1) settles all m of them.
+        let fresh = Roads::new(m, &path).unwrap();
+        assert_eq!(
+            fresh.decide_pairs_within(&[(0, m - 1)], m as u64 - 1),
+            Err(m as u64 - 1)
+        );
+        fresh.decide_pairs_within(&[(0, m - 1)], m as u64).unwrap();
+    }
+
+    /// Rows are kept for the sources asked for (once each), found from either end, and
+    /// dropped on request: the memory a container's audit holds is K rows, not more.
+    #[test]
+    fn kept_rows_are_the_sources_asked_for_until_forgotten() {
+        let (n, e) = graph();
+        let roads = Roads::new(n, &e).unwrap();
+        let kept = |r: &Roads| {
+            let mut k: Vec<u32> = r.rows.read().unwrap().keys().copied().collect();
+            k.sort_unstable();
+            k
+        };
+        roads.keep_rows(&[3, 0, 3]);
+        assert_eq!(kept(&roads), vec![0, 3]);
+        let row = Arc::clone(&roads.rows.read().unwrap()[&3]);
+        roads.keep_rows(&[3, 4]);
+        assert_eq!(kept(&roads), vec![0, 3, 4]);
+        assert!(
+            Arc::ptr_eq(&row, &roads.rows.read().unwrap()[&3]),
+            "not computed twice"
+        );
+        assert_eq!(roads.fi(1, 3), row[1]);
+        roads.forget_rows();
+        assert!(kept(&roads).is_empty());
     }
 
     #[test]

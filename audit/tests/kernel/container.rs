@@ -208,3 +208,80 @@ fn hostile_containers_are_refused_in_one_line() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// Revision 4: an `lp_dual` in a graph container, worked out by hand. The path 0 –1– 1 –2– 2
+/// (d = 0, 1, 3), outputs at inputs 0 and 2, the prior (1, 2, 1), ε = ½ and one multiplier
+/// (1, 0, k = 0) with γ = 1/5 prove, as `certificate.rs`'s instance B on a line,
+///   α_0 = −c/5, α_1 = min(½·1 + 1/5, ½·2) = 7/10, α_2 = min(¼·3, 0) = 0,
+/// so the bound is 7/10 − e^{½}/5 ∈ (0.370255, 0.370256) (below γ = 0's, worked out below). The uniform rows are private on
+/// the edges and lose Σ_u π_u Σ_k ½·d(u, site_k) = ⅜ + ¾ + ⅜ = 3/2.
+#[test]
+fn an_lp_dual_in_a_graph_container_proves_its_hand_computed_bound() {
+    let d = dir("lpdual");
+    let doc = |value: f64, gamma: Value| {
+        json!({"format": "mdp/1", "epsilon": "1/2",
+            "metric": {"kind": "graph", "nodes": 3, "edges": [[0, 1, 1], [1, 2, 2]]},
+            "outputs": {"of_inputs": [0, 2]},
+            "loss": {"prior": [1, 2, 1]},
+            "certificate": {"lower_bound": {"kind": "lp_dual", "objective": "expected_loss",
+                "value": value, "gamma": gamma}}})
+    };
+    let run = |value: f64, gamma: Value| {
+        let h = write(&d, &doc(value, gamma), 3, 2, &[0.5; 6]);
+        audit(&["--json", h.to_str().unwrap()])
+    };
+    let lp_dual = |out: &Output| -> Value {
+        let r = report(out);
+        let c = r["checks"].as_array().unwrap().iter();
+        let c = c.clone().find(|c| c["name"] == "lp_dual").unwrap().clone();
+        let l = &r["expected_loss"];
+        let (lo, hi) = (l[0].as_f64().unwrap(), l[1].as_f64().unwrap());
+        assert!(lo <= 1.5 && 1.5 <= hi && hi - lo < 1e-12, "{l}");
+        c
+    };
+    let out = run(0.370255, json!([[1, 0, 0, "1/5"]]));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let c = lp_dual(&out);
+    assert_eq!(c["verdict"], "pass");
+    let bound = c["witness"]["bound"].as_f64().unwrap();
+    assert!((0.370255..0.370256).contains(&bound), "{bound}");
+    // A claim above 7/10 − e^{½}/5 is refused, and so is the claim that needs γ = 0.
+    let out = run(0.370256, json!([[1, 0, 0, "1/5"]]));
+    assert_eq!(out.status.code(), Some(1));
+    let c = lp_dual(&out);
+    assert_eq!(c["verdict"], "fail");
+    assert!(
+        c["detail"]
+            .as_str()
+            .unwrap()
+            .contains("below its claimed value"),
+        "{c}"
+    );
+    // Without multipliers α_u = min_k π_u·d(u, site_k) = 0, ½, 0: the bound is ½ exactly.
+    let out = run(0.5, json!([]));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(lp_dual(&out)["witness"]["bound"], 0.5);
+    assert_eq!(run(0.5000001, json!([])).status.code(), Some(1));
+    // The multiplier of a pair outside the file's scope (d(0, 2) = 3 > 2) is refused.
+    let mut far = doc(0.1, json!([[2, 0, 0, "1/5"]]));
+    far["neighbors"] = json!({"within": 2});
+    let h = write(&d, &far, 3, 2, &[0.5; 6]);
+    let out = audit(&["--json", h.to_str().unwrap()]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(lp_dual(&out)["verdict"], "fail");
+}

@@ -420,6 +420,19 @@ fn written_documents_read_back_exactly() {
     assert_eq!(w["distances"][0][2], json!("7/3"));
     let back = space_from_json(&w, &Limits::default()).unwrap();
     assert_eq!(back.table(), gs.table());
+    // A graph without its table (issue 56) is written as its edges, and reads back as the
+    // same metric.
+    let third = Q::from_unsigneds(1u32, 3u32);
+    let roads = mdp_audit::metric::Space::from_roads(3, &[(0, 1, third), (1, 2, Q::from(2u32))]);
+    let w = space_to_value(&roads.unwrap());
+    assert_eq!(
+        w,
+        json!({"kind": "graph", "nodes": 3, "edges": [[0, 1, "1/3"], [1, 2, "2"]]})
+    );
+    assert_eq!(
+        space_from_json(&w, &Limits::default()).unwrap().table(),
+        gs.table()
+    );
     assert_eq!(matrix_value(&m)[0][0], json!("1/3"));
     assert_eq!(q_from_f64(0.5), Q::from_unsigneds(1u32, 2u32));
 }

@@ -89,10 +89,6 @@ impl Graph {
         Ok(Graph { n, edges: kept, fw })
     }
 
-    pub fn edges(&self) -> usize {
-        self.edges.len()
-    }
-
     /// The same metric as a [`crate::metric::Space`] without its n×n table
     /// ([`crate::metric::Roads`]): what the `lp_dual` check of a container reads.
     pub fn space(&self) -> crate::metric::Space {

@@ -505,3 +505,49 @@ pub fn verdict_at(
         (None, None) => Ok(None),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// FNV-1a 64 of the words' little-endian bytes, against the value worked out off line
+    /// (`python3`: the 16 bytes of 1 and 0xff00ff00ff00ff00): the share digests that
+    /// split audits compare are the same on every build and platform.
+    #[test]
+    fn the_share_digest_is_fnv1a_of_the_little_endian_bytes() {
+        assert_eq!(digest([1, 0xff00_ff00_ff00_ff00]), 0x1b4d_4945_03b0_2f94);
+        assert_eq!(digest([]), 0xcbf2_9ce4_8422_2325);
+    }
+
+    /// The work of a tight-ε search is the field-wise sum of its checks'.
+    #[test]
+    fn work_adds_field_by_field() {
+        let a = Work {
+            settled_triples: 2,
+            pair_triples: 3,
+            box_tests: 4,
+            exact_pairs: 5,
+            exact_triples: 6,
+            passes: 7,
+        };
+        let mut b = Work {
+            settled_triples: 1,
+            pair_triples: 1,
+            box_tests: 1,
+            exact_pairs: 1,
+            exact_triples: 1,
+            passes: 1,
+        };
+        b.add(&a);
+        b.add(&Work::default());
+        let want = Work {
+            settled_triples: 3,
+            pair_triples: 4,
+            box_tests: 5,
+            exact_pairs: 6,
+            exact_triples: 7,
+            passes: 8,
+        };
+        assert_eq!(b, want);
+    }
+}

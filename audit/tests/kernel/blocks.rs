@@ -228,6 +228,11 @@ fn the_combination_refuses_results_that_are_not_one_audit() {
             .message
     };
     let (a, b) = (block(0, 10, 0, 1), block(10, N, 0, 1));
+    // A task's work: its share's ordered pairs (all 24·23) × its columns × its passes.
+    let work = &serde_json::from_str::<Value>(&b).unwrap()["work"];
+    let passes = work["passes"].as_u64().unwrap();
+    assert!(passes >= 1);
+    assert_eq!(work["pass_triples"].as_u64(), Some(24 * 23 * 14 * passes));
     assert!(combine(&[a.clone(), b.clone()], &sums, n, k, &eps, &tol).is_ok());
     assert!(message(std::slice::from_ref(&a)).contains("cover columns 0..10, not 0..24"));
     assert!(message(std::slice::from_ref(&b)).contains("do not tile"));
@@ -245,6 +250,26 @@ fn the_combination_refuses_results_that_are_not_one_audit() {
     .is_ok());
     assert!(message(&[a.clone(), s0.clone()]).contains("share 1 of 2"));
     assert!(message(&[a.clone(), s0.clone(), s0.clone()]).contains("share 1 of 2"));
+    // The report counts column ranges and tasks.
+    let c = combine(
+        &[a.clone(), s0.clone(), s1.clone()],
+        &sums,
+        n,
+        k,
+        &eps,
+        &tol,
+    )
+    .unwrap();
+    assert_eq!(
+        (c["blocks"].as_u64(), c["tasks"].as_u64()),
+        (Some(2), Some(3))
+    );
+    // Shares dealt from another list of pairs (its layout digest changed) do not partition
+    // the pairs of this one: refused.
+    let mut forged: Value = serde_json::from_str(&s1).unwrap();
+    forged["layout"] = json!("0000000000000000");
+    let forged = forged.to_string();
+    assert!(message(&[a.clone(), s0.clone(), forged]).contains("share 1 of 2"));
     // A block audited on another file (same shape, another matrix).
     let d2 = dir("refuse-other");
     let h2 = container(&d2, "1/10", &planted(2.0, 3));
@@ -323,4 +348,21 @@ fn the_exact_fallback_counts_against_its_budget() {
     let path = h.to_str().unwrap();
     assert!(audit_path(path, &limits, MEMORY, &opts(0), &Silent).is_err());
     assert!(audit_path(path, &limits, MEMORY, &opts(1 << 24), &Silent).is_ok());
+}
+
+/// A block whose tight ε straddles ε but whose check passed proves ε* ≤ ε: the combined
+/// upper end is ε, not the block's (a uniform, stochastic matrix; one block's result edited).
+#[test]
+fn a_passing_combination_clips_the_tight_upper_end_at_epsilon() {
+    let d = dir("clip");
+    let h = container(&d, "1/10", &vec![1.0 / 24.0; N * N]);
+    let (n, k, eps) = shape(&h, &Limits::default()).unwrap();
+    let sums = row_sums(&h, &[0, 10, N]);
+    let block = |c0, c1| task(&h, c0, c1, Part::WHOLE, &sums, None, 1 << 24).unwrap();
+    let tol = Q::from_unsigneds(1u32, 1_000_000u32);
+    let mut wide: Value = serde_json::from_str(&block(10, N)).unwrap();
+    wide["tight"] = json!(["0", "1/5"]);
+    let c = combine(&[block(0, 10), wide.to_string()], &sums, n, k, &eps, &tol).unwrap();
+    assert_eq!(c["verdict"], "pass", "{c}");
+    assert_eq!(c["epsilon_tight"][1].as_f64(), Some(0.1), "{c}");
 }

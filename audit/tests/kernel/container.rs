@@ -74,6 +74,12 @@ fn container_and_json_forms_agree() {
         let b = audit(&["--json", "--require-epsilon", eps, j.to_str().unwrap()]);
         assert_eq!(a.status.code(), b.status.code(), "ε = {eps}");
         let (ra, rb) = (report(&a), report(&b));
+        // The share of triples the box pairs settled, per pass.
+        let st = &ra["stats"]["structured"];
+        let settled = st["triples_settled_by_boxes"].as_f64().unwrap();
+        let all = ra["stats"]["triples"].as_f64().unwrap() * st["passes"].as_f64().unwrap();
+        assert!(settled > 0.0, "{st}");
+        assert_eq!(st["settled_fraction"].as_f64(), Some(settled / all), "{st}");
         let (ta, tb) = (&ra["epsilon_tight"], &rb["epsilon_tight"]);
         let lo = ta[0].as_f64().unwrap().max(tb[0].as_f64().unwrap());
         let hi = ta[1].as_f64().unwrap().min(tb[1].as_f64().unwrap());
@@ -119,9 +125,15 @@ fn graph_container_is_audited_on_edges() {
     let r = report(&out);
     assert_eq!(r["stats"]["structured"]["method"], "edges");
     assert_eq!(r["stats"]["structured"]["pairs_checked"], 6);
+    assert!(
+        r["epsilon_required"].is_null(),
+        "ε required only when it differs"
+    );
     let out = audit(&["--json", "--require-epsilon", "0.5", h.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(1));
     let r = report(&out);
+    assert_eq!(r["epsilon_required"], 0.5);
+    assert_eq!(r["stats"]["triples"], 48, "n(n − 1)·K triples");
     let c = r["checks"]
         .as_array()
         .unwrap()
@@ -193,6 +205,20 @@ fn hostile_containers_are_refused_in_one_line() {
     h3.as_object_mut().unwrap().remove("loss");
     std::fs::write(&h, serde_json::to_vec(&h3).unwrap()).unwrap();
     refuse("memory", &["--max-memory", "100", &hs], "--max-memory");
+    // The plan's bytes fit a budget of exactly that many, not one less.
+    let need = mdp_audit::io::container::audit_bytes(8, 8);
+    let out = audit(&["--max-memory", &need.to_string(), &hs]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    refuse(
+        "memory",
+        &["--max-memory", &(need - 1).to_string(), &hs],
+        "--max-memory",
+    );
     let out = Command::new(env!("CARGO_BIN_EXE_mdp-audit"))
         .arg("-")
         .stdin(std::fs::File::open(&h).unwrap())
@@ -250,6 +276,9 @@ fn an_lp_dual_in_a_graph_container_proves_its_hand_computed_bound() {
     assert_eq!(c["verdict"], "pass");
     let bound = c["witness"]["bound"].as_f64().unwrap();
     assert!((0.370255..0.370256).contains(&bound), "{bound}");
+    // The gap: 3/2 − 0.3702557 (the loss's upper end minus the bound).
+    let detail = c["detail"].as_str().unwrap();
+    assert!(detail.contains("certified gap ≤ 1.130e0"), "{detail}");
     // A claim above 7/10 − e^{½}/5 is refused, and so is the claim that needs γ = 0.
     let out = run(0.370256, json!([[1, 0, 0, "1/5"]]));
     assert_eq!(out.status.code(), Some(1));
@@ -284,4 +313,148 @@ fn an_lp_dual_in_a_graph_container_proves_its_hand_computed_bound() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert_eq!(lp_dual(&out)["verdict"], "fail");
+}
+
+/// Header refusals and limits of `io::container` that cargo-mutants found unchecked: the
+/// matrix file named "." or "..", an explicit table, a packing or benders certificate alone,
+/// unknown fields (warned, known ones not), the column block's bounds and memory, the
+/// progress of a read (every row once), and a coordinate space above the JSON files'
+/// entry limit (a container is for large spaces: n² is not formed).
+#[test]
+fn container_headers_blocks_and_limits() {
+    use mdp_audit::io::container::{audit_bytes, read, read_columns, shape};
+    use mdp_audit::io::Limits;
+    let d = dir("headers");
+    let (doc, data) = line(8, 0.3);
+    let h = write(&d, &doc, 8, 8, &data);
+    let hs = h.to_str().unwrap().to_string();
+    let one_line = |args: &[&str], want: &str| {
+        let out = audit(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{want}: {err}");
+        assert!(err.contains(want), "{want}: {err}");
+    };
+    let with = |f: &dyn Fn(&mut Value)| {
+        let mut v = doc.clone();
+        v["matrix"] = json!({"npy": "m.npy"});
+        f(&mut v);
+        std::fs::write(&h, serde_json::to_vec(&v).unwrap()).unwrap();
+    };
+    for name in [".", ".."] {
+        with(&|v| v["matrix"] = json!({ "npy": name }));
+        one_line(&[&hs], "must be a file name");
+    }
+    with(&|v| v["metric"] = json!({"kind": "explicit", "distances": [[0]]}));
+    one_line(&[&hs], "explicit table is not supported");
+    let packing = json!({"lower_bound": {"kind": "packing", "centers": [0, 7], "radius": 1}});
+    with(&|v| v["certificate"] = packing.clone());
+    one_line(&[&hs], "an lp_dual lower bound only");
+    let benders = json!({"benders": {"objective": "max_loss", "lower": 0, "upper": 1}});
+    with(&|v| v["certificate"] = benders.clone());
+    one_line(&[&hs], "lp_dual");
+    with(&|v| v["extra"] = json!(1));
+    let out = audit(&["--json", &hs]);
+    assert_eq!(out.status.code(), Some(0));
+    let warnings = report(&out)["warnings"].to_string();
+    assert!(
+        warnings.contains("extra: unknown field ignored"),
+        "{warnings}"
+    );
+    assert!(!warnings.contains("epsilon"), "{warnings}");
+    with(&|_| {});
+    // A block of columns: bounds, its own memory, named in the refusal.
+    let v: Value = serde_json::from_slice(&std::fs::read(&h).unwrap()).unwrap();
+    let limits = Limits::default();
+    assert!(read_columns(&h, &v, &limits, u64::MAX, 2, 5).is_ok());
+    for (c0, c1) in [(5, 2), (3, 3), (0, 9)] {
+        let e = read_columns(&h, &v, &limits, u64::MAX, c0, c1).unwrap_err();
+        assert!(
+            e.message.contains("is not a block of 0..8"),
+            "{c0}..{c1}: {e:?}"
+        );
+    }
+    let need = audit_bytes(8, 3);
+    assert!(read_columns(&h, &v, &limits, need, 2, 5).is_ok());
+    let e = read_columns(&h, &v, &limits, need - 1, 2, 5).unwrap_err();
+    assert!(e.message.contains("auditing 8 × 3 entries"), "{e:?}");
+    // Progress: each of the 8 rows advanced once.
+    struct Rows(std::sync::Mutex<u64>);
+    impl mdp_audit::progress::Progress for Rows {
+        fn advance(&self, steps: u64) {
+            *self.0.lock().unwrap() += steps;
+        }
+    }
+    let rows = Rows(std::sync::Mutex::new(0));
+    read(&h, &v, &limits, u64::MAX, &rows).unwrap();
+    assert_eq!(*rows.0.lock().unwrap(), 8);
+    // 4 001 points: n² = 16 008 001 is over a JSON file's 16·10⁶ entries, not a container's.
+    let pts: Vec<Value> = (0..4001).map(|i| json!([i])).collect();
+    let big = json!({"format": "mdp/1", "epsilon": 1, "metric": {"kind": "euclidean", "points": pts},
+                     "matrix": {"npy": "m.npy"}});
+    assert_eq!(shape(&h, &big, &limits).unwrap().0, 4001);
+}
+
+/// A graph container's witness names its pair, output and their labels, and encloses both
+/// sides of the broken inequality, the right side with the edge's own weight: on the path
+/// a –1– b –2– c, only the edge of weight 2 breaks ε = 1 (ratios 19 and 10.5 > e²).
+#[test]
+fn a_graph_witness_encloses_both_sides_with_its_edge_weight() {
+    let d = dir("witness");
+    let rows = [[10.0, 10.0, 1.0], [10.0, 10.0, 1.0], [1.0, 1.0, 20.0]];
+    let data: Vec<f64> = rows.iter().flatten().copied().collect();
+    let labels = ["a", "b", "c"];
+    let doc = json!({"epsilon": 1, "metric": {"kind": "graph", "nodes": 3,
+        "edges": [[0, 1, 1], [1, 2, 2]], "labels": labels}});
+    let h = write(&d, &doc, 3, 3, &data);
+    let out = audit(&["--json", h.to_str().unwrap()]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = report(&out);
+    let c = r["checks"].as_array().unwrap().iter();
+    let c = c.clone().find(|c| c["name"] == "pure_privacy").unwrap();
+    let wit = &c["witness"];
+    let at = |f: &str| wit[f].as_u64().unwrap() as usize;
+    let (u, v, w) = (at("u"), at("v"), at("w"));
+    assert_eq!((u.min(v), u.max(v)), (1, 2), "{wit}");
+    for (key, i) in [("u_label", u), ("v_label", v), ("w_label", w)] {
+        assert_eq!(wit[key], labels[i], "{wit}");
+    }
+    let h_of = |x: usize| rows[x][w] / rows[x].iter().sum::<f64>();
+    let (lhs, rhs) = (&wit["lhs"], &wit["rhs"]);
+    let want = [h_of(u), (2.0f64).exp() * h_of(v)];
+    for (got, want) in [(lhs, want[0]), (rhs, want[1])] {
+        let (lo, hi) = (got[0].as_f64().unwrap(), got[1].as_f64().unwrap());
+        assert!(
+            lo <= hi && (lo - want).abs() <= 1e-12 * want,
+            "{got} vs {want}"
+        );
+    }
+    assert!(lhs[0].as_f64().unwrap() > rhs[1].as_f64().unwrap());
+}
+
+/// Near-ties go exact, and the report counts them: on the path 0 – 1 – 2, rows 0 and 2 are
+/// planted at e^{ε·1}·H\[1\]\[0\], so 2 pairs × 2 columns of the 3·2·2 triples are decided
+/// in exact arithmetic.
+#[test]
+fn exact_triples_are_counted_against_all_triples() {
+    let d = dir("exact");
+    let h = f64::exp(1.0) / 4.0;
+    let a = h / (1.0 - h);
+    let doc = json!({"epsilon": 1, "metric": {"kind": "graph", "nodes": 3, "edges": [[0, 1, 1], [1, 2, 1]]}, "outputs": {"of_inputs": [0, 1]}});
+    let hdr = write(&d, &doc, 3, 2, &[a, 1.0, 1.0, 3.0, a, 1.0]);
+    let out = audit(&["--json", hdr.to_str().unwrap()]);
+    assert!(
+        matches!(out.status.code(), Some(0 | 1)),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stats = &report(&out)["stats"];
+    assert_eq!(stats["triples"], 12);
+    assert_eq!(stats["structured"]["exact_pairs"], 2, "{stats}");
+    assert_eq!(stats["structured"]["exact_triples"], 4, "{stats}");
+    assert_eq!(stats["exact_triple_fraction"].as_f64(), Some(4.0 / 12.0));
 }

@@ -458,3 +458,206 @@ fn part_refuses_an_empty_or_outside_share() {
     assert!(Part::new(0, (1 << 20) + 1).is_err());
     assert!(Part::new(2, 3).is_ok());
 }
+
+/// The two structures on two sites at distance 1: a one-edge graph and two points on a line.
+fn two_sites() -> (Space, Graph) {
+    let pts = vec![vec![Q::from(0u32)], vec![Q::from(1u32)]];
+    let line = Space::from_points(MetricKind::Euclidean, pts, None).unwrap();
+    (
+        line,
+        Graph::new(2, vec![(0, 1, Q::from(1u32))], "metric").unwrap(),
+    )
+}
+
+/// Every decision path of a pair (`structured::Run::decide_pair`: the cheap Taylor proof,
+/// the interval exponential, the float failure, the exact fallback) at ε·d = x from 10⁻⁴ to
+/// 50, with the ratio H\[0\]\[0\]/H\[1\]\[0\] planted at e^x·(1 ± δ), δ from 10⁻¹⁵ to 1: both
+/// structures give the exhaustive audit's verdict, which is the planted side; a ratio off
+/// the bound by 10⁻³ or more is decided in floats (no exact pair). Under the cheap proof's
+/// series with x·3 for x/3, or its cut 1 + 16u for 1 − 16u, the small-x plants above the
+/// bound pass (cargo-mutants found both unnoticed by the suite).
+#[test]
+fn planted_ratios_at_every_scale_through_each_decision_path() {
+    let (line, graph) = two_sites();
+    for x in [1e-4, 0.01, 0.1, 0.5, 1.0, 2.0, 4.0, 5.5, 10.0, 50.0] {
+        for delta in [1e-15, 1e-12, 1e-6, 1e-3, 0.1, 1.0] {
+            for above in [true, false] {
+                // Below the bound, the reverse ratio 1/target must stay ≤ e^x too.
+                if !above && 1.0 - delta / 2.0 <= f64::exp(-2.0 * x) {
+                    continue;
+                }
+                let target = f64::exp(x)
+                    * if above {
+                        1.0 + delta
+                    } else {
+                        1.0 - delta / 2.0
+                    };
+                // Row 1 = [1, M] puts H[1][0] = 1/(1 + M); row 0 = [a, 1] with
+                // H[0][0] = a/(a + 1) = target·H[1][0].
+                let big = 1e30;
+                let h = target / (1.0 + big);
+                let a = h / (1.0 - h);
+                let m = Dense::new(2, 2, vec![a, 1.0, 1.0, big], "matrix").unwrap();
+                let eps = Q::try_from(x).unwrap();
+                let (want, _) = exhaustive(&line, &m, &eps, None);
+                let planted = if above {
+                    Decision::Fails
+                } else {
+                    Decision::Holds
+                };
+                assert_eq!(want, planted, "x = {x}, δ = {delta}, above = {above}");
+                let norm = Normalized::new(&m);
+                let tree = Tree::new(&line, &m, &norm, None, PREC, BUDGET);
+                let edges = Edges::new(&graph, &m, &norm, None, PREC, BUDGET);
+                for s in [&tree as &dyn Structure, &edges] {
+                    let out = s.check(&eps, true).unwrap();
+                    let got = if out.fails.is_empty() {
+                        Decision::Holds
+                    } else {
+                        Decision::Fails
+                    };
+                    assert_eq!(got, want, "x = {x}, δ = {delta}, above = {above}");
+                    assert!(out.undecided.is_none());
+                    if delta >= 1e-3 {
+                        assert_eq!(out.work.exact_pairs, 0, "x = {x}, δ = {delta}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A row whose entry underflows when normalized (2⁻¹⁰⁷⁴/10 is 0 in `f64`) is not float-safe:
+/// the pair (0, 1) must go to exact arithmetic, where H\[0\]\[0\] > 0 = H\[1\]\[0\] makes the
+/// ratio infinite. With the filter on a pair with *one* safe row (`&&` → `||`), the float
+/// ratios 0/0 and 1 would pass it.
+#[test]
+fn a_pair_with_one_unsafe_row_is_decided_exactly() {
+    let (line, graph) = two_sites();
+    let tiny = f64::from_bits(1);
+    let m = Dense::new(2, 2, vec![tiny, 10.0, 0.0, 1.0], "matrix").unwrap();
+    let norm = Normalized::new(&m);
+    assert_eq!(norm.safe, vec![false, true]);
+    let eps = Q::from(1u32);
+    assert_eq!(exhaustive(&line, &m, &eps, None).0, Decision::Fails);
+    let tree = Tree::new(&line, &m, &norm, None, PREC, BUDGET);
+    let edges = Edges::new(&graph, &m, &norm, None, PREC, BUDGET);
+    for s in [&tree as &dyn Structure, &edges] {
+        let out = s.check(&eps, true).unwrap();
+        assert_eq!(out.fails.len(), 1, "{:?}", out.fails);
+        assert_eq!((out.fails[0].u, out.fails[0].v), (0, 1));
+    }
+}
+
+/// Pairs within rounding of their bound at a precision limit too low to decide them are
+/// undecided, never passed; the report names the least of them. On the path 0 – 1 – 2, rows
+/// 0 and 2 are planted at e^{ε·1}·H\[1\]\[0\] (two near-ties), and the exact fallback may
+/// use 8 bits.
+#[test]
+fn undecidable_pairs_are_reported_least_first_not_passed() {
+    let edges = vec![(0, 1, Q::from(1u32)), (1, 2, Q::from(1u32))];
+    let graph = Graph::new(3, edges, "metric").unwrap();
+    let h = f64::exp(1.0) / 4.0;
+    let a = h / (1.0 - h);
+    let m = Dense::new(3, 2, vec![a, 1.0, 1.0, 3.0, a, 1.0], "matrix").unwrap();
+    let norm = Normalized::new(&m);
+    let s = Edges::new(&graph, &m, &norm, None, 8, BUDGET);
+    let out = s.check(&Q::from(1u32), true).unwrap();
+    assert!(out.fails.is_empty(), "{:?}", out.fails);
+    let p = out.undecided.expect("a near-tie at 8 bits is undecided");
+    assert_eq!((p.u, p.v), (0, 1));
+    // 4 ordered pairs of 2 columns; the two near-ties went exact.
+    assert_eq!(out.work.pair_triples, 8);
+    assert_eq!((out.work.exact_pairs, out.work.exact_triples), (2, 4));
+    // The exact fallback's budget counts triples: 4 fit in a budget of 4, not of 3.
+    assert!(Edges::new(&graph, &m, &norm, None, 8, 4)
+        .check(&Q::from(1u32), true)
+        .is_ok());
+    assert!(Edges::new(&graph, &m, &norm, None, 8, 3)
+        .check(&Q::from(1u32), true)
+        .is_err());
+    // At the suite's precision both are decided, as the exhaustive audit decides them.
+    let space = Space::from_graph(3, &[(0, 1, Q::from(1u32)), (1, 2, Q::from(1u32))]).unwrap();
+    let (want, _) = exhaustive(&space, &m, &Q::from(1u32), None);
+    let s = Edges::new(&graph, &m, &norm, None, PREC, BUDGET);
+    assert_eq!(structured(&s, &Q::from(1u32)).0, want);
+}
+
+/// A check that is not asked for every failure stops at the first ones: of 2·399 failing
+/// edges of a path, a handful are reported (each worker's first), all of them with `all`.
+#[test]
+fn a_check_stops_early_unless_every_failure_is_asked_for() {
+    let n = 400;
+    let edges: Vec<(usize, usize, Q)> = (0..n - 1).map(|i| (i, i + 1, Q::from(1u32))).collect();
+    let graph = Graph::new(n, edges, "metric").unwrap();
+    let mut data = vec![1e-9; n * n];
+    for u in 0..n {
+        data[u * n + u] = 1.0;
+    }
+    let m = Dense::new(n, n, data, "matrix").unwrap();
+    let norm = Normalized::new(&m);
+    let s = Edges::new(&graph, &m, &norm, None, PREC, BUDGET);
+    let eps = Q::from(1u32);
+    assert_eq!(s.check(&eps, true).unwrap().fails.len(), 2 * (n - 1));
+    let first = s.check(&eps, false).unwrap().fails.len();
+    assert!((1..100).contains(&first), "{first} failures reported");
+}
+
+/// The tight-ε search starts from the pairs its float estimates ln R̃ / d̃ rank first: on a
+/// path of 100 unit edges whose tightest pair is at its far end (H\[98\]\[1\]/H\[99\]\[1\] = 2,
+/// ε = ln 2) and whose largest ratios are on long edges (H\[49\]\[1\]/H\[50\]\[1\] = 5/2 over
+/// d = 10 either side of node 50, ε = 0.09), that pair is absorbed before the first check, so one check at the
+/// upper end closes the search. (With every estimate equal, or ranked by ln R̃·d̃, a second
+/// check is needed: cargo-mutants found `estimate` unchecked.)
+#[test]
+fn the_tight_search_absorbs_the_estimated_tightest_pair_first() {
+    let n = 100;
+    let w = |i: usize| Q::from(if i == 49 || i == 50 { 10u32 } else { 1 });
+    let edges: Vec<(usize, usize, Q)> = (0..n - 1).map(|i| (i, i + 1, w(i))).collect();
+    let graph = Graph::new(n, edges, "metric").unwrap();
+    let mut data = vec![1.0; n * 2];
+    data[2 * (n - 1)] = 3.0;
+    data[2 * 50] = 4.0;
+    let m = Dense::new(n, 2, data, "matrix").unwrap();
+    let norm = Normalized::new(&m);
+    let s = Edges::new(&graph, &m, &norm, None, PREC, BUDGET);
+    let (enc, work) = tight_eps(&s).unwrap();
+    assert_eq!(enc.pair, Some((n - 2, n - 1)));
+    let (lo, hi) = enc.to_f64();
+    assert!(lo <= std::f64::consts::LN_2 && std::f64::consts::LN_2 <= hi);
+    assert_eq!(work.passes, 1, "one check after the candidates");
+}
+
+/// A positive ratio at distance 0 has ε = ∞, and its estimate says so: the search ends on
+/// the candidates, before any check (20 points on a line, the last two equal).
+#[test]
+fn an_infinite_pair_at_distance_zero_ends_the_search_before_any_check() {
+    let n = 20;
+    let pts: Vec<Vec<Q>> = (0..n).map(|i| vec![Q::from(i.min(n - 2) as u32)]).collect();
+    let space = Space::from_points(MetricKind::Euclidean, pts, None).unwrap();
+    let mut data = vec![1.0; n * 2];
+    data[2 * (n - 1)] = 3.0;
+    let m = Dense::new(n, 2, data, "matrix").unwrap();
+    let norm = Normalized::new(&m);
+    let tree = Tree::new(&space, &m, &norm, None, PREC, BUDGET);
+    let (enc, work) = tight_eps(&tree).unwrap();
+    assert!(enc.is_infinite());
+    assert_eq!(work.passes, 0);
+}
+
+/// The layout digest of a shared edge audit's pair list differs between graphs (a split
+/// audit's shares are refused when their tasks dealt different lists).
+#[test]
+fn edge_layouts_tell_graphs_apart() {
+    let path = Graph::new(3, vec![(0, 1, Q::from(1u32)), (1, 2, Q::from(1u32))], "m").unwrap();
+    let star = Graph::new(3, vec![(0, 1, Q::from(1u32)), (0, 2, Q::from(1u32))], "m").unwrap();
+    let m = Dense::new(3, 1, vec![1.0; 3], "matrix").unwrap();
+    let norm = Normalized::new(&m);
+    let share = |g| {
+        let mut e = Edges::new(g, &m, &norm, None, PREC, BUDGET);
+        e.restrict(Part::new(0, 2).unwrap());
+        e.layout()
+    };
+    assert_ne!(share(&path), share(&star));
+    assert_eq!(share(&path), share(&path));
+}

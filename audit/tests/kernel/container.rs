@@ -387,6 +387,15 @@ fn container_headers_blocks_and_limits() {
     let rows = Rows(std::sync::Mutex::new(0));
     read(&h, &v, &limits, u64::MAX, &rows).unwrap();
     assert_eq!(*rows.0.lock().unwrap(), 8);
+    // 600 rows arrive in blocks of 256: 256 + 256 + 88, each row once.
+    let pts: Vec<Value> = (0..600).map(|i| json!([i])).collect();
+    let tall = json!({"format": "mdp/1", "epsilon": 1, "metric": {"kind": "euclidean", "points": pts},
+                      "outputs": {"of_inputs": [0]}});
+    let th = write(&d, &tall, 600, 1, &[1.0; 600]);
+    let tv: Value = serde_json::from_slice(&std::fs::read(&th).unwrap()).unwrap();
+    let rows = Rows(std::sync::Mutex::new(0));
+    read(&th, &tv, &limits, u64::MAX, &rows).unwrap();
+    assert_eq!(*rows.0.lock().unwrap(), 600);
     // 4 001 points: n² = 16 008 001 is over a JSON file's 16·10⁶ entries, not a container's.
     let pts: Vec<Value> = (0..4001).map(|i| json!([i])).collect();
     let big = json!({"format": "mdp/1", "epsilon": 1, "metric": {"kind": "euclidean", "points": pts},

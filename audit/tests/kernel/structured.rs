@@ -473,9 +473,8 @@ fn two_sites() -> (Space, Graph) {
 /// the interval exponential, the float failure, the exact fallback) at ε·d = x from 10⁻⁴ to
 /// 50, with the ratio H\[0\]\[0\]/H\[1\]\[0\] planted at e^x·(1 ± δ), δ from 10⁻¹⁵ to 1: both
 /// structures give the exhaustive audit's verdict, which is the planted side; a ratio off
-/// the bound by 10⁻³ or more is decided in floats (no exact pair). Under the cheap proof's
-/// series with x·3 for x/3, or its cut 1 + 16u for 1 − 16u, the small-x plants above the
-/// bound pass (cargo-mutants found both unnoticed by the suite).
+/// the bound by 10⁻³ or more is decided in floats (no exact pair: cargo-mutants found the
+/// float failure `>` → `==` unnoticed). A series above e^x (x·3 for x/3) fails it.
 #[test]
 fn planted_ratios_at_every_scale_through_each_decision_path() {
     let (line, graph) = two_sites();
@@ -660,4 +659,36 @@ fn edge_layouts_tell_graphs_apart() {
     };
     assert_ne!(share(&path), share(&star));
     assert_eq!(share(&path), share(&path));
+}
+
+/// Ratios planted 1 to 12 ulps above e^x where the cheap proof's series meets e^x (x⁴/24
+/// below an ulp, x from 10⁻¹⁰ to 10⁻⁴) fail on both structures exactly as in the exhaustive
+/// audit. (A cut of 1 + 16u for the proof's 1 − 16u survives this test: none of these
+/// plants' float ratios rounds down far enough; benches/reports/mutants.md.)
+#[test]
+fn ratios_ulps_above_the_bound_where_the_series_meets_it() {
+    let (line, graph) = two_sites();
+    let mut fails = 0;
+    for x in [1e-10, 1e-8, 1e-6, 1e-5, 1e-4] {
+        for ulps in 1..=12 {
+            let target = f64::exp(x) * (1.0 + ulps as f64 * f64::EPSILON / 2.0);
+            let big = 1e30;
+            let h = target / (1.0 + big);
+            let a = h / (1.0 - h);
+            let m = Dense::new(2, 2, vec![a, 1.0, 1.0, big], "matrix").unwrap();
+            let eps = Q::try_from(x).unwrap();
+            let (want, _) = exhaustive(&line, &m, &eps, None);
+            fails += usize::from(want == Decision::Fails);
+            let norm = Normalized::new(&m);
+            let tree = Tree::new(&line, &m, &norm, None, PREC, BUDGET);
+            let edges = Edges::new(&graph, &m, &norm, None, PREC, BUDGET);
+            for s in [&tree as &dyn Structure, &edges] {
+                assert_eq!(structured(s, &eps).0, want, "x = {x}, {ulps} ulps");
+            }
+        }
+    }
+    assert!(
+        fails >= 40,
+        "the plants are above the bound: {fails} of 60 fail"
+    );
 }

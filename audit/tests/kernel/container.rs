@@ -50,6 +50,15 @@ fn line(n: usize, a: f64) -> (Value, Vec<f64>) {
     )
 }
 
+/// `mdp-audit ARGS` refuses with exit 2 and one line of stderr that contains `want`.
+fn refuse(what: &str, args: &[&str], want: &str) {
+    let out = audit(args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{what}: {err}");
+    assert_eq!(err.lines().count(), 1, "{what}: {err}");
+    assert!(err.contains(want), "{what}: {err}");
+}
+
 fn report(out: &Output) -> Value {
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(
@@ -149,13 +158,6 @@ fn hostile_containers_are_refused_in_one_line() {
     let (doc, data) = line(8, 0.3);
     let h = write(&d, &doc, 8, 8, &data);
     let hs = h.to_str().unwrap().to_string();
-    let refuse = |what: &str, args: &[&str], want: &str| {
-        let out = audit(args);
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{what}: {err}");
-        assert_eq!(err.lines().count(), 1, "{what}: {err}");
-        assert!(err.contains(want), "{what}: {err}");
-    };
     // The .npy changed behind the header.
     let npy_path = d.join("m.npy");
     let good = std::fs::read(&npy_path).unwrap();
@@ -328,12 +330,6 @@ fn container_headers_blocks_and_limits() {
     let (doc, data) = line(8, 0.3);
     let h = write(&d, &doc, 8, 8, &data);
     let hs = h.to_str().unwrap().to_string();
-    let one_line = |args: &[&str], want: &str| {
-        let out = audit(args);
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{want}: {err}");
-        assert!(err.contains(want), "{want}: {err}");
-    };
     let with = |f: &dyn Fn(&mut Value)| {
         let mut v = doc.clone();
         v["matrix"] = json!({"npy": "m.npy"});
@@ -342,16 +338,16 @@ fn container_headers_blocks_and_limits() {
     };
     for name in [".", ".."] {
         with(&|v| v["matrix"] = json!({ "npy": name }));
-        one_line(&[&hs], "must be a file name");
+        refuse(name, &[&hs], "must be a file name");
     }
     with(&|v| v["metric"] = json!({"kind": "explicit", "distances": [[0]]}));
-    one_line(&[&hs], "explicit table is not supported");
+    refuse("explicit", &[&hs], "explicit table is not supported");
     let packing = json!({"lower_bound": {"kind": "packing", "centers": [0, 7], "radius": 1}});
     with(&|v| v["certificate"] = packing.clone());
-    one_line(&[&hs], "an lp_dual lower bound only");
+    refuse("packing", &[&hs], "an lp_dual lower bound only");
     let benders = json!({"benders": {"objective": "max_loss", "lower": 0, "upper": 1}});
     with(&|v| v["certificate"] = benders.clone());
-    one_line(&[&hs], "lp_dual");
+    refuse("benders", &[&hs], "lp_dual");
     with(&|v| v["extra"] = json!(1));
     let out = audit(&["--json", &hs]);
     assert_eq!(out.status.code(), Some(0));

@@ -469,6 +469,16 @@ fn two_sites() -> (Space, Graph) {
     )
 }
 
+/// Two rows whose ratio at column 0 is `target`: row 1 = [1, M] puts H\[1\]\[0\] = 1/(1 + M),
+/// row 0 = [a, 1] has H\[0\]\[0\] = a/(a + 1) = target·H\[1\]\[0\] (M = 10³⁰, so targets up to
+/// e^50 fit and column 1's ratios stay near 1).
+fn ratio_planted(target: f64) -> Dense {
+    let big = 1e30;
+    let h = target / (1.0 + big);
+    let a = h / (1.0 - h);
+    Dense::new(2, 2, vec![a, 1.0, 1.0, big], "matrix").unwrap()
+}
+
 /// Every decision path of a pair (`structured::Run::decide_pair`: the cheap Taylor proof,
 /// the interval exponential, the float failure, the exact fallback) at ε·d = x from 10⁻⁴ to
 /// 50, with the ratio H\[0\]\[0\]/H\[1\]\[0\] planted at e^x·(1 ± δ), δ from 10⁻¹⁵ to 1: both
@@ -491,12 +501,7 @@ fn planted_ratios_at_every_scale_through_each_decision_path() {
                     } else {
                         1.0 - delta / 2.0
                     };
-                // Row 1 = [1, M] puts H[1][0] = 1/(1 + M); row 0 = [a, 1] with
-                // H[0][0] = a/(a + 1) = target·H[1][0].
-                let big = 1e30;
-                let h = target / (1.0 + big);
-                let a = h / (1.0 - h);
-                let m = Dense::new(2, 2, vec![a, 1.0, 1.0, big], "matrix").unwrap();
+                let m = ratio_planted(target);
                 let eps = Q::try_from(x).unwrap();
                 let (want, _) = exhaustive(&line, &m, &eps, None);
                 let planted = if above {
@@ -672,10 +677,7 @@ fn ratios_ulps_above_the_bound_where_the_series_meets_it() {
     for x in [1e-10, 1e-8, 1e-6, 1e-5, 1e-4] {
         for ulps in 1..=12 {
             let target = f64::exp(x) * (1.0 + ulps as f64 * f64::EPSILON / 2.0);
-            let big = 1e30;
-            let h = target / (1.0 + big);
-            let a = h / (1.0 - h);
-            let m = Dense::new(2, 2, vec![a, 1.0, 1.0, big], "matrix").unwrap();
+            let m = ratio_planted(target);
             let eps = Q::try_from(x).unwrap();
             let (want, _) = exhaustive(&line, &m, &eps, None);
             fails += usize::from(want == Decision::Fails);

@@ -177,7 +177,7 @@ pub(crate) fn solve_localized(
             lp.n * lp.k(),
             local::DECAY
         ));
-        let found = match block_ipm::solve_local(lp, &keep, aim, progress) {
+        let found = match block_ipm::solve_local(lp, &keep, max_memory, aim, progress) {
             Ok(x) => x,
             Err(e) => {
                 progress.note(&format!("lp: {e}; solving the whole LP"));

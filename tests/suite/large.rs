@@ -679,9 +679,11 @@ fn proven_bound(r: &serde_json::Value) -> f64 {
 
 /// Issue 56: `mdp build pmo --container` (the graph read as its edges, no n×n table, the
 /// localized LP, the lp_dual checked from the outputs' rows) agrees with the JSON form
-/// (the exact table, the exact repair) on a size both handle: both pass the audit, each
-/// certified bound lies below the other's loss, the bounds agree to 10⁻⁶, and a header
-/// whose claim is raised is refused by the lp_dual check.
+/// (the exact table, the exact repair) on a size both handle, and its two ways of
+/// factoring the Newton systems agree (the whole reduced system's LDLᵀ, its default here,
+/// and the blocks' inverses with their Schur complement, `MDP_SCHUR=sparse`): all pass
+/// the audit, each certified bound lies below the other's loss, the bounds agree to 10⁻⁶,
+/// and a header whose claim is raised is refused by the lp_dual check.
 #[test]
 fn pmo_container_agrees_with_the_json_form() {
     let d = dir("pmo");
@@ -694,7 +696,7 @@ fn pmo_container_agrees_with_the_json_form() {
         .collect();
     let of = d.join("outputs.json");
     std::fs::write(&of, serde_json::to_string(&outputs).unwrap()).unwrap();
-    let run = |out: &Path, container: bool| {
+    let run = |out: &Path, container: bool, route: Option<&str>| {
         let mut args = vec![
             "build",
             "pmo",
@@ -714,19 +716,29 @@ fn pmo_container_agrees_with_the_json_form() {
         if container {
             args.push("--container");
         }
-        let o = mdp(&args);
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_mdp"));
+        cmd.args(&args).env_remove("MDP_SCHUR");
+        if let Some(r) = route {
+            cmd.env("MDP_SCHUR", r);
+        }
+        let o = cmd.output().expect("run mdp");
         succeeded(&o);
         String::from_utf8_lossy(&o.stderr).into_owned()
     };
-    let (hc, hj) = (d.join("c.json"), d.join("j.json"));
-    let notes = run(&hc, true);
+    let (hc, hj, hs) = (d.join("c.json"), d.join("j.json"), d.join("s.json"));
+    let notes = run(&hc, true, None);
     assert!(notes.contains("localized LP (round 1)"), "{notes}");
-    run(&hj, false);
+    assert!(notes.contains("factored whole"), "{notes}");
+    let notes = run(&hs, true, Some("sparse"));
+    assert!(notes.contains("Schur complement"), "{notes}");
+    run(&hj, false, None);
     let rc = report(&audit(&["--json", "--allow-scoped", hc.to_str().unwrap()]));
     let rj = report(&audit(&["--json", "--allow-scoped", hj.to_str().unwrap()]));
-    for r in [&rc, &rj] {
+    let rs = report(&audit(&["--json", "--allow-scoped", hs.to_str().unwrap()]));
+    for r in [&rc, &rj, &rs] {
         assert_eq!(r["verdict"], "pass", "{r}");
     }
+    let (bs, ls) = (proven_bound(&rs), rs["expected_loss"][1].as_f64().unwrap());
     let (bc, bj) = (proven_bound(&rc), proven_bound(&rj));
     let (lc, lj) = (
         rc["expected_loss"][1].as_f64().unwrap(),
@@ -735,6 +747,11 @@ fn pmo_container_agrees_with_the_json_form() {
     assert!(bc <= lj && bj <= lc, "bounds {bc} {bj}, losses {lc} {lj}");
     assert!((bc - bj).abs() <= 1e-6 * lj, "bounds {bc} and {bj}");
     assert!(lc - bc <= 1e-6 * lc, "container: bound {bc}, loss {lc}");
+    assert!(bs <= lc && bc <= ls, "bounds {bc} {bs}, losses {lc} {ls}");
+    assert!(
+        (bc - bs).abs() <= 1e-6 * lc,
+        "the two routes' bounds {bc} and {bs}"
+    );
     // The container's metric is the graph's edges, its outputs the spread inputs.
     let header: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&hc).unwrap()).unwrap();

@@ -7,6 +7,7 @@
 //! ([`row_steps`], [`row_update`]).
 
 use super::newton::{direction, factor, refine_tol, row_step, Target, Work};
+use super::sparse_kkt::KktPattern;
 use super::sparse_schur::SchurPattern;
 use super::structure::{local_structure, pair_index, select, Iterate, Layout, Structure};
 use super::{Warm, DUAL_BUDGET, PARTS, SOLVED_GAP, WORKING_GAP};
@@ -143,7 +144,7 @@ pub(super) fn bound(st: &Structure, it: &Iterate, rd: &[f64]) -> f64 {
 fn localized_start(st: &Structure, eps: f64, it: &mut Iterate) {
     let (n, kk) = (st.n, st.kk);
     let present = st.present.as_ref().expect("a localized LP");
-    let mu = START_DUAL / (n * kk) as f64;
+    let mu = START_DUAL / st.nv_present().max(1) as f64;
     let mut sum = vec![0.0; n];
     for k in 0..kk {
         for u in 0..n {
@@ -216,8 +217,70 @@ pub(super) enum Rows<'a> {
     /// limit, spec/lp.md §4.7).
     Working(&'a [Row], Option<&'a Warm>, &'a [usize]),
     /// A localized LP ([`solve_local`](super::solve_local)): output k has variables for the
-    /// inputs `keep\[k\]` only, and the rows among them.
-    Local(&'a [Vec<u32>]),
+    /// inputs `keep\[k\]` only, and the rows among them; the memory budget in bytes its
+    /// factorization's route must fit in (with the rest of the LP).
+    Local(&'a [Vec<u32>], u64),
+}
+
+/// How a localized LP's Newton systems are factored (spec/lp.md §4.10): the whole reduced
+/// system as one sparse LDLᵀ ([`KktPattern`]) where its factor stores fewer entries than
+/// the block inverses of the other route, else the blocks inverted and their Schur
+/// complement, sparse where that pays ([`SchurPattern`]) or dense; `MDP_SCHUR=kkt`,
+/// `sparse` or `dense` forces one (for the benchmarks that compare them). The route must
+/// fit in `budget` bytes with the rest of the LP ([`super::local_memory_estimate`]), else
+/// [`LpError::OverMemory`].
+fn choose_route(
+    st: &mut Structure,
+    lp: &PrivacyLp,
+    keep: &[Vec<u32>],
+    budget: u64,
+    progress: &dyn Progress,
+) -> Result<(), LpError> {
+    let n = st.n;
+    let base = super::local_memory_estimate(lp, keep);
+    let schur_need = base.saturating_add(super::schur_route_memory(n, keep));
+    let forced = KktPattern::forced();
+    let t = Instant::now();
+    if forced != Some(false) {
+        if let Some(p) = KktPattern::of(st) {
+            let need = base.saturating_add(p.memory());
+            let inverses: usize = st.layouts.iter().map(Layout::total).sum();
+            let pays =
+                need <= budget && forced.unwrap_or(p.factor_len < inverses || schur_need > budget);
+            progress.note(&format!(
+                "lp: the reduced system ({} unknowns, {} entries in its lower triangle): its LDLᵀ factor stores {} entries against the block inverses' {inverses}, about {} MiB in all ({:.1} s): {}",
+                p.dim(),
+                p.pattern_nnz,
+                p.factor_len,
+                need >> 20,
+                t.elapsed().as_secs_f64(),
+                if pays { "factored whole" } else { "not used" }
+            ));
+            if pays {
+                st.kkt = Some(p);
+                return Ok(());
+            }
+        }
+    }
+    if schur_need > budget {
+        return Err(LpError::OverMemory {
+            need_mib: schur_need >> 20,
+            budget_mib: budget >> 20,
+        });
+    }
+    st.schur = SchurPattern::of(st).filter(|p| {
+        let pays = p.pays();
+        progress.note(&format!(
+            "Schur complement {n}×{n}: {} entries in its lower triangle ({:.1} %), its Cholesky factor after AMD stored in {} ({:.1} % of n(n+1)/2): factored {}",
+            p.pattern_nnz,
+            100.0 * p.pattern_nnz as f64 / (n as f64 * (n as f64 + 1.0) / 2.0),
+            p.factor_len,
+            100.0 * p.factor_len as f64 / (n as f64 * (n as f64 + 1.0) / 2.0),
+            if pays { "sparse" } else { "dense" }
+        ));
+        pays
+    });
+    Ok(())
 }
 
 /// The interior point loop on every privacy row of `lp`, or on the working set `rows`
@@ -269,7 +332,7 @@ pub(super) fn run(
             let (sel, row_off) = select(rows, kk, n, &pair_index(&pairs, n));
             (Some(sel), row_off, whole())
         }
-        Rows::Local(keep) => {
+        Rows::Local(keep, _) => {
             let (sel, row_off, layouts, present) = local_structure(lp, keep);
             let lay = (0..kk as u32).collect();
             (Some(sel), row_off, (layouts, lay, Some(present)))
@@ -290,20 +353,10 @@ pub(super) fn run(
         cost: lp.cost_dn.clone(),
         c_m,
         schur: None,
+        kkt: None,
     };
-    if matches!(rows, Rows::Local(_)) && !max_loss {
-        st.schur = SchurPattern::of(&st).filter(|p| {
-            let pays = p.pays();
-            progress.note(&format!(
-                "Schur complement {n}×{n}: {} entries in its lower triangle ({:.1} %), its Cholesky factor after AMD stored in {} ({:.1} % of n(n+1)/2): factored {}",
-                p.pattern_nnz,
-                100.0 * p.pattern_nnz as f64 / (n as f64 * (n as f64 + 1.0) / 2.0),
-                p.factor_len,
-                100.0 * p.factor_len as f64 / (n as f64 * (n as f64 + 1.0) / 2.0),
-                if pays { "sparse" } else { "dense" }
-            ));
-            pays
-        });
+    if let (Rows::Local(keep, budget), false) = (rows, max_loss) {
+        choose_route(&mut st, lp, keep, budget, progress)?;
     }
     let (nv, np) = (st.nv(), st.np());
     let nv_present = st.nv_present();
@@ -311,7 +364,13 @@ pub(super) fn run(
     // number of threads), reused by every iteration (fresh ones per rayon job cost their
     // zeroing: ≈ 2 % of the time on Rome500).
     let pool: Vec<std::sync::Mutex<Work>> = (0..PARTS)
-        .map(|_| std::sync::Mutex::new(Work::for_structure(&st)))
+        .map(|_| {
+            std::sync::Mutex::new(if st.kkt.is_some() {
+                Work::new(0, 0, 0)
+            } else {
+                Work::for_structure(&st)
+            })
+        })
         .collect();
     // A working set's directions may be less accurate (below).
     let working = matches!(rows, Rows::Working(..));

@@ -39,6 +39,7 @@ mod dense;
 mod dissection;
 mod iteration;
 mod newton;
+mod sparse_kkt;
 mod sparse_schur;
 mod structure;
 
@@ -113,11 +114,11 @@ pub fn memory_estimate(rows_total: u64, n: u64, k: u64) -> u64 {
         .saturating_add(schur.saturating_mul(8 * 8))
 }
 
-/// An upper estimate of the memory [`solve_local`] needs on the neighbourhoods `keep`:
-/// its rows (at most Σ_k Σ_{u ∈ V_k} deg(u), at `BYTES_PER_ROW`), each output's block
-/// inverses (|V_k|² entries, an upper bound for its components'), each of the [`PARTS`]
-/// parts' block buffers, the n×n Schur sums, the Schur complement and its factor, and the
-/// n·K-long vectors.
+/// An upper estimate of the memory [`solve_local`] needs on the neighbourhoods `keep`
+/// whichever way its Newton systems are factored: its rows (at most
+/// Σ_k Σ_{u ∈ V_k} deg(u), at `BYTES_PER_ROW`), the n·K-long vectors and the outputs'
+/// layouts (n entries each). The route's own memory is counted once it is chosen
+/// ([`schur_route_memory`], [`sparse_kkt::KktPattern::memory`]).
 pub fn local_memory_estimate(lp: &PrivacyLp, keep: &[Vec<u32>]) -> u64 {
     let (n, kk) = (lp.n as u64, lp.k() as u64);
     let mut deg = vec![0u64; lp.n];
@@ -127,20 +128,26 @@ pub fn local_memory_estimate(lp: &PrivacyLp, keep: &[Vec<u32>]) -> u64 {
         .flatten()
         .map(|&u| deg[u as usize])
         .fold(0, u64::saturating_add);
+    rows.saturating_mul(BYTES_PER_ROW)
+        .saturating_add(n.saturating_mul(kk).saturating_mul(17 * 8))
+}
+
+/// The memory the Schur complement's route adds to [`local_memory_estimate`]: each
+/// output's block inverses (|V_k|² entries, an upper bound for its components'), each of
+/// the [`PARTS`] parts' block buffers, and the n×n Schur sums, the Schur complement and
+/// its factor.
+fn schur_route_memory(n: usize, keep: &[Vec<u32>]) -> u64 {
+    let n = n as u64;
     let blocks: u64 = keep
         .iter()
         .map(|v| (v.len() as u64).saturating_mul(v.len() as u64))
         .fold(0, u64::saturating_add);
     let largest = keep.iter().map(|v| v.len() as u64).max().unwrap_or(0);
-    let parts = PARTS as u64;
     let per_part = largest.saturating_mul(largest).saturating_mul(3);
-    rows.saturating_mul(BYTES_PER_ROW).saturating_add(
-        blocks
-            .saturating_add(parts.saturating_mul(per_part))
-            .saturating_add(n.saturating_mul(n).saturating_mul(3))
-            .saturating_add(n.saturating_mul(kk).saturating_mul(16))
-            .saturating_mul(8),
-    )
+    blocks
+        .saturating_add((PARTS as u64).saturating_mul(per_part))
+        .saturating_add(n.saturating_mul(n).saturating_mul(3))
+        .saturating_mul(8)
 }
 
 /// Refuses `rows` privacy rows over n inputs and k outputs past [`MAX_ROWS`], with the
@@ -214,15 +221,17 @@ pub fn solve(
 /// the whole LP; the mechanism has zeros outside `keep` and is completed by the caller
 /// ([`super::local::complete`]). An error when it stops short of [`SOLVED_GAP`], by the
 /// verifier's bound and by Σy alike (the caller's check of the completed loss against
-/// the bound then decides).
+/// the bound then decides), or when neither way of factoring its Newton systems fits in
+/// `budget` bytes with [`local_memory_estimate`] ([`LpError::OverMemory`]).
 pub fn solve_local(
     lp: &PrivacyLp,
     keep: &[Vec<u32>],
+    budget: u64,
     aim: Option<f64>,
     progress: &dyn Progress,
 ) -> Result<Localized, LpError> {
     let start = Instant::now();
-    let (st, it, end) = run(lp, Rows::Local(keep), TARGET_GAP, aim, progress)?;
+    let (st, it, end) = run(lp, Rows::Local(keep, budget), TARGET_GAP, aim, progress)?;
     let converged = end.gap <= SOLVED_GAP || end.y_gap <= SOLVED_GAP;
     if !(end.aimed || converged && end.res_p <= SOLVED_GAP) {
         return Err(LpError::Stopped(format!(

@@ -104,7 +104,7 @@ impl SchurPattern {
     pub(super) fn pays(&self) -> bool {
         match std::env::var("MDP_SCHUR").as_deref() {
             Ok("dense") => false,
-            Ok("sparse") => true,
+            Ok("sparse") | Ok("kkt") => true,
             _ => self.factor_len <= self.n.saturating_mul(self.n),
         }
     }
@@ -175,17 +175,18 @@ impl SchurPattern {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::super::iteration::{run, Rows};
     use super::super::newton::localized_sums;
+    use super::super::structure::Iterate;
     use super::*;
     use crate::exact::Q;
     use crate::metric::{MetricKind, Space};
 
     /// A localized PMO LP on a jittered 12 × 12 grid (η = 1.5, ε = 12, eight outputs, each
     /// with the neighbourhood of its cell): its structure, whose outputs' components
-    /// differ.
-    fn local_structure_of_a_grid(check: impl Fn(&Structure)) {
+    /// differ; and the iterate its interior point reached (relative gap 10⁻³).
+    pub(in super::super) fn local_structure_of_a_grid(check: impl FnOnce(Structure, Iterate)) {
         let pts: Vec<Vec<Q>> = (0..144i64)
             .map(|i| {
                 let (x, y, j) = (i % 12, i / 12, (i * 37 % 11) - 5);
@@ -207,8 +208,8 @@ mod tests {
         let cells = crate::lp::local::cells(&lp).unwrap();
         let keep = crate::lp::local::neighbourhoods(&lp, &cells).unwrap();
         let silent = crate::progress::Silent;
-        let (st, _, _) = run(&lp, Rows::Local(&keep), 1e-3, None, &silent).unwrap();
-        check(&st);
+        let (st, it, _) = run(&lp, Rows::Local(&keep, u64::MAX), 1e-3, None, &silent).unwrap();
+        check(st, it);
     }
 
     /// The sparse sums are the dense path's entry by entry (every entry of S outside the
@@ -216,7 +217,8 @@ mod tests {
     /// as the dense LU does, on symmetric positive definite blocks standing for the B_k⁻¹.
     #[test]
     fn sparse_sums_and_factor_match_the_dense_path() {
-        local_structure_of_a_grid(|st| {
+        local_structure_of_a_grid(|st, _| {
+            let st = &st;
             let n = st.n;
             let sp = SchurPattern::of(st).unwrap();
             assert!(sp.pattern_nnz < n * (n + 1) / 2, "the pattern is sparse");

@@ -143,6 +143,10 @@ pub(super) struct Structure {
     /// On a localized LP with an expected loss, S's sparsity and symbolic factor where the
     /// sparse Cholesky pays ([`SchurPattern::pays`]); `None`: S is factored dense.
     pub(super) schur: Option<super::sparse_schur::SchurPattern>,
+    /// On a localized LP with an expected loss, the whole reduced system's pattern and
+    /// symbolic LDLᵀ where it is factored instead of the blocks and S
+    /// ([`KktPattern`](super::sparse_kkt::KktPattern)).
+    pub(super) kkt: Option<super::sparse_kkt::KktPattern>,
 }
 
 impl Structure {

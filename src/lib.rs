@@ -71,6 +71,7 @@ pub mod atomic;
 pub mod benders;
 pub mod calibrate;
 pub mod experiment;
+pub mod heap;
 pub mod import;
 pub mod large;
 pub mod lp;

@@ -926,6 +926,7 @@ pub(crate) fn label_column() -> Option<&'static str> {
 
 fn main() {
     mdp::pipe::restore_default_sigpipe();
+    mdp::heap::keep_freed_memory();
     let cli = mdp::pipe::parse_or_exit::<Cli>("mdp");
     LABEL_COLUMN.get_or_init(|| cli.label_column.clone());
     let code = match run(cli) {

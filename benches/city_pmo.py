@@ -3,6 +3,10 @@
 its edges, no n×n table, the localized LP, the lp_dual checked from the outputs' rows)
 against the JSON form (the exact n×n table) and HiGHS (highspy) on the same LP.
 
+Since session 40 the container's localized LP factors its whole reduced system as one sparse
+LDLᵀ (spec/lp.md §4.10); `container-schur` rows are the same build on the route before it
+(`MDP_SCHUR=sparse`: the block inverses and their sparse Schur complement).
+
 Instances (the issue's family): the first N nodes of a breadth-first search of the Rome road
 network (`city_scale.rome_graph`: from its lowest node, induced subgraph, weights in km), K
 outputs by `--outputs spread:K`, η = 2 km, ε = 10 per km, `--gap 1e-6`.
@@ -17,7 +21,7 @@ For each case N:K, whole processes under /usr/bin/time -v (wall clock, peak resi
 Each run is bounded by --limit seconds (a stopped run is reported as such).
 
 Usage:
-  python3 benches/city_pmo.py --cases 1000:100 2000:100 5000:100 10000:100 10000:500
+  python3 benches/city_pmo.py            # the issue's growth curve, 1 000 to 43 160 nodes
 Writes benches/reports/city_pmo.csv and prints one JSON line per run.
 """
 
@@ -64,6 +68,9 @@ def stats_of(err: str) -> dict:
     its += [int(x) for x in re.findall(r"after (\d+) iterations", err)]
     if its:
         r["iterations"] = sum(its)
+    m = re.search(r"the reduced system \((\d+) unknowns, (\d+) entries in its lower triangle\): its LDL.{1,3} factor stores (\d+) entries", err)
+    if m:
+        r.update(unknowns=int(m.group(1)), pattern=int(m.group(2)), factor=int(m.group(3)))
     m = re.search(r"localized LP \(round \d+\): (\d+) of (\d+) variables", err)
     if m:
         r["held"] = int(m.group(1)) / int(m.group(2))
@@ -85,12 +92,14 @@ def audited(path: Path) -> dict:
             "audit_s": rep["stats"]["seconds_total"]}
 
 
-def build(space: Path, k: int, out: Path, container: bool, limit: float) -> dict:
+def build(space: Path, k: int, out: Path, container: bool, limit: float, route: str | None = None) -> dict:
     cmd = [str(BIN / "mdp"), "build", "pmo", "--space", str(space), "--epsilon", EPS, "--within", ETA,
            "--outputs", f"spread:{k}", "--gap", GAP, "--max-memory", "20G", "--max-entries", "100000000",
            "-o", str(out)]
     if container:
         cmd.append("--container")
+    if route:
+        cmd = ["env", f"MDP_SCHUR={route}", *cmd]
     r = timed(cmd, limit)
     row = {"seconds": r["seconds"], "peak_gb": r["peak_gb"], "code": r["code"], **stats_of(r["err"])}
     if r["code"] == 0:
@@ -125,9 +134,13 @@ def highs(space: Path, k: int, work: Path, limit: float) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--cases", nargs="+", default=["1000:100", "2000:100", "5000:100", "10000:100", "10000:500"])
-    ap.add_argument("--json-upto", type=int, default=5000)
-    ap.add_argument("--highs-upto", type=int, default=2000)
+    ap.add_argument("--cases", nargs="+",
+                    default=["1000:100", "2000:100", "5000:100", "10000:500", "20000:1000", "43160:1000"])
+    ap.add_argument("--json-upto", type=int, default=2000)
+    ap.add_argument("--schur-upto", type=int, default=5000,
+                    help="also build with the blocks' route (MDP_SCHUR=sparse: block inverses, sparse Schur complement), one run")
+    ap.add_argument("--highs-upto", type=int, default=5000)
+    ap.add_argument("--highs-limit", type=float, default=1200.0, help="seconds for HiGHS's solve")
     ap.add_argument("--limit", type=float, default=3600.0)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--work", default="/tmp/city_pmo")
@@ -152,12 +165,17 @@ def main() -> None:
                "seconds_median": statistics.median(secs), "seconds_min": min(secs), "seconds_max": max(secs),
                **{key: v for key, v in runs[0].items() if key not in ("seconds",)}}
         rows.append(row)
+        if n <= a.schur_upto:
+            r = build(space, k, work / f"s{n}_{k}.json", True, a.limit, route="sparse")
+            print(json.dumps({"n": n, "k": k, "path": "container-schur", **r}), flush=True)
+            rows.append({"n": n, "k": k, "edges": edges, "path": "container-schur", "runs": 1,
+                         "seconds_median": r["seconds"], **r})
         if n <= a.json_upto:
             r = build(space, k, work / f"j{n}_{k}.json", False, a.limit)
             print(json.dumps({"n": n, "k": k, "path": "json", **r}), flush=True)
             rows.append({"n": n, "k": k, "edges": edges, "path": "json", "runs": 1, "seconds_median": r["seconds"], **r})
         if n <= a.highs_upto:
-            h = highs(space, k, work, a.limit)
+            h = highs(space, k, work, a.highs_limit)
             print(json.dumps({"n": n, "k": k, "path": "highs", **h}), flush=True)
             rows.append({"n": n, "k": k, "edges": edges, "path": "highs", "runs": 1,
                          "seconds_median": h.get("seconds"), **h})

@@ -177,6 +177,32 @@ fn pairs_at_distance_zero_need_equal_rows() {
     }
 }
 
+/// A failure's witness encloses both sides of its row: H = [[1/10, 9/10], [1/2, 1/2]] on
+/// two points at distance 1, ε = 1, fails only on the pair (1, 0) at w = 0 (5 > e), with
+/// lhs = 1/2 and rhs = e·(1/10), not 1/10: the right side is scaled by e^{εd} unless the
+/// pair is at distance 0 (`cargo mutants`: the index of the pair's d = 0 flag, u·n + v,
+/// mutated to u + n + v or u/n + v, reads the flag of (1, 1) or (0, 0) here and left the
+/// right side unscaled).
+#[test]
+fn a_witness_encloses_both_sides_of_its_row() {
+    let s = space(MetricKind::Manhattan, &[q(0, 1), q(1, 1)]);
+    let m = Matrix::new(2, 2, vec![q(1, 10), q(9, 10), q(1, 2), q(1, 2)]);
+    let p = Prepared::new(&s, &m, None, DEFAULT_MAX_PREC).unwrap();
+    let got = decide(&p, &one());
+    assert_eq!(got.decision, Decision::Fails);
+    let w = got.witness.unwrap();
+    assert_eq!((w.u, w.v, w.w), (1, 0, 0));
+    assert!(w.lhs.0 <= 0.5 && 0.5 <= w.lhs.1, "{:?}", w.lhs);
+    let e10 = std::f64::consts::E / 10.0;
+    assert!(
+        w.rhs.0 <= e10 * (1.0 + 1e-15) && e10 * (1.0 - 1e-15) <= w.rhs.1,
+        "{:?}",
+        w.rhs
+    );
+    assert!(w.rhs.1 - w.rhs.0 < 1e-15, "{:?}", w.rhs);
+    assert!(w.lhs.0 > w.rhs.1);
+}
+
 /// H[v][w] = 0 < H[u][w]: no finite ε (tight ε +∞, the witness at that w), in both
 /// directions of the pair; the (ε,δ) tight ε is finite once δ covers that mass.
 #[test]

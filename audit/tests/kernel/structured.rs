@@ -7,7 +7,7 @@
 //! whole tree.
 
 use mdp_audit::dense::{Dense, Normalized};
-use mdp_audit::exact::Q;
+use mdp_audit::exact::{functions, Interval, Q};
 use mdp_audit::metric::{MetricKind, Space};
 use mdp_audit::privacy::{self, Decision, EpsEnclosure, Prepared};
 use mdp_audit::structured::edges::{Edges, Graph};
@@ -664,6 +664,81 @@ fn edge_layouts_tell_graphs_apart() {
     };
     assert_ne!(share(&path), share(&star));
     assert_eq!(share(&path), share(&path));
+}
+
+/// Plants whose float ratio rounds down into the cheap proof's margin. The proof
+/// (`Run::decide_pair`) passes a pair when the filter ratio's upper end is at most
+/// (1 + x + x²/2 + x³/6)·(1 − 16u) rounded down; a cut of 1 + 16u instead would pass an
+/// exact ratio above e^x only where x⁴/24 is below an ulp (x ≤ 3·10⁻⁴) and the float ratio
+/// h̃_u·fl(1/h̃_v) rounds down by more than the ratio's excess plus the products' own
+/// rounding (`cargo mutants`: that cut survived
+/// `ratios_ulps_above_the_bound_where_the_series_meets_it`). A seeded search over rows
+/// [a, b], [c, d] with H\[0\]\[0\]/H\[1\]\[0\] planted within 3u above e^x simulates the
+/// filter's floats exactly (the rounded row sums, quotients, reciprocal and product, the
+/// directed products of the cut) and keeps the plants that cut would pass although the
+/// exact ratio exceeds e^x: each fails on both structures as in the exhaustive audit.
+#[test]
+fn ratios_rounded_down_into_the_proofs_margin_still_fail() {
+    use mdp_audit::exact::float::{mul_down, FI};
+    let (line, graph) = two_sites();
+    let u = mdp_audit::privacy::U;
+    let mut rng = ChaCha8Rng::seed_from_u64(1616);
+    let mut found = 0;
+    for x in [1e-7, 1e-6, 1e-5, 1e-4] {
+        let eps = Q::try_from(x).unwrap();
+        let e_hi = functions::exp(&Interval::point(eps.clone()), 200).hi;
+        let series = 1.0 + x * (1.0 + x * 0.5 * (1.0 + x / 3.0));
+        let cut = mul_down(series, 1.0 + 16.0 * u);
+        let mut here = 0;
+        for _ in 0..400_000 {
+            if here == 4 {
+                break;
+            }
+            let (c, d, b): (f64, f64, f64) = (
+                rng.gen_range(0.01..0.3),
+                rng.gen_range(0.7..1.0),
+                rng.gen_range(0.1..1.0),
+            );
+            let h1 = c / (c + d);
+            let t = h1 * f64::exp(x) * (1.0 + rng.gen_range(0.0..3.0) * u);
+            let a = t * b / (1.0 - t);
+            let (s0, s1) = (a + b, c + d);
+            let rt = (a / s0) * (1.0 / (c / s1));
+            if FI::point(rt).mul_f64(1.0 + mdp_audit::privacy::KAPPA).hi > cut {
+                continue;
+            }
+            let qs = [a, b, c, d].map(|v| Q::try_from(v).unwrap());
+            let exact = (&qs[0] / &(&qs[0] + &qs[1])) / (&qs[2] / &(&qs[2] + &qs[3]));
+            if exact <= e_hi {
+                continue;
+            }
+            here += 1;
+            let m = Dense::new(2, 2, vec![a, b, c, d], "matrix").unwrap();
+            let (want, _) = exhaustive(&line, &m, &eps, None);
+            assert_eq!(
+                want,
+                Decision::Fails,
+                "x = {x}, rows [{a:e}, {b:e}], [{c:e}, {d:e}]"
+            );
+            let norm = Normalized::new(&m);
+            assert_eq!(
+                norm.h(0, 0) * norm.recip_row(1)[0],
+                rt,
+                "the filter's ratio"
+            );
+            let tree = Tree::new(&line, &m, &norm, None, PREC, BUDGET);
+            let edges = Edges::new(&graph, &m, &norm, None, PREC, BUDGET);
+            for s in [&tree as &dyn Structure, &edges] {
+                assert_eq!(
+                    structured(s, &eps).0,
+                    want,
+                    "x = {x}, rows [{a:e}, {b:e}], [{c:e}, {d:e}]"
+                );
+            }
+        }
+        found += here;
+    }
+    assert!(found > 0, "no plant in the margin");
 }
 
 /// Ratios planted 1 to 12 ulps above e^x where the cheap proof's series meets e^x (x⁴/24

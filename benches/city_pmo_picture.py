@@ -7,8 +7,12 @@ of a PMO container built by `mdp build pmo --container` on Rome road nodes
 Each panel: every road node of the instance in grey, the K outputs as dots coloured by
 Pr[release = output | input] (log scale), the input as a star.
 
+With --zoom KM (for a whole city, where a release stays within a few km at ε = 10/km): a
+first panel of the whole instance with the inputs marked, then one panel per input showing
+KM km around it.
+
 Usage:
-  python3 benches/city_pmo_picture.py HEADER.json OUT.png [--inputs 3]
+  python3 benches/city_pmo_picture.py HEADER.json OUT.png [--inputs 3] [--zoom 3]
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ def main() -> None:
     ap.add_argument("header")
     ap.add_argument("out")
     ap.add_argument("--inputs", type=int, default=3)
+    ap.add_argument("--zoom", type=float, default=None, help="km shown around each input")
     a = ap.parse_args()
     header = Path(a.header)
     doc = json.loads(header.read_text())
@@ -49,9 +54,25 @@ def main() -> None:
     picks = [int(order[int((i + 1) * (n - 1) / (a.inputs + 1))]) for i in range(a.inputs)]
     eps = doc["epsilon"]
     eta = doc.get("neighbors", {}).get("within")
-    fig, axes = plt.subplots(1, a.inputs, figsize=(5.2 * a.inputs, 5.0), constrained_layout=True)
+    panels = a.inputs + (1 if a.zoom else 0)
+    fig, axes = plt.subplots(1, panels, figsize=(5.2 * panels, 5.0), constrained_layout=True)
+    axes = np.atleast_1d(axes)
     norm = LogNorm(vmin=1e-8, vmax=1.0)
-    for ax, u in zip(np.atleast_1d(axes), picks):
+    aspect = 1 / np.cos(np.radians(xy[:, 1].mean()))
+    if a.zoom:
+        ax = axes[0]
+        ax.scatter(xy[:, 0], xy[:, 1], s=0.3, c="0.82", linewidths=0)
+        ax.scatter(xy[outputs, 0], xy[outputs, 1], s=2, c="0.35", linewidths=0, label=f"the {len(outputs)} outputs")
+        for u in picks:
+            ax.scatter(*xy[u], marker="*", s=300, facecolors="none", edgecolors="red", linewidths=1.2)
+            ax.annotate(labels[u], xy[u], xytext=(6, 6), textcoords="offset points", fontsize=8, color="red")
+        ax.set_title(f"the whole instance ({n} nodes); the inputs shown", fontsize=9)
+        ax.set_xlabel("longitude (°)")
+        ax.set_ylabel("latitude (°)")
+        ax.set_aspect(aspect)
+        ax.legend(loc="lower left", fontsize=8)
+        axes = axes[1:]
+    for ax, u in zip(axes, picks):
         ax.scatter(xy[:, 0], xy[:, 1], s=0.3, c="0.82", linewidths=0)
         p = m[u]
         o = np.array(outputs)
@@ -65,7 +86,15 @@ def main() -> None:
         ax.set_title(f"input {labels[u]}: Pr[release] (max {p[best]:.2f} at {labels[o[best]]})", fontsize=9)
         ax.set_xlabel("longitude (°)")
         ax.set_ylabel("latitude (°)")
-        ax.set_aspect(1 / np.cos(np.radians(xy[:, 1].mean())))
+        ax.set_aspect(aspect)
+        if a.zoom:
+            dy = a.zoom / 111.2
+            dx = dy * aspect
+            ax.set_xlim(xy[u, 0] - dx, xy[u, 0] + dx)
+            ax.set_ylim(xy[u, 1] - dy, xy[u, 1] + dy)
+            ax.scatter(xy[outputs, 0], xy[outputs, 1], s=4, marker="x", c="0.45", linewidths=0.5, zorder=1,
+                       label="outputs")
+            ax.set_title(f"{labels[u]}, {a.zoom:g} km around: max {p[best]:.2f} at {labels[o[best]]}", fontsize=9)
         ax.legend(loc="lower left", fontsize=8)
     fig.colorbar(sc, ax=axes, shrink=0.8, label="Pr[release = output | input] (outputs below 1e-8 not drawn)")
     fig.suptitle(f"PMO on {n} Rome road nodes, K = {len(outputs)} outputs, ε = {eps}/km within η = {eta} km "

@@ -118,7 +118,7 @@ pub fn memory_estimate(rows_total: u64, n: u64, k: u64) -> u64 {
 /// whichever way its Newton systems are factored: its rows (at most
 /// Σ_k Σ_{u ∈ V_k} deg(u), at `BYTES_PER_ROW`), the n·K-long vectors and the outputs'
 /// layouts (n entries each). The route's own memory is counted once it is chosen
-/// ([`schur_route_memory`], [`sparse_kkt::KktPattern::memory`]).
+/// (`schur_route_memory`, `sparse_kkt::KktPattern::memory`).
 pub fn local_memory_estimate(lp: &PrivacyLp, keep: &[Vec<u32>]) -> u64 {
     let (n, kk) = (lp.n as u64, lp.k() as u64);
     let mut deg = vec![0u64; lp.n];

@@ -60,6 +60,59 @@ pub(super) struct KktPattern {
     pub(super) factor_len: usize,
 }
 
+/// The inputs ordered by faer's approximate minimum degree on their graph: the pairs
+/// `used` by some output's rows (`None` if faer refuses the scratch memory).
+fn inputs_by_amd(n: usize, pairs: &[(u32, u32)], used: &[bool]) -> Option<Vec<usize>> {
+    use faer::sparse::linalg::amd;
+    let mut adj: Vec<(usize, usize)> = pairs
+        .iter()
+        .zip(used)
+        .filter(|(_, &b)| b)
+        .map(|(&(u, v), _)| (u.min(v) as usize, u.max(v) as usize))
+        .filter(|(a, b)| a != b)
+        .collect();
+    adj.sort_unstable();
+    adj.dedup();
+    let mut g_ptr = vec![0usize; n + 1];
+    adj.iter().for_each(|&(a, _)| g_ptr[a + 1] += 1);
+    for u in 0..n {
+        g_ptr[u + 1] += g_ptr[u];
+    }
+    let g_idx: Vec<usize> = adj.iter().map(|&(_, b)| b).collect();
+    let graph = SymbolicSparseColMatRef::new_checked(n, n, &g_ptr, None, &g_idx);
+    let (mut perm, mut perm_inv) = (vec![0usize; n], vec![0usize; n]);
+    let mut mem = MemBuffer::try_new(amd::order_scratch::<usize>(n, g_idx.len())).ok()?;
+    amd::order(
+        &mut perm,
+        &mut perm_inv,
+        graph,
+        amd::Control::default(),
+        MemStack::new(&mut mem),
+    )
+    .ok()?;
+    Some(perm)
+}
+
+/// The order of the module doc, as faer's forward and inverse permutations (new → old,
+/// old → new): input by input in `inputs`' order, its x unknowns (those c < `nx` with
+/// `input[c]` = u, ascending), then its row sum nx + u.
+fn input_grouped(inputs: &[usize], input: &[u32], nx: usize) -> (Vec<usize>, Vec<usize>) {
+    let mut of_input: Vec<Vec<usize>> = vec![Vec::new(); inputs.len()];
+    for (c, &u) in input.iter().enumerate().take(nx) {
+        of_input[u as usize].push(c);
+    }
+    let mut fwd = Vec::with_capacity(nx + inputs.len());
+    for &u in inputs {
+        fwd.extend_from_slice(&of_input[u]);
+        fwd.push(nx + u);
+    }
+    let mut inv = vec![0usize; fwd.len()];
+    for (new, &old) in fwd.iter().enumerate() {
+        inv[old] = new;
+    }
+    (fwd, inv)
+}
+
 /// One iteration's factor ([`KktPattern::factor`]).
 pub(super) struct KktFactor {
     values: Vec<f64>,
@@ -143,53 +196,8 @@ impl KktPattern {
                 }
             });
         }
-        // The inputs' graph (the pairs some output has a row for), ordered by AMD.
-        let mut adj: Vec<(usize, usize)> = st
-            .pairs
-            .iter()
-            .zip(&used)
-            .filter(|(_, &b)| b)
-            .map(|(&(u, v), _)| (u.min(v) as usize, u.max(v) as usize))
-            .filter(|(a, b)| a != b)
-            .collect();
-        adj.sort_unstable();
-        adj.dedup();
-        let mut g_ptr = vec![0usize; n + 1];
-        adj.iter().for_each(|&(a, _)| g_ptr[a + 1] += 1);
-        for u in 0..n {
-            g_ptr[u + 1] += g_ptr[u];
-        }
-        let g_idx: Vec<usize> = adj.iter().map(|&(_, b)| b).collect();
-        let graph = SymbolicSparseColMatRef::new_checked(n, n, &g_ptr, None, &g_idx);
-        let (mut perm, mut perm_inv) = (vec![0usize; n], vec![0usize; n]);
-        {
-            use faer::sparse::linalg::amd;
-            let mut mem = MemBuffer::try_new(amd::order_scratch::<usize>(n, g_idx.len())).ok()?;
-            amd::order(
-                &mut perm,
-                &mut perm_inv,
-                graph,
-                amd::Control::default(),
-                MemStack::new(&mut mem),
-            )
-            .ok()?;
-        }
-        // Expand: input by input in AMD's order, its x unknowns (output ascending), then
-        // its row sum.
-        let mut of_input: Vec<Vec<usize>> = vec![Vec::new(); n];
-        for c in 0..nx {
-            of_input[input[c] as usize].push(c);
-        }
-        let mut fwd = Vec::with_capacity(dim);
-        for &u in &perm {
-            fwd.extend_from_slice(&of_input[u]);
-            fwd.push(nx + u);
-        }
-        drop(of_input);
-        let mut inv = vec![0usize; dim];
-        for (new, &old) in fwd.iter().enumerate() {
-            inv[old] = new;
-        }
+        let inputs = inputs_by_amd(n, &st.pairs, &used)?;
+        let (fwd, inv) = input_grouped(&inputs, &input, nx);
         let pattern = SymbolicSparseColMatRef::new_checked(dim, dim, &col_ptr, None, &row_idx);
         let symbolic = factorize_symbolic_cholesky(
             pattern,
@@ -352,5 +360,22 @@ impl KktPattern {
         }
         let dy = b[self.nx..].iter().map(|v| -v).collect();
         Some((dx, dy))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::input_grouped;
+
+    /// Three inputs ordered 2, 0, 1, with x unknowns 0..5 of inputs [0, 2, 2, 1, 0]: each
+    /// input's unknowns come together, its variables (ascending) before its row sum, and
+    /// the two arrays are inverse permutations.
+    #[test]
+    fn each_input_is_eliminated_whole_its_row_sum_last() {
+        let (fwd, inv) = input_grouped(&[2, 0, 1], &[0, 2, 2, 1, 0], 5);
+        assert_eq!(fwd, vec![1, 2, 7, 0, 4, 5, 3, 6]);
+        for (new, &old) in fwd.iter().enumerate() {
+            assert_eq!(inv[old], new);
+        }
     }
 }

@@ -145,6 +145,7 @@ impl Schur {
                 llt.solve_in_place(faer::MatMut::from_column_major_slice_mut(&mut b, n, 1));
                 b.iter().all(|v| v.is_finite()).then_some(b)
             }
+            // Solved whole by `reduced_solve` (`KktPattern::solve`), never through S.
             Schur::Kkt(_) => None,
         }
     }

@@ -128,19 +128,22 @@ impl KktPattern {
         let mut idx = vec![u32::MAX; n * kk];
         let mut nx = 0usize;
         let mut out_start = Vec::with_capacity(kk + 1);
-        let mut copies = vec![0u32; n];
+        // Each x unknown's input, and whether every input has one.
+        let mut input: Vec<u32> = Vec::new();
+        let mut held = vec![false; n];
         for k in 0..kk {
             out_start.push(nx);
             for u in 0..n {
                 if present[k * n + u] {
                     idx[k * n + u] = u32::try_from(nx).ok()?;
-                    copies[u] += 1;
+                    input.push(u as u32);
+                    held[u] = true;
                     nx += 1;
                 }
             }
         }
         out_start.push(nx);
-        if copies.contains(&0) {
+        if held.contains(&false) {
             return None;
         }
         let dim = nx + n;
@@ -160,15 +163,6 @@ impl KktPattern {
         let mut col_ptr = Vec::with_capacity(dim + 1);
         let mut row_idx = Vec::with_capacity(2 * nx + below.len() + n);
         let mut next = 0usize;
-        let mut input = vec![0u32; nx];
-        for k in 0..kk {
-            for u in 0..n {
-                let c = idx[k * n + u];
-                if c != u32::MAX {
-                    input[c as usize] = u as u32;
-                }
-            }
-        }
         for c in 0..dim {
             col_ptr.push(row_idx.len());
             row_idx.push(c);
@@ -264,8 +258,7 @@ impl KktPattern {
             rest = b;
             at = end;
         }
-        let ys = rest; // the row sums' diagonal: 0
-        ys.fill(0.0);
+        // What is left (`rest`) is the row sums' diagonal: 0.
         parts.into_par_iter().enumerate().for_each(|(k, vals)| {
             let base = self.col_ptr[self.out_start[k]];
             let th = &theta[st.rows(k)];
@@ -294,7 +287,7 @@ impl KktPattern {
         let dmax = (0..self.nx)
             .map(|c| values[self.col_ptr[c]])
             .fold(0.0f64, f64::max);
-        let dim = self.nx + n;
+        let dim = self.dim();
         let mut l = vec![0.0; self.symbolic.len_val()];
         let par = Par::Seq;
         let mut mem = MemBuffer::try_new(
@@ -331,8 +324,7 @@ impl KktPattern {
         r1: &[f64],
         r2: &[f64],
     ) -> Option<(Vec<f64>, Vec<f64>)> {
-        let n = self.n;
-        let dim = self.nx + n;
+        let dim = self.dim();
         let mut b = vec![0.0; dim];
         for (j, &c) in self.idx.iter().enumerate() {
             if c != u32::MAX {

@@ -92,8 +92,9 @@ pub fn bytes(n: usize, k: usize) -> u64 {
 }
 
 /// Where to split `keys` (sorted, more than [`LEAF`] of them): the position nearest the
-/// middle at which the key changes, so that the two boxes are disjoint in that coordinate
-/// and pairs across them have a positive distance bound; among positions leaving each side
+/// middle at which the key changes (the lower of two equally near), so that the two boxes
+/// are disjoint in that coordinate and pairs across them have a positive distance bound;
+/// among positions leaving each side
 /// at least LEAF/2 keys (so leaves keep ≥ LEAF/2 inputs and [`bytes`]' count of boxes
 /// holds). Where no such position exists, the middle. Coordinates with many equal values
 /// (the clustered randomizer's {0, r} and {0, 1} coordinates, `mdp build clustered-rr`)
@@ -561,7 +562,192 @@ impl Structure for Tree<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::{split_point, LEAF};
+    use super::{bytes, split_point, supports, Node, Tree, LEAF};
+    use crate::dense::{Dense, Normalized};
+    use crate::exact::Q;
+    use crate::metric::{MetricKind, Space};
+    use crate::structured::{Part, Structure};
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    /// n points in `dim` coordinates: uniform on a 1/1000 grid in [−5, 5) (negative too: a
+    /// key that is not monotone in the coordinate shows), or (`clustered`) on {0, 1} per
+    /// coordinate (runs of equal keys, as the clustered randomizer's), some duplicated; and
+    /// a random positive n × k matrix.
+    fn instance(seed: u64, n: usize, dim: usize, k: usize, clustered: bool) -> (Space, Dense) {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let mut pts: Vec<Vec<Q>> = Vec::with_capacity(n);
+        for i in 0..n {
+            if i > 0 && rng.gen_bool(0.05) {
+                let j = rng.gen_range(0..i);
+                pts.push(pts[j].clone());
+                continue;
+            }
+            pts.push(
+                (0..dim)
+                    .map(|_| match clustered {
+                        true => Q::from(rng.gen_range(0u32..2)),
+                        false => Q::from_signeds(rng.gen_range(-5_000i64..5_000), 1000),
+                    })
+                    .collect(),
+            );
+        }
+        let space = Space::from_points(MetricKind::Euclidean, pts, None).expect("points");
+        let data = (0..n * k).map(|_| rng.gen_range(0.01..1.0)).collect();
+        (space, Dense::new(n, k, data, "matrix").expect("matrix"))
+    }
+
+    fn key(t: &Tree, u: u32, dim: usize) -> f64 {
+        let x = t.space.float_coords(u as usize)[dim];
+        0.5 * x.lo + 0.5 * x.hi
+    }
+
+    /// The tree's shape as its doc states it. Every row is in exactly one leaf; a box's
+    /// children split its rows; a box of more than LEAF rows is split and no leaf holds
+    /// more than LEAF (nor fewer than LEAF/2 once n > LEAF: [`bytes`] counts on it); a box
+    /// is the tightest box around its rows' enclosures (the distance bounds rest on it);
+    /// the split is on a widest coordinate, every left key at most every right one; the
+    /// column extremes are its rows' max and min of h̃; and [`bytes`] bounds the extremes'
+    /// storage from above, by at most 4×.
+    #[test]
+    fn the_tree_partitions_its_rows_into_tight_boxes_split_on_the_widest_coordinate() {
+        for (seed, &n) in [1usize, 2, 16, 17, 40, 300, 1000].iter().enumerate() {
+            for dim in 1..=3 {
+                for clustered in [false, true] {
+                    let k = 3;
+                    let (space, m) = instance(seed as u64, n, dim, k, clustered);
+                    let norm = Normalized::new(&m);
+                    let t = Tree::new(&space, &m, &norm, None, 256, u64::MAX);
+                    let mut seen = t.perm.clone();
+                    seen.sort_unstable();
+                    assert_eq!(seen, (0..n as u32).collect::<Vec<_>>(), "a permutation");
+                    assert_eq!((t.nodes[0].start, t.nodes[0].end), (0, n));
+                    for (id, node) in t.nodes.iter().enumerate() {
+                        let rows = t.rows(id);
+                        for c in 0..dim {
+                            let xs = rows.iter().map(|&u| space.float_coords(u as usize)[c]);
+                            let lo = xs.clone().map(|x| x.lo).fold(f64::INFINITY, f64::min);
+                            let hi = xs.map(|x| x.hi).fold(f64::NEG_INFINITY, f64::max);
+                            assert_eq!((node.lo[c], node.hi[c]), (lo, hi), "box {id}");
+                        }
+                        for w in 0..k {
+                            let hs = rows.iter().map(|&u| norm.hrow(u as usize)[w]);
+                            let mx = hs.clone().fold(0.0, f64::max);
+                            let mn = hs.fold(f64::INFINITY, f64::min);
+                            assert_eq!(t.hmax[id * k + w], mx, "max of box {id}");
+                            assert_eq!(t.hmin[id * k + w], mn, "min of box {id}");
+                        }
+                        match node.kids {
+                            None => {
+                                assert!(node.len() <= LEAF, "leaf {id}: {}", node.len());
+                                assert!(n <= LEAF || node.len() >= LEAF / 2, "leaf {id}");
+                            }
+                            Some((l, r)) => {
+                                let (nl, nr): (&Node, &Node) = (&t.nodes[l], &t.nodes[r]);
+                                assert!(node.len() > LEAF, "box {id} split");
+                                assert_eq!(
+                                    (nl.start, nl.end, nr.end),
+                                    (node.start, nr.start, node.end)
+                                );
+                                let width = |c: usize| node.hi[c] - node.lo[c];
+                                let widest = (0..dim).map(width).fold(0.0, f64::max);
+                                let separated = (0..dim).filter(|&c| width(c) == widest).any(|c| {
+                                    let left = t.rows(l).iter().map(|&u| key(&t, u, c));
+                                    let right = t.rows(r).iter().map(|&u| key(&t, u, c));
+                                    left.fold(f64::NEG_INFINITY, f64::max)
+                                        <= right.fold(f64::INFINITY, f64::min)
+                                });
+                                assert!(separated, "box {id} split on a widest coordinate");
+                            }
+                        }
+                    }
+                    let stored = (t.nodes.len() * k * 16) as u64;
+                    assert!(stored <= bytes(n, k), "n = {n}: {stored} > {}", bytes(n, k));
+                    assert!(
+                        bytes(n, k) <= 4 * stored,
+                        "n = {n}: estimate {}",
+                        bytes(n, k)
+                    );
+                }
+            }
+        }
+    }
+
+    /// A split audit's shares: each starts from some box pairs (none is left idle), no box
+    /// pair is dealt twice, their ordered pairs add up to n(n − 1) (as the whole tree's do),
+    /// and each share's list starts with the boxes paired with themselves, then touching
+    /// boxes (boxes of clustered points), then the rest.
+    #[test]
+    fn shares_deal_every_box_pair_once_self_pairs_first() {
+        for clustered in [false, true] {
+            shares_of(600, clustered);
+        }
+    }
+
+    fn shares_of(n: usize, clustered: bool) {
+        let (space, m) = instance(7, n, 2, 2, clustered);
+        let norm = Normalized::new(&m);
+        let whole = Tree::new(&space, &m, &norm, None, 256, u64::MAX);
+        let all = (n * (n - 1)) as u64;
+        assert_eq!(whole.pairs(), all);
+        assert_eq!(whole.roots, vec![(0, 0)]);
+        let mut layouts = vec![whole.layout()];
+        for of in 2..6 {
+            let mut dealt = Vec::new();
+            let mut total = 0;
+            for i in 0..of {
+                let mut t = Tree::new(&space, &m, &norm, None, 256, u64::MAX);
+                t.restrict(Part::new(i, of).unwrap());
+                // Every share of one split names the same dealt list; another split another.
+                if i == 0 {
+                    layouts.push(t.layout());
+                }
+                assert_eq!(t.layout(), *layouts.last().unwrap(), "share {i} of {of}");
+                assert!(!t.roots.is_empty(), "share {i} of {of} is empty");
+                let class = |&(a, b): &(usize, usize)| match (a == b, t.box_distance(a, b) > 0.0) {
+                    (true, _) => 0,
+                    (false, false) => 1,
+                    (false, true) => 2,
+                };
+                let classes: Vec<u8> = t.roots.iter().map(class).collect();
+                assert_eq!(
+                    classes[0], 0,
+                    "share {i} of {of} starts with a box and itself"
+                );
+                assert!(
+                    classes.windows(2).all(|w| w[0] <= w[1]),
+                    "share {i} of {of}"
+                );
+                assert!(classes.contains(&2), "share {i} of {of} holds apart boxes");
+                // Clustered points fill boxes of equal points: touching boxes.
+                assert_eq!(classes.contains(&1), clustered, "share {i} of {of}");
+                total += t.pairs();
+                dealt.extend(t.roots.iter().copied());
+            }
+            assert_eq!(total, all, "{of} shares");
+            let count = dealt.len();
+            dealt.sort_unstable();
+            dealt.dedup();
+            assert_eq!(dealt.len(), count, "a box pair dealt twice");
+        }
+        // A tree not restricted has no dealt list (layout 0); a split's digest is of its
+        // boxes (two splits dealing the same list share it).
+        assert_eq!(layouts[0], 0);
+        assert!(layouts[1..].iter().all(|&l| l != 0), "{layouts:?}");
+    }
+
+    #[test]
+    fn only_coordinate_metrics_have_boxes() {
+        for kind in [
+            MetricKind::Euclidean,
+            MetricKind::Manhattan,
+            MetricKind::Chebyshev,
+            MetricKind::Haversine,
+        ] {
+            assert!(supports(kind));
+        }
+        assert!(!supports(MetricKind::Explicit) && !supports(MetricKind::Graph));
+    }
 
     #[test]
     fn splits_between_distinct_keys_nearest_the_middle() {
@@ -571,6 +757,13 @@ mod tests {
         // Changes at 30 and 60 around the middle 50: the nearer one.
         let keys: Vec<f64> = (0..100).map(|i| (i / 30) as f64).collect();
         assert_eq!(split_point(&keys), 60);
+        // Changes at 45 and 90: the nearer one, 45; at 40 and 60, equally near: the lower.
+        let keys: Vec<f64> = (0..100).map(|i| (i / 45) as f64).collect();
+        assert_eq!(split_point(&keys), 45);
+        let keys: Vec<f64> = (0..100)
+            .map(|i| ((i >= 40) as u8 + (i >= 60) as u8) as f64)
+            .collect();
+        assert_eq!(split_point(&keys), 40);
         // Distinct keys: the median, as before.
         let keys: Vec<f64> = (0..101).map(|i| i as f64).collect();
         assert_eq!(split_point(&keys), 50);

@@ -78,7 +78,9 @@ fn kind_of(i: u8) -> MetricKind {
     ][i as usize % 4]
 }
 
-fn random_space(rng: &mut ChaCha8Rng, kind: MetricKind, n: usize, dups: bool) -> Space {
+/// n random points of metric `kind`: coordinates in [0, 10·`scale`) on a grid of 10⁻³·`scale`
+/// (`scale` a power of ten; latitude and longitude for haversine, where it is ignored).
+fn random_space(rng: &mut ChaCha8Rng, kind: MetricKind, n: usize, dups: bool, scale: i32) -> Space {
     let dim = if kind == MetricKind::Haversine {
         2
     } else {
@@ -102,7 +104,12 @@ fn random_space(rng: &mut ChaCha8Rng, kind: MetricKind, n: usize, dups: bool) ->
                 } else {
                     rng.gen_range(0.0..10.0)
                 };
-                Q::from_signeds((x * 1000.0).round() as i64, 1000)
+                let q = Q::from_signeds((x * 1000.0).round() as i64, 1000);
+                match kind == MetricKind::Haversine {
+                    true => q,
+                    false if scale >= 0 => q * Q::from_unsigneds(10u64.pow(scale as u32), 1),
+                    false => q * Q::from_unsigneds(1, 10u64.pow(-scale as u32)),
+                }
             })
             .collect();
         pts.push(p);
@@ -188,13 +195,14 @@ fn plant(m: &Dense, u: usize, v: usize, w: usize, eps: f64, d: f64, ulps: i64) -
 fn planted_instance(
     seed: u64,
     kind: u8,
+    scale: i32,
     n: usize,
     k: usize,
     eps: f64,
     ulps: i64,
 ) -> (Space, Dense, Option<Dense>) {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let space = random_space(&mut rng, kind_of(kind), n, false);
+    let space = random_space(&mut rng, kind_of(kind), n, false, scale);
     let base = random_matrix(&mut rng, n, k, |u, v| space.approx(u, v), true, false);
     let (u, v, w) = (
         rng.gen_range(0..n),
@@ -230,7 +238,7 @@ proptest! {
                                scoped in any::<bool>()) {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let kind = kind_of(kind);
-        let space = random_space(&mut rng, kind, n, dups);
+        let space = random_space(&mut rng, kind, n, dups, 0);
         let m = random_matrix(&mut rng, n, k, |u, v| space.approx(u, v), smooth, zeros);
         let norm = Normalized::new(&m);
         let within = scoped.then(|| {
@@ -245,11 +253,13 @@ proptest! {
         }
     }
 
+    /// Also with every distance below 1 (coordinates scaled by 10⁻¹ … 10⁻³): a box-pair
+    /// bound of e^{T/d} in place of e^{T·d} agrees with it at d = 1 and is found only here.
     #[test]
     fn tree_matches_exhaustive_on_planted_near_ties(seed in any::<u64>(), kind in 0u8..4, n in 20usize..120,
-                                                    k in 2usize..12, ulps in -3i64..4) {
+                                                    k in 2usize..12, ulps in -3i64..4, scale in 0i32..4) {
         let eps = 4.0;
-        let (space, _, planted) = planted_instance(seed, kind, n, k, eps, ulps);
+        let (space, _, planted) = planted_instance(seed, kind, -scale, n, k, eps, ulps);
         let Some(m) = planted else { return Ok(()) };
         let norm = Normalized::new(&m);
         let tree = Tree::new(&space, &m, &norm, None, PREC, BUDGET);
@@ -300,7 +310,7 @@ fn one_ulp_violation_in_a_large_smooth_mechanism_is_found() {
     // 400 planar points, the violation planted one ulp past the boundary at a far pair:
     // the box tests must not settle it.
     let mut rng = ChaCha8Rng::seed_from_u64(7);
-    let space = random_space(&mut rng, MetricKind::Euclidean, 400, false);
+    let space = random_space(&mut rng, MetricKind::Euclidean, 400, false, 0);
     let base = random_matrix(&mut rng, 400, 30, |u, v| space.approx(u, v), true, false);
     let (u, v, w) = (3, 398, 5);
     let eps = 4.0;
@@ -413,7 +423,7 @@ proptest! {
     fn tree_shares_partition_the_pairs(seed in any::<u64>(), kind in 0u8..4, n in 2usize..90, k in 1usize..10,
                                        of in 1usize..7, ulps in -2i64..3, scoped in any::<bool>()) {
         let eps = 4.0;
-        let (space, base, planted) = planted_instance(seed, kind, n, k, eps, ulps);
+        let (space, base, planted) = planted_instance(seed, kind, 0, n, k, eps, ulps);
         let m = planted.unwrap_or(base);
         let norm = Normalized::new(&m);
         let within = scoped.then(|| Q::try_from(space.approx(0, n - 1).max(1e-3) * 0.6).unwrap());
@@ -767,5 +777,133 @@ fn ratios_ulps_above_the_bound_where_the_series_meets_it() {
     assert!(
         fails >= 40,
         "the plants are above the bound: {fails} of 60 fail"
+    );
+}
+
+/// 40 points on a line at spacing `gap` (0, gap, …, 39·gap); rows 0–19 are [a, 1 − a] and
+/// rows 20–39 [b, 1 − b] with a/b = e^{ε·gap}·`tilt` (ε·gap = 1). The tree splits them into
+/// the two halves (distinct keys: at the median), so the only pairs at distance gap across
+/// the halves are (19, 20) and (20, 19).
+fn two_halves(gap: &Q, tilt: f64) -> (Space, Dense) {
+    let pts = (0..40u32).map(|i| vec![gap * Q::from(i)]).collect();
+    let space = Space::from_points(MetricKind::Euclidean, pts, None).unwrap();
+    let a = 0.5;
+    let b = a / (1f64.exp() * tilt);
+    let data = (0..40)
+        .flat_map(|u| if u < 20 { [a, 1.0 - a] } else { [b, 1.0 - b] })
+        .collect();
+    (space, Dense::new(40, 2, data, "matrix").unwrap())
+}
+
+/// A scope η equal to the distance of the one violating pair keeps it in scope (d ≤ η), at
+/// the tree's three scope tests: the box pair's (its distance bound is exactly η at spacing
+/// 1: a box pair skipped at dist_lo ≥ η would hide it), and the leaf pair's float and exact
+/// ones (at spacing 1/10 the pair's float enclosure straddles η, so only the exact
+/// comparison places it). Tilted 10⁻³ below the bound, the same mechanism passes.
+#[test]
+fn a_pair_at_exactly_the_scopes_distance_is_in_scope() {
+    for (gap, eps) in [
+        (Q::from(1u32), Q::from(1u32)),
+        (Q::from_unsigneds(1u32, 10), Q::from(10u32)),
+    ] {
+        let (space, m) = two_halves(&gap, 1.001);
+        let norm = Normalized::new(&m);
+        let (want, _) = exhaustive(&space, &m, &eps, Some(&gap));
+        assert_eq!(want, Decision::Fails, "spacing {gap}");
+        let tree = Tree::new(&space, &m, &norm, Some(&gap), PREC, BUDGET);
+        let fails: Vec<(usize, usize)> = breaking(&tree, &eps).iter().map(|p| (p.0, p.1)).collect();
+        assert_eq!(fails, vec![(19, 20)], "spacing {gap}");
+        let (space, m) = two_halves(&gap, 0.999);
+        let norm = Normalized::new(&m);
+        let tree = Tree::new(&space, &m, &norm, Some(&gap), PREC, BUDGET);
+        assert!(breaking(&tree, &eps).is_empty(), "spacing {gap}, private");
+    }
+}
+
+/// Rows whose entries underflow when normalized are outside the float error model in a box
+/// pair too: box A (rows 0–19, each [2⁻¹⁰⁷⁴, 10]: h̃ = [0, 1] in floats) against box B (rows
+/// 20–39, [0, 1]) must go to the leaves' exact path, where H\[u\]\[0\] > 0 = H\[v\]\[0\]
+/// makes every (u ∈ A, v ∈ B) ratio infinite. A box test that trusted A's floats because B
+/// is safe (`&&` → `||`) would settle column 0 as "all zero in A" and column 1 at ratio 1.
+#[test]
+fn a_box_with_unsafe_rows_is_decided_at_its_leaves() {
+    let pts = (0..40u32).map(|i| vec![Q::from(i)]).collect();
+    let space = Space::from_points(MetricKind::Euclidean, pts, None).unwrap();
+    let tiny = f64::from_bits(1);
+    let data = (0..40)
+        .flat_map(|u| if u < 20 { [tiny, 10.0] } else { [0.0, 1.0] })
+        .collect();
+    let m = Dense::new(40, 2, data, "matrix").unwrap();
+    let norm = Normalized::new(&m);
+    assert!(norm.safe[..20].iter().all(|s| !s) && norm.safe[20..].iter().all(|&s| s));
+    let eps = Q::from(1u32);
+    assert_eq!(exhaustive(&space, &m, &eps, None).0, Decision::Fails);
+    let tree = Tree::new(&space, &m, &norm, None, PREC, BUDGET);
+    let fails = breaking(&tree, &eps);
+    assert_eq!(fails.len(), 20 * 20, "every (A, B) pair, no (B, A) one");
+    assert!(fails.iter().all(|&(u, v, _)| u < 20 && v >= 20));
+}
+
+/// The tree's work accounts for every triple of every pass: the triples settled by box
+/// pairs and those decided pair by pair add up to n(n − 1)·K (no scope). On a smooth
+/// private mechanism over 300 spread points most of them are settled by box pairs (the
+/// pruning the structure exists for: a distance bound of 0, or a box ratio mis-formed,
+/// settles none).
+#[test]
+fn the_trees_work_accounts_for_every_triple_and_far_boxes_settle() {
+    let mut rng = ChaCha8Rng::seed_from_u64(11);
+    let (n, k) = (300, 6);
+    let space = random_space(&mut rng, MetricKind::Euclidean, n, false, 0);
+    let m = random_matrix(&mut rng, n, k, |u, v| space.approx(u, v), true, false);
+    let norm = Normalized::new(&m);
+    let tree = Tree::new(&space, &m, &norm, None, PREC, BUDGET);
+    assert_eq!(tree.pairs(), (n * (n - 1)) as u64);
+    let out = tree.check(&Q::from(4u32), true).unwrap();
+    assert!(out.fails.is_empty() && out.undecided.is_none());
+    let w = out.work;
+    assert_eq!(
+        w.settled_triples + w.pair_triples,
+        (n * (n - 1) * k) as u64,
+        "{w:?}"
+    );
+    assert!(w.settled_triples > 4 * w.pair_triples, "{w:?}");
+    assert!(
+        w.box_tests > 0 && w.exact_triples <= w.pair_triples,
+        "{w:?}"
+    );
+}
+
+/// The box tree's candidate search finds the tightest pair (`Tree::candidates`, the leaf
+/// pairs' estimates ranked): on the points of the path of
+/// `the_tight_search_absorbs_the_estimated_tightest_pair_first` laid on a line (the
+/// tightest pair (98, 99) at ln 2 over d = 1; the largest ratio 5/2 over d = 10), it is
+/// absorbed before the first check, and one check at the upper end closes the search.
+#[test]
+fn the_trees_search_absorbs_the_tightest_pair_first() {
+    let n = 100;
+    let mut x = 0u32;
+    let pts = (0..n)
+        .map(|i| {
+            if i > 0 {
+                x += if i == 50 || i == 51 { 10 } else { 1 };
+            }
+            vec![Q::from(x)]
+        })
+        .collect();
+    let space = Space::from_points(MetricKind::Euclidean, pts, None).unwrap();
+    let mut data = vec![1.0; n * 2];
+    data[2 * (n - 1)] = 3.0;
+    data[2 * 50] = 4.0;
+    let m = Dense::new(n, 2, data, "matrix").unwrap();
+    let norm = Normalized::new(&m);
+    let tree = Tree::new(&space, &m, &norm, None, PREC, BUDGET);
+    let (enc, work) = tight_eps(&tree).unwrap();
+    assert_eq!(enc.pair, Some((n - 2, n - 1)));
+    let (lo, hi) = enc.to_f64();
+    assert!(lo <= std::f64::consts::LN_2 && std::f64::consts::LN_2 <= hi);
+    assert_eq!(work.passes, 1, "one check after the candidates");
+    assert_eq!(
+        exhaustive(&space, &m, &Q::from(1u32), None).1.unwrap().pair,
+        enc.pair
     );
 }

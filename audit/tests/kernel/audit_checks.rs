@@ -63,6 +63,11 @@ fn benders_bounds_are_checked_against_the_dual_and_the_matrix() {
     assert_eq!(b.verdict, Verdict::Pass, "{}", b.detail);
     let w = b.witness.as_ref().unwrap();
     assert!((w["gap"].as_f64().unwrap() - 0.25).abs() < 1e-15, "{w}");
+    // The gap relative to the lower bound: (1/2 − 1/4) / (1/4).
+    assert!(
+        (w["relative_gap"].as_f64().unwrap() - 1.0).abs() < 1e-15,
+        "{w}"
+    );
     assert_eq!(r.verdict, Verdict::Pass);
     // Lower above the proven 1/4 (though below the optimum): fail.
     let r = run(
@@ -85,6 +90,28 @@ fn benders_bounds_are_checked_against_the_dual_and_the_matrix() {
     );
     assert_eq!(check(&r, "benders").verdict, Verdict::Inconclusive);
     assert_eq!(r.verdict, Verdict::Inconclusive);
+    // At exactly the loss enclosure's lower end (a double below 3/10) the upper bound is not
+    // shown to be below the loss: inconclusive, not a failure.
+    let lo = r.expected_loss.expect("a loss")[0];
+    assert!(lo < 0.3);
+    let at_lo = mdp_audit::exact::format_rational(&Q::try_from(lo).unwrap());
+    let r = run(
+        &two_points("1/4", "expected_loss", Some(benders("1/4", &at_lo))),
+        &o,
+    );
+    assert_eq!(
+        check(&r, "benders").verdict,
+        Verdict::Inconclusive,
+        "{at_lo}"
+    );
+    // At exactly its upper end the upper bound is proven: L ≤ hi ≤ upper.
+    let hi = r.expected_loss.expect("a loss")[1];
+    let at_hi = mdp_audit::exact::format_rational(&Q::try_from(hi).unwrap());
+    let r = run(
+        &two_points("1/4", "expected_loss", Some(benders("1/4", &at_hi))),
+        &o,
+    );
+    assert_eq!(check(&r, "benders").verdict, Verdict::Pass, "{at_hi}");
     // The dual bounds the other objective: fail, naming both.
     let mut doc = two_points("1/4", "max_loss", Some(benders("1/4", "1/2")));
     let r = run(&doc, &o);
@@ -322,4 +349,399 @@ fn only_a_passing_audit_is_certified() {
     // Scoped within 2: certified under its own scope (a gate's default would refuse it).
     let s = Certified::certify(&scoped(), &Silent).unwrap();
     assert_eq!(s.report().verdict, Verdict::Pass);
+}
+
+/// Outputs that are points of their own (`"outputs": {"points": …}`) are the space's sites
+/// n, n + 1, …: the expected loss is measured to them. Inputs at 0 and 1, outputs at 0, 3
+/// and 5 (manhattan), rows [1/2, 1/4, 1/4] and [1/4, 1/2, 1/4], the uniform prior:
+/// L = ½(3/4 + 5/4) + ½(1/4 + 1 + 1) = 2.125. (Sites n .. n + K: with one output, or one
+/// input, n·K sites would be too few.)
+#[test]
+fn the_loss_is_measured_to_output_points() {
+    let doc = json!({"format": "mdp/1", "epsilon": 1,
+        "metric": {"kind": "manhattan", "points": [[0], [1]]},
+        "outputs": {"points": [[0], [3], [5]]},
+        "matrix": [["1/2", "1/4", "1/4"], ["1/4", "1/2", "1/4"]],
+        "loss": {"prior": [1, 1]}});
+    let r = run(&doc, &Options::default());
+    assert_eq!(r.verdict, Verdict::Pass);
+    let [lo, hi] = r.expected_loss.expect("the loss to the output points");
+    assert!(
+        lo <= 2.125 && 2.125 <= hi && hi - lo < 1e-12,
+        "[{lo}, {hi}]"
+    );
+    assert_eq!(r.stats.triples, 2 * 3, "2 ordered pairs × 3 outputs");
+    // One output point, at 3: L = ½(3 + 2).
+    let one = json!({"format": "mdp/1", "epsilon": 1,
+        "metric": {"kind": "manhattan", "points": [[0], [1]]},
+        "outputs": {"points": [[3]]},
+        "matrix": [[1], [1]],
+        "loss": {"prior": [1, 1]}});
+    let [lo, hi] = run(&one, &Options::default())
+        .expected_loss
+        .expect("a loss");
+    assert!(lo <= 2.5 && 2.5 <= hi && hi - lo < 1e-12, "[{lo}, {hi}]");
+}
+
+/// The row-normalization budget (`Options::max_number_bits`): a row whose widest entry and
+/// exact sum need b bits together is audited at a limit of b and refused (an input error,
+/// before any privacy check) at b − 1. The second row sums to 9/10 (normalized, its entries
+/// are divided by that sum), and is the wider.
+#[test]
+fn the_row_normalization_budget_is_exact_at_its_limit() {
+    let doc = json!({"format": "mdp/1", "epsilon": 1,
+        "metric": {"kind": "manhattan", "points": [[0], [1]]},
+        "matrix": [["1/2", "1/2"], ["2/7", "43/70"]]});
+    let text = serde_json::to_vec(&doc).unwrap();
+    let file = read_mechanism(&text, &Limits::default()).unwrap();
+    let row = [q(2, 7), q(43, 70)];
+    let sum = &row[0] + &row[1];
+    assert_eq!(sum, q(9, 10));
+    let widest = row.iter().map(mdp_audit::exact::bits).max().unwrap();
+    let b = widest + mdp_audit::exact::bits(&sum);
+    assert!(b > mdp_audit::exact::bits(&q(1, 2)) + mdp_audit::exact::bits(&q(1, 1)));
+    let at = |max_number_bits| {
+        let o = Options {
+            max_number_bits,
+            ..Options::default()
+        };
+        audit(&file, &o)
+    };
+    assert!(at(b).is_ok());
+    let e = at(b - 1).expect_err("one bit over");
+    assert!(e.to_string().contains("matrix[1] (row-normalized)"), "{e}");
+}
+
+/// The report's work counts: n(n − 1) ordered pairs of K outputs each, and the fraction of
+/// those triples the exact fallback decided. Rows [2⁻¹¹⁰⁰, 1 − 2⁻¹¹⁰⁰] underflow in floats,
+/// so both pairs go exact (fraction 1); the two-point mechanism's go by floats (0).
+#[test]
+fn the_report_counts_triples_and_the_exact_fraction() {
+    let big = format!("{}", pow2(1100));
+    let tiny = format!("1/{big}");
+    let rest = format!("{}/{big}", pow2_minus_1(1100));
+    let doc = json!({"format": "mdp/1", "epsilon": 1,
+        "metric": {"kind": "manhattan", "points": [[0], [1]]},
+        "matrix": [[tiny, rest], [tiny, rest]]});
+    let r = run(&doc, &Options::default());
+    assert_eq!(r.verdict, Verdict::Pass, "{:?}", r.checks);
+    let s = &r.stats;
+    assert_eq!((s.pairs_in_scope, s.triples, s.exact_pairs_pure), (2, 4, 2));
+    assert_eq!(s.exact_triple_fraction, 1.0);
+    let r = run(
+        &two_points("1/4", "expected_loss", None),
+        &Options::default(),
+    );
+    let s = &r.stats;
+    assert_eq!((s.pairs_in_scope, s.triples, s.exact_pairs_pure), (2, 4, 0));
+    assert_eq!(s.exact_triple_fraction, 0.0);
+}
+
+/// 2^e in decimal, by doubling a little-endian digit vector.
+fn pow2(e: u32) -> String {
+    let mut d = vec![1u8];
+    for _ in 0..e {
+        let mut carry = 0;
+        for x in d.iter_mut() {
+            let y = *x * 2 + carry;
+            *x = y % 10;
+            carry = y / 10;
+        }
+        if carry > 0 {
+            d.push(carry);
+        }
+    }
+    d.iter().rev().map(|x| char::from(b'0' + x)).collect()
+}
+
+/// 2^e − 1 in decimal (2^e ends in 2, 4, 6 or 8 for e ≥ 1: no borrow).
+fn pow2_minus_1(e: u32) -> String {
+    let mut s = pow2(e).into_bytes();
+    *s.last_mut().unwrap() -= 1;
+    String::from_utf8(s).unwrap()
+}
+
+/// A scoped guarantee's unguarded pairs are a warning of the report: on `scoped()` the point
+/// at 5 is in no η-path from 0 or 1, so 4 ordered pairs have no guarantee; on three points
+/// one apart every pair is joined by η-steps and there is no warning. The policy's detail
+/// names the required ε and the file's, as numbers.
+#[test]
+fn unguarded_pairs_are_a_warning_and_the_policy_names_its_epsilons() {
+    let o = Options {
+        scope: ScopePolicy::AnyScope,
+        epsilon: Some(q(1, 2)),
+        ..Options::default()
+    };
+    let r = run(&scoped(), &o);
+    let warned: Vec<&String> = r
+        .warnings
+        .iter()
+        .filter(|w| w.starts_with("scoped guarantee"))
+        .collect();
+    assert_eq!(warned.len(), 1, "{:?}", r.warnings);
+    assert!(warned[0].contains("; 4 ordered pairs"), "{}", warned[0]);
+    let p = check(&r, "policy");
+    assert!(
+        p.detail
+            .starts_with("privacy checked at the required ε = 0.5 (the file claims ε = 1)"),
+        "{}",
+        p.detail
+    );
+    let nb = check(&r, "neighbors");
+    assert!(
+        nb.detail.contains("ε·1.000000·d(u,v)")
+            && nb
+                .detail
+                .contains("2 component(s), 4 ordered pairs across components"),
+        "{}",
+        nb.detail
+    );
+    // Two pairs, {0, 1} and {5, 6}, within 2: two components, 8 ordered pairs across.
+    let pairs = json!({"format": "mdp/1", "epsilon": 1,
+        "metric": {"kind": "manhattan", "points": [[0], [1], [5], [6]]},
+        "neighbors": {"within": 2},
+        "matrix": vec![vec!["1/4"; 4]; 4]});
+    let nb = run(&pairs, &o)
+        .checks
+        .into_iter()
+        .find(|c| c.name == "neighbors");
+    let d = nb.expect("a neighbors check").detail;
+    assert!(d.contains("2 component(s), 8 ordered pairs"), "{d}");
+    // A triangle (0, 0), (1, 1), (3, 0) within η = 2.3: the far pair (d = 3) is reached by
+    // the steps √2 and √5, a stretch of (√2 + √5)/3 = 1.2167605.
+    let triangle = json!({"format": "mdp/1", "epsilon": 1,
+        "metric": {"kind": "euclidean", "points": [[0, 0], [1, 1], [3, 0]]},
+        "neighbors": {"within": "2.3"},
+        "matrix": [["1/3", "1/3", "1/3"], ["1/3", "1/3", "1/3"], ["1/3", "1/3", "1/3"]]});
+    let nb = run(&triangle, &o)
+        .checks
+        .into_iter()
+        .find(|c| c.name == "neighbors");
+    let d = nb.expect("a neighbors check").detail;
+    assert!(
+        d.contains("ε·1.216761·d(u,v)") && d.contains("1 component(s), 0 ordered pairs"),
+        "{d}"
+    );
+    let joined = json!({"format": "mdp/1", "epsilon": 1,
+        "metric": {"kind": "manhattan", "points": [[0], [1], [2]]},
+        "neighbors": {"within": 1},
+        "matrix": [["1/3", "1/3", "1/3"], ["1/3", "1/3", "1/3"], ["1/3", "1/3", "1/3"]]});
+    let r = run(&joined, &o);
+    assert!(
+        r.warnings
+            .iter()
+            .all(|w| !w.starts_with("scoped guarantee")),
+        "{:?}",
+        r.warnings
+    );
+}
+
+/// Numbers for people (`audit::plain`): the shortest decimal that reads back, in scientific
+/// notation outside [10⁻⁴, 10⁷), and 0, ±∞ and NaN as Rust writes them.
+#[test]
+fn plain_numbers() {
+    use mdp_audit::audit::plain;
+    let cases = [
+        (0.0, "0"),
+        (0.5, "0.5"),
+        (1e-4, "0.0001"),
+        (9.5e-5, "9.5e-5"),
+        (-2.0, "-2"),
+        (1234567.0, "1234567"),
+        (1e7, "1e7"),
+        (-3e-9, "-3e-9"),
+        (f64::INFINITY, "inf"),
+        (f64::NEG_INFINITY, "-inf"),
+        (f64::NAN, "NaN"),
+    ];
+    for (x, want) in cases {
+        assert_eq!(plain(x), want, "{x}");
+    }
+}
+
+/// The unit a report states: kilometres for haversine at the default earth radius only.
+#[test]
+fn distances_are_in_km_only_on_the_default_earth() {
+    use mdp_audit::audit::unit_of;
+    use mdp_audit::metric::{default_radius, MetricKind, Space};
+    let pts = || vec![vec![q(0, 1), q(0, 1)], vec![q(1, 1), q(1, 1)]];
+    let earth = Space::from_points(MetricKind::Haversine, pts(), None).unwrap();
+    assert_eq!(unit_of(&earth), Some("km"));
+    let given = Space::from_points(MetricKind::Haversine, pts(), Some(default_radius())).unwrap();
+    assert_eq!(unit_of(&given), Some("km"));
+    let other = Space::from_points(MetricKind::Haversine, pts(), Some(q(1, 1))).unwrap();
+    assert_eq!(unit_of(&other), None);
+    let plane = Space::from_points(MetricKind::Euclidean, pts(), None).unwrap();
+    assert_eq!(unit_of(&plane), None);
+}
+
+/// A loss enclosure with an infinite end decides nothing: the claimed loss is inconclusive
+/// (not a panic converting ∞ to a rational, not a verdict).
+#[test]
+fn a_claimed_loss_against_an_unbounded_enclosure_is_inconclusive() {
+    use mdp_audit::audit::claimed_loss_check;
+    use mdp_audit::exact::float::FI;
+    for l in [
+        FI {
+            lo: 1.0,
+            hi: f64::INFINITY,
+        },
+        FI {
+            lo: f64::NEG_INFINITY,
+            hi: 1.0,
+        },
+    ] {
+        let c = claimed_loss_check(&q(1, 1), l, &q(1, 1000));
+        assert_eq!(c.verdict, Verdict::Inconclusive, "{l:?}");
+    }
+    let c = claimed_loss_check(&q(1, 1), FI { lo: 1.0, hi: 1.0 }, &q(0, 1));
+    assert_eq!(c.verdict, Verdict::Pass);
+    // L ∈ [1, 2], tolerance 1/10: within tolerance of every L iff 1.8 ≤ claim ≤ 1.1 (never);
+    // of none iff claim < 0.9 or claim > 2.2; the ends themselves are inconclusive.
+    let wide = FI { lo: 1.0, hi: 2.0 };
+    let tol = q(1, 10);
+    for (claim, want) in [
+        (q(89, 100), Verdict::Fail),
+        (q(9, 10), Verdict::Inconclusive),
+        (q(3, 2), Verdict::Inconclusive),
+        (q(22, 10), Verdict::Inconclusive),
+        (q(221, 100), Verdict::Fail),
+    ] {
+        let c = claimed_loss_check(&claim, wide, &tol);
+        assert_eq!(c.verdict, want, "claim {claim}");
+    }
+    // L ∈ [1, 1]: 0.9 and 1.1 are within tolerance of it (pass), just outside fails.
+    let point = FI { lo: 1.0, hi: 1.0 };
+    for (claim, want) in [
+        (q(9, 10), Verdict::Pass),
+        (q(11, 10), Verdict::Pass),
+        (q(899, 1000), Verdict::Fail),
+        (q(1101, 1000), Verdict::Fail),
+    ] {
+        assert_eq!(
+            claimed_loss_check(&claim, point, &tol).verdict,
+            want,
+            "claim {claim}"
+        );
+    }
+}
+
+/// The claimed loss against an exact L: pass iff L(1 − tol) ≤ claim ≤ L(1 + tol), ends
+/// included.
+#[test]
+fn a_claimed_loss_against_the_exact_loss() {
+    use mdp_audit::audit::claimed_loss_exact;
+    let tol = q(1, 10);
+    for (claim, want) in [
+        (q(9, 10), Verdict::Pass),
+        (q(11, 10), Verdict::Pass),
+        (q(1, 1), Verdict::Pass),
+        (q(899, 1000), Verdict::Fail),
+        (q(1101, 1000), Verdict::Fail),
+    ] {
+        assert_eq!(
+            claimed_loss_exact(&claim, &q(1, 1), &tol).verdict,
+            want,
+            "claim {claim}"
+        );
+    }
+}
+
+/// A failure names its witness by index and label, in the detail and the witness's JSON:
+/// inputs "home" and "work" (the outputs are the inputs, so their labels too).
+#[test]
+fn a_violation_names_its_inputs_and_output_by_label() {
+    let doc = json!({"format": "mdp/1", "epsilon": 1,
+        "metric": {"kind": "manhattan", "points": [[0], [1]], "labels": ["home", "work"]},
+        "matrix": [["9/10", "1/10"], ["1/10", "9/10"]]});
+    let r = run(&doc, &Options::default());
+    let c = check(&r, "pure_privacy");
+    assert_eq!(c.verdict, Verdict::Fail);
+    let j = c.witness.as_ref().expect("a witness");
+    let names = ["home", "work"];
+    let idx = |k: &str| j[k].as_u64().unwrap() as usize;
+    let (u, v, w) = (idx("u"), idx("v"), idx("w"));
+    assert_eq!(
+        (j["u_label"].as_str(), j["v_label"].as_str()),
+        (Some(names[u]), Some(names[v]))
+    );
+    assert_eq!(j["w_label"].as_str(), Some(names[w]));
+    let triple = format!(
+        "({u} {:?}, {v} {:?}, {w} {:?})",
+        names[u], names[v], names[w]
+    );
+    assert!(c.detail.contains(&triple), "{} lacks {triple}", c.detail);
+}
+
+/// The report for people (`audit::human`): the verdict line with n, K and ε, the tight ε's
+/// enclosure (an unbounded one as "+inf"), the (ε,δ) line, the checks by tag, and the count
+/// of triples.
+#[test]
+fn the_human_report_states_the_verdict_and_its_numbers() {
+    use mdp_audit::audit::human;
+    let r = run(
+        &two_points("1/4", "expected_loss", None),
+        &Options::default(),
+    );
+    let h = human(&r);
+    assert!(
+        h.starts_with("mdp-audit: PASS  (n = 2, K = 2, claimed ε = 1)\n"),
+        "{h}"
+    );
+    let tight = h.lines().find(|l| l.contains("tight pure ε")).expect(&h);
+    let (lo, hi) = (r.epsilon_tight[0].unwrap(), r.epsilon_tight[1].unwrap());
+    assert!(
+        tight.ends_with(&format!("[{lo:.12e}, {hi:.12e}]")),
+        "{tight}"
+    );
+    assert!(h.contains("  tight ε at δ = "), "{h}");
+    assert!(h.contains("  [ok  ] pure_privacy: "), "{h}");
+    assert!(
+        h.contains("  2 ordered pairs × 2 outputs = 4 triples;"),
+        "{h}"
+    );
+    // A zero beside a positive entry: ε* = ∞, the enclosure's upper end unbounded.
+    let mut doc = two_points("1/4", "expected_loss", None);
+    doc["matrix"] = json!([[1, 0], [0, 1]]);
+    doc["certificate"] = json!({});
+    let r = run(&doc, &Options::default());
+    let h = human(&r);
+    assert!(h.starts_with("mdp-audit: FAIL  (n = 2, K = 2"), "{h}");
+    let tight = h.lines().find(|l| l.contains("tight pure ε")).expect(&h);
+    assert!(tight.ends_with(", +inf]"), "{tight}");
+    assert!(h.contains("  [FAIL] pure_privacy: "), "{h}");
+}
+
+/// The packing bound (Imola et al. Theorem 3) as the audit reports it, worked by hand.
+/// Points 0, 1, 10 on a line, ε = 1/10, centers 0 and 10 with r = 1. Bound (7) is
+/// r·M/(1 + M) with M = e^{−ε·10} at a center: e⁻¹/(1 + e⁻¹) = 0.2689414214. Bound (8) is
+/// the same with Q = 10. With `neighbors` within 9 the guarantee between the centers runs
+/// along 0 – 1 – 10 (d_G = 10): the same bounds. Within 5 the point 10 is cut off
+/// (d_G = ∞): both are 0.
+#[test]
+fn the_packing_bounds_with_and_without_a_scope() {
+    let doc = |within: Option<u32>| {
+        let mut d = json!({"format": "mdp/1", "epsilon": "1/10",
+            "metric": {"kind": "manhattan", "points": [[0], [1], [10]]},
+            "matrix": [["1/3", "1/3", "1/3"], ["1/3", "1/3", "1/3"], ["1/3", "1/3", "1/3"]],
+            "certificate": {"lower_bound": {"kind": "packing", "centers": [0, 2], "radius": 1}}});
+        if let Some(eta) = within {
+            d["neighbors"] = json!({"within": eta});
+        }
+        d
+    };
+    let o = Options {
+        scope: ScopePolicy::AnyScope,
+        ..Options::default()
+    };
+    for (within, want) in [
+        (None, "L ≥ 2.689414214e-1 (bound (8): 2.689414214e-1)"),
+        (Some(9), "L ≥ 2.689414214e-1 (bound (8): 2.689414214e-1)"),
+        (Some(5), "L ≥ 0.000000000e0 (bound (8): 0.000000000e0)"),
+    ] {
+        let r = run(&doc(within), &o);
+        let c = check(&r, "packing");
+        assert_eq!(c.verdict, Verdict::Pass, "{}", c.detail);
+        assert!(c.detail.contains(want), "within {within:?}: {}", c.detail);
+    }
 }

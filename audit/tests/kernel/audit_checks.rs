@@ -417,7 +417,7 @@ fn the_row_normalization_budget_is_exact_at_its_limit() {
 /// so both pairs go exact (fraction 1); the two-point mechanism's go by floats (0).
 #[test]
 fn the_report_counts_triples_and_the_exact_fraction() {
-    let big = format!("{}", pow2(1100));
+    let big = pow2(1100);
     let tiny = format!("1/{big}");
     let rest = format!("{}/{big}", pow2_minus_1(1100));
     let doc = json!({"format": "mdp/1", "epsilon": 1,

@@ -220,11 +220,8 @@ impl<'a> Tree<'a> {
             let dim = (0..dims)
                 .max_by(|&a, &b| (hi[a] - lo[a]).total_cmp(&(hi[b] - lo[b])))
                 .unwrap_or(0);
-            let key = |u: &u32| {
-                let x = self.space.float_coords(*u as usize)[dim];
-                0.5 * x.lo + 0.5 * x.hi
-            };
-            let mut keyed: Vec<(f64, u32)> = idx.iter().map(|u| (key(u), *u)).collect();
+            let mut keyed: Vec<(f64, u32)> =
+                idx.iter().map(|&u| (self.split_key(u, dim), u)).collect();
             keyed.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
             for (slot, &(_, u)) in idx.iter_mut().zip(&keyed) {
                 *slot = u;
@@ -237,6 +234,13 @@ impl<'a> Tree<'a> {
             self.nodes[id].kids = Some((l, r));
         }
         id
+    }
+
+    /// The key input `u` is sorted by when a box is split on coordinate `dim`: the midpoint
+    /// of its coordinate's enclosure.
+    fn split_key(&self, u: u32, dim: usize) -> f64 {
+        let x = self.space.float_coords(u as usize)[dim];
+        0.5 * x.lo + 0.5 * x.hi
     }
 
     /// Column extremes of every box, leaves from rows and inner boxes from their children
@@ -597,11 +601,6 @@ mod tests {
         (space, Dense::new(n, k, data, "matrix").expect("matrix"))
     }
 
-    fn key(t: &Tree, u: u32, dim: usize) -> f64 {
-        let x = t.space.float_coords(u as usize)[dim];
-        0.5 * x.lo + 0.5 * x.hi
-    }
-
     /// The tree's shape as its doc states it. Every row is in exactly one leaf; a box's
     /// children split its rows; a box of more than LEAF rows is split and no leaf holds
     /// more than LEAF (nor fewer than LEAF/2 once n > LEAF: [`bytes`] counts on it); a box
@@ -652,8 +651,8 @@ mod tests {
                                 let width = |c: usize| node.hi[c] - node.lo[c];
                                 let widest = (0..dim).map(width).fold(0.0, f64::max);
                                 let separated = (0..dim).filter(|&c| width(c) == widest).any(|c| {
-                                    let left = t.rows(l).iter().map(|&u| key(&t, u, c));
-                                    let right = t.rows(r).iter().map(|&u| key(&t, u, c));
+                                    let left = t.rows(l).iter().map(|&u| t.split_key(u, c));
+                                    let right = t.rows(r).iter().map(|&u| t.split_key(u, c));
                                     left.fold(f64::NEG_INFINITY, f64::max)
                                         <= right.fold(f64::INFINITY, f64::min)
                                 });

@@ -417,9 +417,9 @@ fn the_row_normalization_budget_is_exact_at_its_limit() {
 /// so both pairs go exact (fraction 1); the two-point mechanism's go by floats (0).
 #[test]
 fn the_report_counts_triples_and_the_exact_fraction() {
-    let big = pow2(1100);
-    let tiny = format!("1/{big}");
-    let rest = format!("{}/{big}", pow2_minus_1(1100));
+    let tiny = (0..1100).fold(q(1, 1), |x, _| &x / &q(2, 1));
+    let rest = mdp_audit::exact::format_rational(&(&q(1, 1) - &tiny));
+    let tiny = mdp_audit::exact::format_rational(&tiny);
     let doc = json!({"format": "mdp/1", "epsilon": 1,
         "metric": {"kind": "manhattan", "points": [[0], [1]]},
         "matrix": [[tiny, rest], [tiny, rest]]});
@@ -435,30 +435,6 @@ fn the_report_counts_triples_and_the_exact_fraction() {
     let s = &r.stats;
     assert_eq!((s.pairs_in_scope, s.triples, s.exact_pairs_pure), (2, 4, 0));
     assert_eq!(s.exact_triple_fraction, 0.0);
-}
-
-/// 2^e in decimal, by doubling a little-endian digit vector.
-fn pow2(e: u32) -> String {
-    let mut d = vec![1u8];
-    for _ in 0..e {
-        let mut carry = 0;
-        for x in d.iter_mut() {
-            let y = *x * 2 + carry;
-            *x = y % 10;
-            carry = y / 10;
-        }
-        if carry > 0 {
-            d.push(carry);
-        }
-    }
-    d.iter().rev().map(|x| char::from(b'0' + x)).collect()
-}
-
-/// 2^e − 1 in decimal (2^e ends in 2, 4, 6 or 8 for e ≥ 1: no borrow).
-fn pow2_minus_1(e: u32) -> String {
-    let mut s = pow2(e).into_bytes();
-    *s.last_mut().unwrap() -= 1;
-    String::from_utf8(s).unwrap()
 }
 
 /// A scoped guarantee's unguarded pairs are a warning of the report: on `scoped()` the point

@@ -625,14 +625,11 @@ fn a_check_stops_early_unless_every_failure_is_asked_for() {
 /// check is needed: cargo-mutants found `estimate` unchecked.)
 #[test]
 fn the_tight_search_absorbs_the_estimated_tightest_pair_first() {
-    let n = 100;
-    let w = |i: usize| Q::from(if i == 49 || i == 50 { 10u32 } else { 1 });
-    let edges: Vec<(usize, usize, Q)> = (0..n - 1).map(|i| (i, i + 1, w(i))).collect();
+    let (n, m) = far_end_tightest();
+    let edges: Vec<(usize, usize, Q)> = (0..n - 1)
+        .map(|i| (i, i + 1, Q::from(far_end_edge(i))))
+        .collect();
     let graph = Graph::new(n, edges, "metric").unwrap();
-    let mut data = vec![1.0; n * 2];
-    data[2 * (n - 1)] = 3.0;
-    data[2 * 50] = 4.0;
-    let m = Dense::new(n, 2, data, "matrix").unwrap();
     let norm = Normalized::new(&m);
     let s = Edges::new(&graph, &m, &norm, None, PREC, BUDGET);
     let (enc, work) = tight_eps(&s).unwrap();
@@ -640,6 +637,25 @@ fn the_tight_search_absorbs_the_estimated_tightest_pair_first() {
     let (lo, hi) = enc.to_f64();
     assert!(lo <= std::f64::consts::LN_2 && std::f64::consts::LN_2 <= hi);
     assert_eq!(work.passes, 1, "one check after the candidates");
+}
+
+/// The path of [`the_tight_search_absorbs_the_estimated_tightest_pair_first`]: edge i joins
+/// nodes i and i + 1, of length 10 either side of node 50, else 1.
+fn far_end_edge(i: usize) -> u32 {
+    if i == 49 || i == 50 {
+        10
+    } else {
+        1
+    }
+}
+
+/// Its mechanism on 100 nodes: rows [1, 1] but for row 50, [4, 1], and row 99, [3, 1].
+fn far_end_tightest() -> (usize, Dense) {
+    let n = 100;
+    let mut data = vec![1.0; n * 2];
+    data[2 * (n - 1)] = 3.0;
+    data[2 * 50] = 4.0;
+    (n, Dense::new(n, 2, data, "matrix").unwrap())
 }
 
 /// A positive ratio at distance 0 has ε = ∞, and its estimate says so: the search ends on
@@ -880,21 +896,12 @@ fn the_trees_work_accounts_for_every_triple_and_far_boxes_settle() {
 /// absorbed before the first check, and one check at the upper end closes the search.
 #[test]
 fn the_trees_search_absorbs_the_tightest_pair_first() {
-    let n = 100;
-    let mut x = 0u32;
+    let (n, m) = far_end_tightest();
+    // Node i at the path's length from node 0.
     let pts = (0..n)
-        .map(|i| {
-            if i > 0 {
-                x += if i == 50 || i == 51 { 10 } else { 1 };
-            }
-            vec![Q::from(x)]
-        })
+        .map(|i| vec![Q::from((0..i).map(far_end_edge).sum::<u32>())])
         .collect();
     let space = Space::from_points(MetricKind::Euclidean, pts, None).unwrap();
-    let mut data = vec![1.0; n * 2];
-    data[2 * (n - 1)] = 3.0;
-    data[2 * 50] = 4.0;
-    let m = Dense::new(n, 2, data, "matrix").unwrap();
     let norm = Normalized::new(&m);
     let tree = Tree::new(&space, &m, &norm, None, PREC, BUDGET);
     let (enc, work) = tight_eps(&tree).unwrap();

@@ -597,7 +597,7 @@ pub fn eps_of(t: &Q, max_prec: u64, dist: impl Fn(u64) -> Interval) -> Option<In
         let e = Interval::new(if e.lo < 0u32 { Q::from(0u32) } else { e.lo }, e.hi);
         match e.relative_width() {
             Some(w) if w <= Q::try_from(TARGET_REL_WIDTH).unwrap() => Some(e),
-            _ if prec * 2 > max_prec => Some(e),
+            _ if prec >= max_prec => Some(e),
             _ => None,
         }
     })
@@ -969,10 +969,27 @@ pub fn tight_eps_delta(
         }
     }
     // Rigorous verification: every pair has ε_uv(δ) ≤ T, i.e. f_uv(e^{T d}) ≤ δ.
-    let t_q = enc.hi.clone().expect("finite");
-    let ft = FI::from_q(&t_q);
+    let flagged = eps_delta_unproven(p, ratios, delta, &enc.hi.clone().expect("finite"));
+    for (u, v) in flagged {
+        stats.exact_pairs += 1;
+        match exact_pair_eps_delta(p, u, v, delta)? {
+            None => return Ok((EpsEnclosure::infinite((u, v)), stats)),
+            Some(e) => enc.absorb(e, (u, v)),
+        }
+    }
+    Ok((enc, stats))
+}
+
+/// The verification pass of [`tight_eps_delta`]: the ordered pairs in scope for which the
+/// floats do not prove ε_uv(δ) ≤ `t`, i.e. f_uv(e^{t·d(u,v)}) ≤ δ (Imola et al. eq. 10).
+/// Every other pair in scope is proven: by pure privacy at `t` (R ≤ e^{t d} gives
+/// f(e^{t d}) = 0) or by [`hockey_upper`] (`spec/soundness.md` §5). A pair with an unsafe
+/// row is always returned; the caller decides the returned pairs exactly.
+pub fn eps_delta_unproven(p: &Prepared, ratios: &[f64], delta: &Q, t: &Q) -> Vec<(usize, usize)> {
+    let n = p.n;
+    let ft = FI::from_q(t);
     let dlo = f64_down(delta);
-    let flagged: Vec<(usize, usize)> = (0..n)
+    (0..n)
         .into_par_iter()
         .flat_map_iter(|u| {
             (0..n).filter_map(move |v| {
@@ -998,15 +1015,7 @@ pub fn tight_eps_delta(
                 }
             })
         })
-        .collect();
-    for (u, v) in flagged {
-        stats.exact_pairs += 1;
-        match exact_pair_eps_delta(p, u, v, delta)? {
-            None => return Ok((EpsEnclosure::infinite((u, v)), stats)),
-            Some(e) => enc.absorb(e, (u, v)),
-        }
-    }
-    Ok((enc, stats))
+        .collect()
 }
 
 /// Reference implementations that use no float filter at all: every triple / pair decided
@@ -1079,5 +1088,40 @@ pub mod reference {
             }
         }
         Some(best)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn iv(lo: i64, hi: i64, den: i64) -> Interval {
+        Interval::new(Q::from_signeds(lo, den), Q::from_signeds(hi, den))
+    }
+
+    /// `EpsEnclosure::absorb` keeps the largest lower end and the pair attaining it (the
+    /// first of equals), the largest upper end, and an upper end at least
+    /// lo·(1 + `TARGET_REL_WIDTH`); a first pair at ε = 0 is still the attaining pair.
+    #[test]
+    fn absorb_keeps_the_max_its_pair_and_room_above_it() {
+        let room = |lo: &Q| lo * Q::try_from(1.0 + TARGET_REL_WIDTH).unwrap();
+        let mut e = EpsEnclosure::zero();
+        e.absorb(Interval::point(Q::from(0u32)), (0, 1));
+        assert_eq!(e.pair, Some((0, 1)));
+        assert_eq!(e.hi, Some(Q::from(0u32)));
+        e.absorb(iv(10, 10, 10), (1, 0));
+        assert_eq!((e.lo.clone(), e.pair), (Q::from(1u32), Some((1, 0))));
+        assert_eq!(e.hi, Some(room(&Q::from(1u32))));
+        assert!(e.hi.clone().unwrap() > 1u32);
+        e.absorb(iv(20, 21, 10), (2, 0));
+        assert_eq!((e.lo.clone(), e.pair), (Q::from(2u32), Some((2, 0))));
+        assert_eq!(e.hi, Some(Q::from_signeds(21, 10)));
+        // An equal lower end keeps the first pair; a lower one keeps lo and raises hi.
+        e.absorb(iv(20, 20, 10), (0, 2));
+        assert_eq!(e.pair, Some((2, 0)));
+        e.absorb(iv(15, 30, 10), (1, 2));
+        assert_eq!((e.lo.clone(), e.pair), (Q::from(2u32), Some((2, 0))));
+        assert_eq!(e.hi, Some(Q::from(3u32)));
+        assert_eq!(target_hi(&Q::from(2u32)), room(&Q::from(2u32)));
     }
 }

@@ -640,3 +640,290 @@ fn every_ordered_pair_in_scope_is_counted_and_checked() {
         assert_eq!(decide(&p, &one()).pairs, want, "η = {eta}");
     }
 }
+
+/// A random 2–5-point manhattan space (duplicates of point 0 included) and a random matrix
+/// of k/7 entries with zeros; in `unsafe_row` mode one row's first entry is 2⁻¹⁰⁸⁰ of the
+/// row (flushed to 0 in f64: that row is not float-safe, every pair touching it must go
+/// exact).
+fn random_case(rng: &mut ChaCha8Rng, unsafe_row: bool) -> (Space, Matrix) {
+    let n = rng.gen_range(2..=5);
+    let pts: Vec<Q> = (0..n)
+        .map(|i| {
+            if i == 0 || rng.gen_bool(0.15) {
+                q(0, 1)
+            } else {
+                q(rng.gen_range(-300..300), 100)
+            }
+        })
+        .collect();
+    let s = space(MetricKind::Manhattan, &pts);
+    let mut data: Vec<Q> = (0..n * n)
+        .map(|i| q(rng.gen_range(0..5) + (i % (n + 1) == 0) as i64, 7))
+        .collect();
+    if unsafe_row {
+        let u = rng.gen_range(0..n);
+        data[u * n] = one() >> 1080u64;
+    }
+    (s, Matrix::new(n, n, data))
+}
+
+/// The verification pass of the (ε,δ) search (`eps_delta_unproven`) at many T: every pair in
+/// scope whose ε_uv(δ) ≤ T the exact arithmetic does not prove (t* against e^{T d} by
+/// `ratio_within`, ∞ when t* is) is returned, and so is every pair touching an unsafe row
+/// (soundness: a pair left out is taken as proven); pairs pure-private at T(1 − 10⁻⁶) on
+/// safe rows are not (power); no pair outside the scope is. At T = 0, T below, at and above
+/// the reference's tight ε, with and without a scope η, with δ = 0 among the δ.
+#[test]
+fn the_eps_delta_verification_returns_every_pair_it_cannot_prove() {
+    let mut rng = ChaCha8Rng::seed_from_u64(55);
+    let mut seen = [0usize; 3]; // must be returned, must not, either
+    for case in 0..160 {
+        let (s, m) = random_case(&mut rng, case % 4 == 3);
+        let n = m.rows;
+        let eta = q(rng.gen_range(50..400), 100);
+        let within = (case % 3 == 0).then_some(&eta);
+        let p = Prepared::new(&s, &m, within, DEFAULT_MAX_PREC).unwrap();
+        let r = float_ratios(&p);
+        let delta = if case % 5 == 0 {
+            q(0, 1)
+        } else {
+            q(rng.gen_range(1..30), 100)
+        };
+        let tight = reference::tight_delta(&p, &delta).map(|e| e.lo);
+        let mut ts = vec![q(0, 1), q(1, 1)];
+        if let Some(e) = tight.filter(|e| *e > 0u32) {
+            for f in [
+                q(1, 2),
+                q(999_999, 1_000_000),
+                q(1_000_001, 1_000_000),
+                q(2, 1),
+            ] {
+                ts.push(&e * &f);
+            }
+        }
+        for t in &ts {
+            let got = privacy::eps_delta_unproven(&p, &r, &delta, t);
+            for u in 0..n {
+                for v in 0..n {
+                    let at = format!("case {case} T = {t} δ = {delta} pair ({u}, {v})");
+                    let returned = got.contains(&(u, v));
+                    if u == v || !p.scope[u * n + v] {
+                        assert!(!returned, "{at}: out of scope");
+                        continue;
+                    }
+                    let dist = |prec| s.enclosure(u, v, prec);
+                    let zero = p.zero[u * n + v];
+                    let proven = privacy::exact_t_star(&p, u, v, &delta).is_some_and(|ts| {
+                        ratio_within(&Some(ts), zero, t, DEFAULT_MAX_PREC, dist) == Decision::Holds
+                    });
+                    if !(proven && p.safe[u] && p.safe[v]) {
+                        assert!(returned, "{at}: not proven, not returned");
+                        seen[0] += 1;
+                        continue;
+                    }
+                    let (ratio, _) = privacy::exact_ratio(&p, u, v);
+                    let t_less = t * q(999_999, 1_000_000);
+                    if *t > 0u32
+                        && ratio_within(&ratio, zero, &t_less, DEFAULT_MAX_PREC, dist)
+                            == Decision::Holds
+                    {
+                        assert!(!returned, "{at}: pure-private with a margin, returned");
+                        seen[1] += 1;
+                    } else {
+                        seen[2] += 1;
+                    }
+                }
+            }
+        }
+    }
+    assert!(seen.iter().all(|&c| c > 20), "{seen:?}");
+}
+
+/// The (ε,δ) search's work on two rows [7/10, 3/10], [2/10, 8/10] at d = 1/2: the pair (0, 1)
+/// leads on the pure estimate (2 ln 3.5) and its (ε,δ) value at δ = 1/100 (2 ln 3.45) is above
+/// the other pair's pure ε (2 ln(8/3)), so the search stops after one pair, computes it
+/// exactly, and the verification proves (1, 0) in floats: one pair searched, one exact. At
+/// δ = a − b = 1/2, f(1) = δ on both pairs: both searched, both t* = 1, ε = 0, and at T = 0
+/// neither f(1) ≤ δ is provable in floats: 1 + 2 exact. With row 1 not float-safe (2⁻¹⁰⁸⁰),
+/// both pairs are returned by the verification: 1 + 2 exact, one searched.
+#[test]
+fn the_eps_delta_search_counts_its_work() {
+    let s = space(MetricKind::Manhattan, &[q(0, 1), q(1, 2)]);
+    for (b, delta, searched, exact) in [
+        (q(2, 10), q(1, 100), 1, 1),
+        (q(2, 10), q(1, 2), 2, 3),
+        (one() >> 1080u64, q(1, 100), 1, 3),
+    ] {
+        let a = q(7, 10);
+        let m = Matrix::new(2, 2, vec![a.clone(), one() - &a, b.clone(), one() - &b]);
+        let p = Prepared::new(&s, &m, None, DEFAULT_MAX_PREC).unwrap();
+        let r = float_ratios(&p);
+        let (e, stats) = tight_eps_delta(&p, &r, &delta).unwrap();
+        let at = format!("b = {b}, δ = {delta}: {e:?} {stats:?}");
+        assert_eq!(stats.pairs_searched, searched, "{at}");
+        assert_eq!(stats.exact_pairs, exact, "{at}");
+        assert_eq!(e.pair, Some((0, 1)), "{at}");
+    }
+}
+
+/// ln(t)/d to the target relative width 10⁻¹⁰ (a distance whose enclosure at precision p
+/// has relative width 2^{−p/4} needs p = 256: the search stops at the first precision that
+/// meets the target, not before, not after), the widest enclosure `max_prec` allows when it
+/// cannot (not `None`; at `max_prec` itself, also between two doublings), 0 exactly at t = 1, and a lower end clamped at 0 for t just above 1.
+#[test]
+fn eps_of_meets_its_width_or_stops_at_max_prec() {
+    use std::cell::Cell;
+    let asked = Cell::new(0u64);
+    let dist = |prec: u64| {
+        asked.set(asked.get().max(prec));
+        let w = one() >> (prec / 4);
+        Interval::new(one() - &w, one() + &w)
+    };
+    let t = q(3, 1);
+    let e = privacy::eps_of(&t, DEFAULT_MAX_PREC, dist).unwrap();
+    let target = Q::try_from(privacy::TARGET_REL_WIDTH).unwrap();
+    assert!(e.relative_width().unwrap() <= target, "{e:?}");
+    assert_eq!(asked.get(), 256);
+    let ln3 = functions::ln(&Interval::point(t.clone()), 200).unwrap();
+    assert!(e.lo <= ln3.hi && ln3.lo <= e.hi);
+    // At most 128 bits: the width 2⁻³² cannot be met; the 128-bit enclosure is returned.
+    asked.set(0);
+    let e = privacy::eps_of(&t, 128, dist).unwrap();
+    assert_eq!(asked.get(), 128);
+    assert!(e.relative_width().unwrap() > target);
+    assert!(e.lo <= ln3.hi && ln3.lo <= e.hi);
+    // A limit between two steps of the doubling is still reached (64, then 100).
+    asked.set(0);
+    privacy::eps_of(&t, 100, dist).unwrap();
+    assert_eq!(asked.get(), 100);
+    assert_eq!(
+        privacy::eps_of(&one(), 128, dist),
+        Some(Interval::point(q(0, 1)))
+    );
+    let near_one = one() + (one() >> 300u64);
+    let e = privacy::eps_of(&near_one, 128, |_| Interval::point(one())).unwrap();
+    assert!(e.lo >= 0u32 && e.hi > 0u32, "{e:?}");
+}
+
+/// [`privacy::hockey_upper`] is above the worst true f(t) the error model allows for the
+/// floats it is given: Σ_w max(0, ã_w(1 + ρ') − t·b̃_w(1 − ρ)), ρ' = ρ/(1 − ρ), exactly
+/// (`spec/soundness.md` §5): on one entry against a zero (where the bound's factor on a is
+/// all that stands above it), and on random rows.
+#[test]
+fn hockey_upper_covers_the_error_model() {
+    let rho = mdp_audit::exact::q_from_f64(privacy::RHO);
+    let rho1 = &rho / (one() - &rho);
+    let worst = |a: &[f64], b: &[f64], t: f64| -> Q {
+        let tq = mdp_audit::exact::q_from_f64(t);
+        a.iter()
+            .zip(b)
+            .map(|(&x, &y)| {
+                let z = mdp_audit::exact::q_from_f64(x) * (one() + &rho1)
+                    - &tq * mdp_audit::exact::q_from_f64(y) * (one() - &rho);
+                if z > 0u32 {
+                    z
+                } else {
+                    Q::from(0u32)
+                }
+            })
+            .fold(Q::from(0u32), |s, z| s + z)
+    };
+    let mut rng = ChaCha8Rng::seed_from_u64(12);
+    let mut cases: Vec<(Vec<f64>, Vec<f64>)> =
+        vec![(vec![1.0], vec![0.0]), (vec![0.75, 0.25], vec![0.0, 1.0])];
+    for len in [1usize, 3, 9, 20] {
+        for _ in 0..20 {
+            let a: Vec<f64> = (0..len).map(|_| rng.gen_range(0.0..1.0)).collect();
+            let b: Vec<f64> = (0..len)
+                .map(|_| {
+                    if rng.gen_bool(0.3) {
+                        0.0
+                    } else {
+                        rng.gen_range(0.0..1.0)
+                    }
+                })
+                .collect();
+            cases.push((a, b));
+        }
+    }
+    for (a, b) in &cases {
+        for t in [1.0f64, 1.5, 3.0] {
+            let up = mdp_audit::exact::q_from_f64(privacy::hockey_upper(a, b, t));
+            assert!(up >= worst(a, b, t), "{a:?} {b:?} t = {t}");
+        }
+    }
+}
+
+/// ε of one pair from its exact ratio or t*: 0 at t = 1, ∞ (`None`) when t = ∞ or t > 1 at
+/// distance 0, else ln(t)/d at the kernel's width.
+fn pair_eps(p: &Prepared, u: usize, v: usize, t: Option<Q>) -> Option<Interval> {
+    match t {
+        None => None,
+        Some(t) if t <= 1u32 => Some(Interval::point(q(0, 1))),
+        Some(_) if p.zero[u * p.n + v] => None,
+        Some(t) => Some(privacy::eps_of_ratio(p, u, v, &t).unwrap()),
+    }
+}
+
+/// The (ε,δ) search on random float-safe matrices visits exactly the pairs its order
+/// promises: every pair whose pure ε exceeds the tight (ε,δ) ε by 10⁻⁶ (the pure ε bounds the
+/// (ε,δ) one, so none of them can be passed over), and none whose pure ε is below it by
+/// 10⁻⁶ (they cannot hold the arg max); the enclosure's pair attains the tight ε; a pair is
+/// computed exactly exactly when some pair has a positive pure ε.
+#[test]
+fn the_eps_delta_search_visits_the_pairs_its_order_promises() {
+    let mut rng = ChaCha8Rng::seed_from_u64(56);
+    let (up, down) = (q(1_000_001, 1_000_000), q(999_999, 1_000_000));
+    let mut visited_some_not_all = 0;
+    for case in 0..200 {
+        let (s, m) = random_case(&mut rng, false);
+        let n = m.rows;
+        let p = Prepared::new(&s, &m, None, DEFAULT_MAX_PREC).unwrap();
+        let r = float_ratios(&p);
+        let delta = q(rng.gen_range(0..30), 100);
+        let (e, stats) = tight_eps_delta(&p, &r, &delta).unwrap();
+        let at = format!("case {case} δ = {delta}: {e:?} {stats:?}");
+        let Some(tight) = reference::tight_delta(&p, &delta) else {
+            assert!(e.hi.is_none(), "{at}");
+            continue;
+        };
+        let (mut must, mut may, mut positive) = (0, 0, 0);
+        for u in 0..n {
+            for v in (0..n).filter(|&v| v != u) {
+                let pure = pair_eps(&p, u, v, privacy::exact_ratio(&p, u, v).0);
+                positive += pure.as_ref().is_none_or(|e| e.hi > 0u32) as usize;
+                match pure {
+                    None => must += 1,
+                    Some(pure) if pure.lo > &tight.hi * &up => must += 1,
+                    Some(pure) if pure.hi >= &tight.lo * &down => may += 1,
+                    Some(_) => {}
+                }
+            }
+        }
+        assert!(stats.pairs_searched >= must, "{at}: {must} must");
+        assert_eq!(stats.exact_pairs >= 1, positive > 0, "{at}");
+        assert!(
+            stats.pairs_searched <= must + may,
+            "{at}: {must} + {may} may"
+        );
+        if stats.pairs_searched < n * (n - 1) {
+            visited_some_not_all += 1;
+        }
+        let Some((u, v)) = e.pair else {
+            // No pair has a positive pure ε: nothing was searched, ε = 0.
+            assert_eq!((positive, e.hi.clone()), (0, Some(q(0, 1))), "{at}");
+            continue;
+        };
+        let mine = pair_eps(&p, u, v, privacy::exact_t_star(&p, u, v, &delta)).unwrap();
+        let hi = e.hi.clone().unwrap();
+        assert!(
+            mine.lo <= hi && e.lo <= mine.hi,
+            "{at}: pair ({u}, {v}) at {mine:?}"
+        );
+        assert!(
+            mine.hi >= &tight.lo * &down,
+            "{at}: pair ({u}, {v}) below the max"
+        );
+    }
+    assert!(visited_some_not_all >= 10, "{visited_some_not_all}");
+}

@@ -969,7 +969,7 @@ pub fn tight_eps_delta(
         }
     }
     // Rigorous verification: every pair has ε_uv(δ) ≤ T, i.e. f_uv(e^{T d}) ≤ δ.
-    let flagged = eps_delta_unproven(p, ratios, delta, &enc.hi.clone().expect("finite"));
+    let flagged = eps_delta_unproven(p, ratios, delta, enc.hi.as_ref().expect("finite"));
     for (u, v) in flagged {
         stats.exact_pairs += 1;
         match exact_pair_eps_delta(p, u, v, delta)? {

@@ -703,6 +703,7 @@ fn the_eps_delta_verification_returns_every_pair_it_cannot_prove() {
         }
         for t in &ts {
             let got = privacy::eps_delta_unproven(&p, &r, &delta, t);
+            let t_less = t * q(999_999, 1_000_000);
             for u in 0..n {
                 for v in 0..n {
                     let at = format!("case {case} T = {t} δ = {delta} pair ({u}, {v})");
@@ -722,7 +723,6 @@ fn the_eps_delta_verification_returns_every_pair_it_cannot_prove() {
                         continue;
                     }
                     let (ratio, _) = privacy::exact_ratio(&p, u, v);
-                    let t_less = t * q(999_999, 1_000_000);
                     if *t > 0u32
                         && ratio_within(&ratio, zero, &t_less, DEFAULT_MAX_PREC, dist)
                             == Decision::Holds
@@ -769,7 +769,8 @@ fn the_eps_delta_search_counts_its_work() {
 /// ln(t)/d to the target relative width 10⁻¹⁰ (a distance whose enclosure at precision p
 /// has relative width 2^{−p/4} needs p = 256: the search stops at the first precision that
 /// meets the target, not before, not after), the widest enclosure `max_prec` allows when it
-/// cannot (not `None`; at `max_prec` itself, also between two doublings), 0 exactly at t = 1, and a lower end clamped at 0 for t just above 1.
+/// cannot (not `None`; at `max_prec` itself, also between two doublings), 0 exactly at
+/// t = 1, and a lower end ≥ 0 for t just above 1.
 #[test]
 fn eps_of_meets_its_width_or_stops_at_max_prec() {
     use std::cell::Cell;
@@ -813,20 +814,15 @@ fn eps_of_meets_its_width_or_stops_at_max_prec() {
 fn hockey_upper_covers_the_error_model() {
     let rho = mdp_audit::exact::q_from_f64(privacy::RHO);
     let rho1 = &rho / (one() - &rho);
+    // The worst true rows: a scaled up by 1 + ρ', b (through t) down by 1 − ρ.
     let worst = |a: &[f64], b: &[f64], t: f64| -> Q {
-        let tq = mdp_audit::exact::q_from_f64(t);
-        a.iter()
-            .zip(b)
-            .map(|(&x, &y)| {
-                let z = mdp_audit::exact::q_from_f64(x) * (one() + &rho1)
-                    - &tq * mdp_audit::exact::q_from_f64(y) * (one() - &rho);
-                if z > 0u32 {
-                    z
-                } else {
-                    Q::from(0u32)
-                }
-            })
-            .fold(Q::from(0u32), |s, z| s + z)
+        let up = one() + &rho1;
+        let a: Vec<Q> = a
+            .iter()
+            .map(|&x| mdp_audit::exact::q_from_f64(x) * &up)
+            .collect();
+        let b: Vec<Q> = b.iter().map(|&y| mdp_audit::exact::q_from_f64(y)).collect();
+        hockey_exact(&a, &b, &(mdp_audit::exact::q_from_f64(t) * (one() - &rho)))
     };
     let mut rng = ChaCha8Rng::seed_from_u64(12);
     let mut cases: Vec<(Vec<f64>, Vec<f64>)> =

@@ -138,8 +138,8 @@ pub fn read_source(path: &str, limits: &Limits) -> Result<Vec<u8>, InputError> {
 pub fn parse_json(bytes: &[u8]) -> Result<Value, InputError> {
     serde_json::from_slice(bytes).map_err(|e| {
         let what = match e.classify() {
+            // From a slice there is no `Io` category: the bytes were read already.
             serde_json::error::Category::Eof => "truncated JSON",
-            serde_json::error::Category::Io => "unreadable input",
             _ => "invalid JSON",
         };
         input_error("$", format!("{what}: {e}"))
@@ -341,8 +341,11 @@ fn file_bits(f: &MechanismFile) -> u64 {
                 .fold(0, u64::saturating_add),
         )
         .saturating_add(sum(f.space.table()))
-        .saturating_add(bits(&f.epsilon) + bits(&f.delta) + bits(&f.quantile))
-        .saturating_add(bits(f.space.radius()));
+        .saturating_add(bits(&f.epsilon) + bits(&f.delta) + bits(&f.quantile));
+    // Only a haversine file brings a radius; the other kinds hold the default unused.
+    if f.space.kind() == MetricKind::Haversine {
+        total = total.saturating_add(bits(f.space.radius()));
+    }
     if let Some(c) = &f.cost {
         total = total.saturating_add(sum(&c.data));
     }

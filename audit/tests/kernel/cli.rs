@@ -154,6 +154,28 @@ fn quiet_prints_nothing_and_stdin_works() {
     assert_eq!(report(&out)["verdict"], "pass");
 }
 
+/// `--max-bytes` on a pipe (no file size to check first): exactly the limit is read, one
+/// byte over it is refused with exit 2.
+#[test]
+fn max_bytes_holds_on_standard_input() {
+    let text = std::fs::read(corpus().join("pass/exp_euclidean.json")).unwrap();
+    let piped = |max: usize| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_mdp-audit"))
+            .args(["-q", "--max-bytes", &max.to_string(), "-"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(&text).unwrap();
+        child.wait_with_output().unwrap()
+    };
+    assert_eq!(piped(text.len()).status.code(), Some(0));
+    let out = piped(text.len() - 1);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--max-bytes"));
+}
+
 #[test]
 fn deep_nesting_is_an_input_error() {
     let dir = std::env::temp_dir().join(format!("mdp-deep-{}", std::process::id()));

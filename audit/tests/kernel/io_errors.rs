@@ -5,10 +5,11 @@
 //! (`tests/corpus/bad`) covers one file per class through the binary; these check the path
 //! of each refusal in-process.
 
-use mdp_audit::exact::{q_from_f64, Q};
+use mdp_audit::exact::{bits, q_from_f64, Q};
 use mdp_audit::io::{
-    f64_value, matrix_value, mechanism_to_value, number_value, q_value, read_mechanism,
-    read_source, set_labels, space_from_json, space_to_value, Limits,
+    f64_value, matrix_value, mechanism_to_value, mechanism_with_matrix, number, number_matrix,
+    number_value, q_value, read_mechanism, read_source, set_labels, space_from_json,
+    space_to_value, Limits,
 };
 use mdp_audit::metric::{MetricKind, Space};
 use mdp_audit::Matrix;
@@ -275,7 +276,9 @@ fn every_refusal_names_its_field() {
 /// compatibility), naming the field.
 #[test]
 fn unknown_fields_are_warnings() {
-    let doc = with(&[("/colour", json!("red")), ("/loss", json!({"units": "km"}))]);
+    // `cost` and `prior` are known, so beside them only `units` warns.
+    let loss = json!({"cost": [[0, 1], [1, 0]], "prior": [1, 1], "units": "km"});
+    let doc = with(&[("/colour", json!("red")), ("/loss", loss)]);
     let f = read_mechanism(&serde_json::to_vec(&doc).unwrap(), &Limits::default()).unwrap();
     assert_eq!(f.warnings.len(), 2, "{:?}", f.warnings);
     assert!(f.warnings.iter().any(|w| w.contains("colour")));
@@ -338,6 +341,174 @@ fn limits_refuse_before_building() {
     );
     let e = read_source(d.to_str().unwrap(), &Limits::default()).unwrap_err();
     assert!(e.message.contains("is a directory"), "{e}");
+}
+
+/// Each budget at its edge: a file exactly at a limit is read, one unit under it is refused
+/// (one test a side, so `>` written as `>=` or `==` fails one of them).
+#[test]
+fn limits_hold_exactly_at_their_edge() {
+    let at = |f: &dyn Fn(&mut Limits)| {
+        let mut l = Limits::default();
+        f(&mut l);
+        l
+    };
+    // Output points: n + k sites, (n + k)² distances (2 inputs, 3 outputs: 25).
+    let pts = with(&[
+        ("/outputs", json!({"points": [[0], [1], [2]]})),
+        ("/matrix", json!([[1, 0, 0], [0, 1, 0]])),
+    ]);
+    let ptext = serde_json::to_vec(&pts).unwrap();
+    assert!(read_mechanism(&ptext, &at(&|l| l.max_entries = 25)).is_ok());
+    let e = read_mechanism(&ptext, &at(&|l| l.max_entries = 24)).unwrap_err();
+    assert_eq!(e.path, "outputs.points", "{e}");
+
+    // The bytes of a file: exactly max_bytes is read, one more is refused.
+    let text = serde_json::to_vec(&base()).unwrap();
+    let len = text.len() as u64;
+    let d = std::env::temp_dir().join(format!("mdp-io-edge-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    let f = d.join("m.json");
+    std::fs::write(&f, &text).unwrap();
+    let path = f.to_str().unwrap();
+    assert_eq!(
+        read_source(path, &at(&|l| l.max_bytes = len)).unwrap(),
+        text
+    );
+    assert!(read_source(path, &at(&|l| l.max_bytes = len - 1)).is_err());
+    std::fs::remove_dir_all(&d).ok();
+
+    // The bits of a parsed matrix: bits(1) = 2, so [[1, 1]] needs 4.
+    let ones = json!([[1, 1]]);
+    let nm = |max_bits: u64| {
+        number_matrix(
+            &ones,
+            "m",
+            None,
+            None,
+            &at(&|l| l.max_bits = max_bits),
+            &|_| None,
+        )
+    };
+    assert!(nm(4).is_ok());
+    assert_eq!(nm(3).unwrap_err().path, "m");
+    // The pre-check stops a row only once the budget is exceeded, not when it is used up: a
+    // later entry's own error is still the one reported.
+    let e = number_matrix(
+        &json!([[1, "x"]]),
+        "m",
+        None,
+        None,
+        &at(&|l| l.max_bits = 2),
+        &|_| None,
+    )
+    .unwrap_err();
+    assert_eq!(e.path, "m[0][1]", "{e}");
+
+    // An exact matrix given in memory (the Python path): four halves, 3 bits each.
+    let doc = with(&[("/matrix", Value::Null)]);
+    let half = Q::from_unsigneds(1u32, 2u32);
+    let m = || Matrix::new(2, 2, vec![half.clone(); 4]);
+    let given = |l: Limits| mechanism_with_matrix(&doc, m(), &l);
+    assert!(given(at(&|l| l.max_number_bits = 3)).is_ok());
+    let e = given(at(&|l| l.max_number_bits = 2)).unwrap_err();
+    assert_eq!(e.path, "matrix[0][0]", "{e}");
+    assert_eq!(given(at(&|l| l.max_bits = 11)).unwrap_err().path, "matrix");
+    // At 12 the matrix fits; the file's other numbers then exceed the budget.
+    assert_eq!(given(at(&|l| l.max_bits = 12)).unwrap_err().path, "$");
+}
+
+/// The file-wide budget counts every exact number the file brings: a file is read at
+/// exactly its total, and refused one bit under it. The total is summed here from the
+/// document's own number leaves, not from the reader's fields (a euclidean file brings no
+/// radius, so the default one the space holds is not charged).
+#[test]
+fn the_file_budget_counts_every_number() {
+    let doc = json!({"format": "mdp/1", "epsilon": "1/3",
+        "metric": {"kind": "euclidean", "points": [[0, "1/2"], [5, 3]]},
+        "outputs": {"points": [[0, 0], [2, "7/2"], [7, 1]]},
+        "matrix": [["1/2", "1/4", "1/4"], ["1/8", "3/8", "1/2"]],
+        "delta": "1/1000", "quantile": "19/20",
+        "loss": {"cost": [[0, 2, 7], [5, 3, "9/4"]], "prior": [1, 3]},
+        "neighbors": {"within": "3/2"},
+        "certificate": {"claimed_loss": "7/3"}});
+    fn leaves(v: &Value, out: &mut u64) {
+        match v {
+            Value::Number(_) => *out += bits(&number(v, "").unwrap()),
+            Value::String(s) => {
+                if let Ok(q) = number(v, "") {
+                    *out += bits(&q);
+                } else {
+                    assert!(
+                        ["mdp/1", "euclidean", "haversine"].contains(&s.as_str()),
+                        "{s}"
+                    );
+                }
+            }
+            Value::Array(a) => a.iter().for_each(|x| leaves(x, out)),
+            Value::Object(o) => o.values().for_each(|x| leaves(x, out)),
+            _ => {}
+        }
+    }
+    let mut total = 0;
+    leaves(&doc, &mut total);
+    let text = serde_json::to_vec(&doc).unwrap();
+    let read = |max_bits| {
+        read_mechanism(
+            &text,
+            &Limits {
+                max_bits,
+                ..Limits::default()
+            },
+        )
+    };
+    let f = read(total).unwrap();
+    // Every field was read (none ignored with a warning), so each number above is one the
+    // reader holds.
+    assert!(f.warnings.is_empty(), "{:?}", f.warnings);
+    assert!(f.certificate.claimed_loss.is_some());
+    assert!(f.cost.is_some() && f.prior.is_some() && f.within.is_some());
+    assert_eq!(read(total - 1).unwrap_err().path, "$");
+
+    // A haversine file brings its radius, and it is charged.
+    let hav = json!({"format": "mdp/1", "epsilon": 1,
+        "metric": {"kind": "haversine", "points": [["41/1", "12"], [45, 9]], "radius": "6371/2"},
+        "matrix": [[1, 0], [0, 1]], "delta": "1/7", "quantile": "1/3"});
+    let mut total = 0;
+    leaves(&hav, &mut total);
+    let text = serde_json::to_vec(&hav).unwrap();
+    let l = |max_bits| Limits {
+        max_bits,
+        ..Limits::default()
+    };
+    let r = read_mechanism(&text, &l(total));
+    assert!(r.is_ok(), "{:?}", r.err());
+    assert_eq!(read_mechanism(&text, &l(total - 1)).unwrap_err().path, "$");
+}
+
+/// `delta` ∈ [0, 1) and `quantile` ∈ [0, 1]: both ends, a value inside, and one just
+/// outside each end.
+#[test]
+fn delta_and_quantile_ranges_are_exact() {
+    let read = |doc: &Value| read_mechanism(&serde_json::to_vec(doc).unwrap(), &Limits::default());
+    let q = |s: &str| number(&json!(s), "").unwrap();
+    for d in ["0", "1/2", "999/1000"] {
+        let f = read(&with(&[("/delta", json!(d))])).unwrap();
+        assert_eq!(f.delta, q(d));
+    }
+    for d in ["-1/10", "1", "11/10"] {
+        assert_eq!(
+            read(&with(&[("/delta", json!(d))])).unwrap_err().path,
+            "delta"
+        );
+    }
+    for p in ["0", "1/2", "1"] {
+        let f = read(&with(&[("/quantile", json!(p))])).unwrap();
+        assert_eq!(f.quantile, q(p));
+    }
+    for p in ["-1/10", "11/10"] {
+        let e = read(&with(&[("/quantile", json!(p))])).unwrap_err();
+        assert_eq!(e.path, "quantile");
+    }
 }
 
 /// What the writers make reads back exactly: numbers (terminating decimals as JSON numbers,

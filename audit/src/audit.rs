@@ -173,6 +173,10 @@ pub struct Stats {
     pub exact_pairs_pure: usize,
     /// Fraction of the n·n·K triples of the pure check that the exact fallback decided.
     pub exact_triple_fraction: f64,
+    /// The tight-ε search's exact pairs and verification passes (the exhaustive audit;
+    /// a container's are in `structured`).
+    pub exact_pairs_tight: usize,
+    pub passes_tight: usize,
     pub exact_pairs_delta: usize,
     pub pairs_searched_delta: usize,
     pub seconds_prepare: f64,
@@ -540,7 +544,11 @@ pub fn audit_with(
     let t = Instant::now();
     progress.start("audit: tight ε", None);
     let tight = match privacy::tight_pure_eps(&prep, &ratios) {
-        Ok(e) => Some(e),
+        Ok((e, s)) => {
+            stats.exact_pairs_tight = s.exact_pairs;
+            stats.passes_tight = s.passes;
+            Some(e)
+        }
         Err(pair) => {
             checks.push(inconclusive("epsilon_tight", pair));
             None

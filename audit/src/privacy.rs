@@ -608,9 +608,25 @@ fn target_hi(lo: &Q) -> Q {
     lo * Q::try_from(1.0 + TARGET_REL_WIDTH).unwrap()
 }
 
-/// The tight pure ε over the pairs in scope, as an enclosure of relative width ≤ 1e-10,
-/// or `Err(pair)` if some pair is undecidable at the precision limit.
-pub fn tight_pure_eps(p: &Prepared, ratios: &[f64]) -> Result<EpsEnclosure, (usize, usize)> {
+/// The work of [`tight_pure_eps`]. The float estimates only propose pairs (the
+/// verification decides every pair), so a wrong estimate shows here, not in the result.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PureStats {
+    /// Pairs whose ε was computed exactly: the candidates, then the pairs a verification
+    /// pass found above the upper end.
+    pub exact_pairs: usize,
+    /// Verification passes over every pair in scope (0 when a candidate is infinite; 1
+    /// when the candidates held the arg max).
+    pub passes: usize,
+}
+
+/// The tight pure ε over the pairs in scope, as an enclosure of relative width ≤ 1e-10
+/// with the search's work, or `Err(pair)` if some pair is undecidable at the precision
+/// limit.
+pub fn tight_pure_eps(
+    p: &Prepared,
+    ratios: &[f64],
+) -> Result<(EpsEnclosure, PureStats), (usize, usize)> {
     let n = p.n;
     // Infinite cases: d = 0 with different rows, or a zero against a positive entry.
     // Estimate per pair; collect candidates.
@@ -637,10 +653,12 @@ pub fn tight_pure_eps(p: &Prepared, ratios: &[f64]) -> Result<EpsEnclosure, (usi
         }
     }
     let mut enc = EpsEnclosure::zero();
+    let mut stats = PureStats::default();
     let est = est.into_iter().map(|(e, u, v)| (e, (u, v))).collect();
     for (u, v) in best_candidates(est) {
+        stats.exact_pairs += 1;
         if absorb_pair(p, u, v, &mut enc)? {
-            return Ok(enc);
+            return Ok((enc, stats));
         }
     }
     // Verification at T = hi: every pair must satisfy R ≤ e^{T d}; the pairs that do not
@@ -650,15 +668,17 @@ pub fn tight_pure_eps(p: &Prepared, ratios: &[f64]) -> Result<EpsEnclosure, (usi
     loop {
         let t = enc.hi.clone().expect("finite");
         let (fails, undecided) = failing_pairs(p, ratios, &t);
+        stats.passes += 1;
         if fails.is_empty() {
             return match undecided {
-                None => Ok(enc),
+                None => Ok((enc, stats)),
                 Some(pair) => Err(pair),
             };
         }
         for (u, v) in fails {
+            stats.exact_pairs += 1;
             if absorb_pair(p, u, v, &mut enc)? {
-                return Ok(enc);
+                return Ok((enc, stats));
             }
         }
     }

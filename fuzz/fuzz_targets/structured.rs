@@ -101,7 +101,7 @@ fuzz_target!(|data: &[u8]| {
     };
     let ratios = privacy::float_ratios(&p);
     let want = privacy::check_pure(&p, &ratios, &eps).decision;
-    let tight = privacy::tight_pure_eps(&p, &ratios);
+    let tight = privacy::tight_pure_eps(&p, &ratios).map(|(e, _)| e);
     let tree;
     let edges;
     let s: &dyn Structure = match &graph {

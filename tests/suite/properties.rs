@@ -127,7 +127,7 @@ proptest! {
         let m = exponential(&space, &eps);
         let p = prepared(&space, &m);
         let ratios = privacy::float_ratios(&p);
-        let pure = privacy::tight_pure_eps(&p, &ratios).unwrap();
+        let pure = privacy::tight_pure_eps(&p, &ratios).unwrap().0;
         let (at0, _) = privacy::tight_eps_delta(&p, &ratios, &q(0, 1)).unwrap();
         let (phi, zhi) = (pure.hi.clone().unwrap(), at0.hi.clone().unwrap());
         prop_assert!(pure.lo <= zhi && at0.lo <= phi, "pure [{:?}] vs δ=0 [{:?}]", pure, at0);
@@ -151,7 +151,7 @@ proptest! {
         let sites: Vec<usize> = (0..n).collect();
         let losses = loss::losses(&p, &Cost::Distance(&sites), &q(1, 2), None);
         let ratios = privacy::float_ratios(&p);
-        let tight = privacy::tight_pure_eps(&p, &ratios).unwrap();
+        let tight = privacy::tight_pure_eps(&p, &ratios).unwrap().0;
         let eps_hi = mdp::exact::f64_up(tight.hi.as_ref().unwrap());
         // Greedy packing from a random center order with radius max-dist / rdiv.
         let dmax = (0..n).flat_map(|a| (0..n).map(move |b| (a, b))).map(|(a, b)| space.approx(a, b)).fold(0.0, f64::max);
@@ -239,7 +239,7 @@ proptest! {
         let p = prepared(&space, &m);
         let ratios = privacy::float_ratios(&p);
         prop_assert_eq!(privacy::check_pure(&p, &ratios, &eps).decision, reference::check_pure(&p, &eps));
-        let fast = privacy::tight_pure_eps(&p, &ratios).unwrap();
+        let fast = privacy::tight_pure_eps(&p, &ratios).unwrap().0;
         match reference::tight_pure(&p) {
             None => prop_assert!(fast.hi.is_none()),
             Some(e) => {

@@ -285,6 +285,28 @@ fn unknown_fields_are_warnings() {
     assert!(f.warnings.iter().any(|w| w.contains("loss.units")));
 }
 
+/// Labelled outputs have no metric, so without a `loss.cost` there is no loss to report: one
+/// warning says so. With a cost, or with the inputs as outputs (the default), none.
+#[test]
+fn labelled_outputs_without_a_cost_warn() {
+    let labels = ("/outputs", json!({"labels": ["a", "b"]}));
+    let cost = ("/loss", json!({"cost": [[0, 1], [1, 0]]}));
+    for (edits, warns) in [
+        (vec![labels.clone()], true),
+        (vec![labels, cost.clone()], false),
+        (vec![cost], false),
+        (vec![], false),
+    ] {
+        let doc = with(&edits);
+        let f = read_mechanism(&serde_json::to_vec(&doc).unwrap(), &Limits::default()).unwrap();
+        let w = f
+            .warnings
+            .iter()
+            .filter(|w| w.contains("losses are not reported"));
+        assert_eq!(w.count(), warns as usize, "{doc}: {:?}", f.warnings);
+    }
+}
+
 /// The limits: a matrix of more entries than `max_entries`, more bits than `max_bits` or a
 /// number wider than `max_number_bits` is refused before it is built; output points count
 /// against the entries too.

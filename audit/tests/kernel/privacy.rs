@@ -53,7 +53,7 @@ fn decide(p: &Prepared, eps: &Q) -> privacy::PureCheck {
 /// The tight ε of the fast path encloses the reference's, within 10⁻⁹ relative.
 fn tight_agrees(p: &Prepared) -> privacy::EpsEnclosure {
     let r = float_ratios(p);
-    let fast = tight_pure_eps(p, &r).unwrap();
+    let (fast, _) = tight_pure_eps(p, &r).unwrap();
     match reference::tight_pure(p) {
         None => assert!(fast.hi.is_none(), "{fast:?}"),
         Some(e) => {
@@ -922,4 +922,80 @@ fn the_eps_delta_search_visits_the_pairs_its_order_promises() {
         );
     }
     assert!(visited_some_not_all >= 10, "{visited_some_not_all}");
+}
+
+/// The pure tight-ε search's work on random matrices (float-safe, and with one row that is
+/// not), with and without a scope η: the float estimates only propose pairs, so a wrong
+/// estimate or a pair outside the scope shows in the work, not in the ε. When some pair is
+/// infinite, the first candidates find it (every pair touching an unsafe row is a candidate,
+/// then the infinite ones) and nothing is verified; otherwise the search computes exactly
+/// every pair touching an unsafe row, then the float-safe pairs whose ε is within 10⁻⁶ of the
+/// largest of theirs (at most 16), and one verification pass proves the rest. The enclosure's
+/// pair is an ordered pair in scope that attains the tight ε.
+#[test]
+fn the_pure_search_computes_the_pairs_its_estimates_promise() {
+    let mut rng = ChaCha8Rng::seed_from_u64(57);
+    let (up, down) = (q(1_000_000 - 5, 1_000_000), q(1_000_000 - 20, 1_000_000));
+    let mut seen = [0usize; 3]; // infinite; finite, some pair left to the verification; unsafe
+    for case in 0..300 {
+        let unsafe_row = case % 3 == 2;
+        let (s, m) = random_case(&mut rng, unsafe_row);
+        let n = m.rows;
+        let eta = (case % 2 == 1).then(|| q(rng.gen_range(0..400), 100));
+        let p = Prepared::new(&s, &m, eta.as_ref(), DEFAULT_MAX_PREC).unwrap();
+        let r = float_ratios(&p);
+        let (e, stats) = tight_pure_eps(&p, &r).unwrap();
+        let at = format!("case {case} η = {eta:?}: {e:?} {stats:?}");
+        let mut touching_unsafe = 0;
+        let mut safe_eps = Vec::new();
+        for u in 0..n {
+            for v in (0..n).filter(|&v| v != u && p.scope[u * n + v]) {
+                if p.safe[u] && p.safe[v] {
+                    safe_eps.push(pair_eps(&p, u, v, privacy::exact_ratio(&p, u, v).0));
+                } else {
+                    touching_unsafe += 1;
+                }
+            }
+        }
+        seen[2] += (touching_unsafe > 0) as usize;
+        let Some(tight) = reference::tight_pure(&p) else {
+            assert!(e.hi.is_none(), "{at}");
+            let (u, v) = e.pair.expect("the infinite pair");
+            assert!(u != v && p.scope[u * n + v], "{at}");
+            assert!(
+                pair_eps(&p, u, v, privacy::exact_ratio(&p, u, v).0).is_none(),
+                "{at}"
+            );
+            assert_eq!(stats.passes, 0, "{at}");
+            assert!(stats.exact_pairs >= 1, "{at}");
+            assert!(stats.exact_pairs <= touching_unsafe + 1, "{at}");
+            seen[0] += 1;
+            continue;
+        };
+        assert_eq!(stats.passes, 1, "{at}");
+        let safe_eps: Vec<Interval> = safe_eps.into_iter().map(|e| e.expect(&at)).collect();
+        let (lo, hi) = safe_eps.iter().fold((q(0, 1), q(0, 1)), |(lo, hi), e| {
+            (lo.max(e.lo.clone()), hi.max(e.hi.clone()))
+        });
+        let must = safe_eps.iter().filter(|e| e.lo >= &hi * &up).count();
+        let may = safe_eps.iter().filter(|e| e.hi >= &lo * &down).count();
+        let at = format!("{at}: {touching_unsafe} touching an unsafe row, {must} must, {may} may");
+        assert!(stats.exact_pairs >= touching_unsafe + must.min(16), "{at}");
+        assert!(stats.exact_pairs <= touching_unsafe + may.min(16), "{at}");
+        if stats.exact_pairs < touching_unsafe + safe_eps.len() {
+            seen[1] += 1;
+        }
+        match e.pair {
+            None => assert_eq!((stats.exact_pairs, e.hi), (0, Some(q(0, 1))), "{at}"),
+            Some((u, v)) => {
+                assert!(u != v && p.scope[u * n + v], "{at}");
+                let mine = pair_eps(&p, u, v, privacy::exact_ratio(&p, u, v).0).unwrap();
+                assert!(
+                    mine.hi >= tight.lo && e.lo <= mine.hi,
+                    "{at}: ({u}, {v}) {mine:?}"
+                );
+            }
+        }
+    }
+    assert!(seen.iter().all(|&s| s >= 20), "{seen:?}");
 }

@@ -30,7 +30,7 @@ fn exhaustive(
     let p = Prepared::new(space, &matrix, within, PREC).expect("scope decidable");
     let ratios = privacy::float_ratios(&p);
     let d = privacy::check_pure(&p, &ratios, eps).decision;
-    (d, privacy::tight_pure_eps(&p, &ratios))
+    (d, privacy::tight_pure_eps(&p, &ratios).map(|(e, _)| e))
 }
 
 fn structured(s: &dyn Structure, eps: &Q) -> (Decision, Option<EpsEnclosure>) {

@@ -999,3 +999,73 @@ fn the_pure_search_computes_the_pairs_its_estimates_promise() {
     }
     assert!(seen.iter().all(|&s| s >= 20), "{seen:?}");
 }
+
+/// The pure search's work on planted cases, each of which a wrong estimate would send to a
+/// second verification pass or to more exact pairs (the ε itself stays right: the
+/// verification decides every pair). Rows [p, 1 − p] on manhattan points:
+/// - points 0, 0, 1 with equal rows at distance 0: their estimate is 0, not ∞, so only the two
+///   tied pairs at ln 2 are computed;
+/// - the same with rows 0 and 1 apart by 2⁻⁷⁰ (equal in floats): the estimate of the pair at
+///   distance 0 is 0, the verification finds R > 1 there and absorbs it: ∞, three exact;
+/// - row 0 holding 2⁻¹⁰⁸⁰ (not float-safe) against row 1 = [0, 1] at distance 0: ∞ at the first
+///   candidate, no verification;
+/// - points 0, 2/5, 9/10 with p = 3/5, 9/20, 3/10: the arg max (1, 2) (ε = 2 ln(3/2)) leads
+///   only on ln R / d (on ln R / (½ + 2d) the pair (0, 2) would, on ln R / (d²/2) the pair
+///   (1, 0)), so one pair is computed and one pass proves the rest.
+#[test]
+fn the_pure_search_work_on_planted_cases() {
+    let rows = |ps: &[Q]| -> Matrix {
+        let data = ps.iter().flat_map(|p| [p.clone(), one() - p]).collect();
+        Matrix::new(ps.len(), 2, data)
+    };
+    let tiny = one() >> 70u64;
+    let half = q(1, 2);
+    let cases = [
+        (
+            vec![q(0, 1), q(0, 1), one()],
+            vec![half.clone(), half.clone(), q(1, 4)],
+            2,
+            1,
+            true,
+        ),
+        (
+            vec![q(0, 1), q(0, 1), one()],
+            vec![half.clone(), &half + &tiny, q(1, 4)],
+            3,
+            1,
+            false,
+        ),
+        (
+            vec![q(0, 1), q(0, 1), one()],
+            vec![one() >> 1080u64, q(0, 1), q(1, 4)],
+            1,
+            0,
+            false,
+        ),
+        (
+            vec![q(0, 1), q(2, 5), q(9, 10)],
+            vec![q(3, 5), q(9, 20), q(3, 10)],
+            1,
+            1,
+            true,
+        ),
+    ];
+    for (xs, ps, exact, passes, finite) in cases {
+        let s = space(MetricKind::Manhattan, &xs);
+        let m = rows(&ps);
+        let p = Prepared::new(&s, &m, None, DEFAULT_MAX_PREC).unwrap();
+        let r = float_ratios(&p);
+        let (e, stats) = tight_pure_eps(&p, &r).unwrap();
+        let at = format!("points {xs:?}, p {ps:?}: {e:?}");
+        assert_eq!(
+            stats,
+            privacy::PureStats {
+                exact_pairs: exact,
+                passes
+            },
+            "{at}"
+        );
+        assert_eq!(e.hi.is_some(), finite, "{at}");
+        tight_agrees(&p);
+    }
+}

@@ -483,6 +483,126 @@ mod tests {
         }
     }
 
+    /// A stream that yields `first` as its first 64-bit block, then the generator's.
+    struct Then<R>(Option<u64>, R);
+
+    impl<R: RngCore> RngCore for Then<R> {
+        fn next_u32(&mut self) -> u32 {
+            self.1.next_u32()
+        }
+        fn next_u64(&mut self) -> u64 {
+            self.0.take().unwrap_or_else(|| self.1.next_u64())
+        }
+        fn fill_bytes(&mut self, dest: &mut [u8]) {
+            self.1.fill_bytes(dest)
+        }
+        fn try_fill_bytes(&mut self, dest: &mut [u8]) -> Result<(), rand::Error> {
+            self.1.try_fill_bytes(dest)
+        }
+    }
+
+    /// Whether `count` of `n` draws is within 5 standard deviations (plus one) of a law
+    /// with probability `p`; a zero probability must give no draw at all.
+    fn plausible(count: usize, n: usize, p: &Q) -> bool {
+        let p = crate::exact::f64_nearest(p);
+        if p == 0.0 {
+            return count == 0;
+        }
+        let (n, c) = (n as f64, count as f64);
+        (c - n * p).abs() <= 5.0 * (n * p * (1.0 - p)).sqrt() + 1.0
+    }
+
+    /// The law of both samplers, unconditional and given the first 64-bit block. Given a
+    /// block a that holds a boundary C_j (C_j·2⁶⁴ not an integer), U is uniform on
+    /// [a, a + 1)/2⁶⁴ and the exact rule must return k with probability
+    /// 2⁶⁴·|[C_k, C_{k+1}) ∩ [a, a + 1)/2⁶⁴|, reading further blocks: checked on rational
+    /// rows ([`ExactRow::new`]) and rows of doubles ([`ExactRow::from_dyadic`]) with a
+    /// boundary at 1/3, boundaries 2⁻¹⁰⁰ past a block, two boundaries inside one block,
+    /// subnormal masses and zeros.
+    #[test]
+    fn both_samplers_draw_the_exact_law_given_their_first_block() {
+        let q = |a: u32, b: u32| Q::from_unsigneds(a, b);
+        let p2 = |e: u64| Q::from(1u32) >> e;
+        let rational: Vec<Vec<Q>> = vec![
+            vec![q(1, 3), q(2, 3)],
+            vec![q(1, 7), q(2, 7), q(4, 7)],
+            vec![&p2(1) + &p2(100), &p2(1) - &p2(100)],
+            // C_1 = 1/4 + 2⁻⁶⁶, C_2 = 1/4 + 3·2⁻⁶⁶: both inside the block a = 2⁶².
+            vec![&p2(2) + &p2(66), p2(65), q(3, 4) - p2(66) * Q::from(3u32)],
+        ];
+        let doubles: Vec<Vec<f64>> = vec![
+            vec![1.0, 2.0],
+            vec![0.1, 0.2, 0.3, 0.4],
+            vec![1.0, 0.0, 3.0, 1e-300, 5e-324, 0.0],
+            vec![0.0, 2f64.powi(-70), 1.0 - 2f64.powi(-70), 0.0],
+        ];
+        let rows =
+            rational
+                .into_iter()
+                .map(|r| (ExactRow::new(&r), r))
+                .chain(doubles.into_iter().map(|r| {
+                    let q: Vec<Q> = r.iter().map(|&x| crate::exact::q_from_f64(x)).collect();
+                    (ExactRow::from_dyadic(&r), q)
+                }));
+        let two64 = Q::from(1u32) << 64u64;
+        let mut conditioned = 0;
+        for (er, row) in rows {
+            let total: Q = row.iter().sum();
+            let mut c = vec![Q::from(0u32)];
+            for x in &row {
+                let next = c.last().unwrap() + x;
+                c.push(next);
+            }
+            let c: Vec<Q> = c.iter().map(|x| x / &total).collect();
+            let k = row.len();
+            // Unconditional: Pr[k] = C_{k+1} − C_k.
+            let n = 20_000;
+            let mut counts = vec![0usize; k];
+            let mut r = rng(Some(11));
+            for _ in 0..n {
+                counts[er.sample(&mut r)] += 1;
+            }
+            for j in 0..k {
+                let p = &c[j + 1] - &c[j];
+                assert!(plausible(counts[j], n, &p), "{row:?}: {counts:?}");
+            }
+            // Given a first block that holds a boundary, and the blocks beside it: the
+            // exact rule from that block, and `sample` on a stream that starts with it.
+            for cj in &c[1..k] {
+                let s = cj * &two64;
+                if s.denominator() == N::from(1u32) {
+                    continue;
+                }
+                let a = s.floor().mod_pow2(64);
+                for first in [a.wrapping_sub(1), a, a.wrapping_add(1)] {
+                    let lo = Q::from(first) / &two64;
+                    let hi = (Q::from(first) + Q::from(1u32)) / &two64;
+                    let n = 2000;
+                    let (mut exact, mut fast) = (vec![0usize; k], vec![0usize; k]);
+                    for seed in 0..n as u64 {
+                        exact[er.exact_from(first, &mut rng(Some(seed)))] += 1;
+                        let mut stream = Then(Some(first), rng(Some(seed)));
+                        fast[er.sample(&mut stream)] += 1;
+                    }
+                    for j in 0..k {
+                        let l = c[j].clone().max(lo.clone());
+                        let h = c[j + 1].clone().min(hi.clone());
+                        let p = if h > l {
+                            (h - l) * &two64
+                        } else {
+                            Q::from(0u32)
+                        };
+                        let at = format!("{row:?} at block {first:#x}: {exact:?} {fast:?}");
+                        assert!(plausible(exact[j], n, &p), "{at}");
+                        assert!(plausible(fast[j], n, &p), "{at}");
+                    }
+                }
+                conditioned += 1;
+            }
+        }
+        assert!(conditioned >= 12, "{conditioned}");
+    }
+
     #[test]
     fn os_seeded_generators_differ() {
         let (mut a, mut b) = (rng(None), rng(None));

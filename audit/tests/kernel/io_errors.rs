@@ -904,3 +904,81 @@ fn lp_dual_refusals_and_round_trip() {
     let d = g.certificate.lp_dual.unwrap();
     assert_eq!((d.value, d.beta, d.gamma), (c.value, c.beta, c.gamma));
 }
+
+/// A refused number is named in its message: in full when it is short (up to 30
+/// characters), in scientific notation when longer or wider than 200 bits, never empty.
+#[test]
+fn refused_numbers_are_named_in_full_or_in_scientific_notation() {
+    let message = |x: &str| {
+        let doc = with(&[("/matrix/0", json!([x, 1]))]);
+        let e = read_mechanism(&serde_json::to_vec(&doc).unwrap(), &Limits::default());
+        let e = e.unwrap_err();
+        assert_eq!(e.path, "matrix[0][0]", "{e}");
+        e.message
+    };
+    let ones = |k: usize| format!("-1/{}", "1".repeat(k));
+    assert_eq!(message("-1/3"), "negative entry -1/3");
+    assert_eq!(ones(27).len(), 30);
+    assert_eq!(message(&ones(27)), format!("negative entry {}", ones(27)));
+    // 31 characters: -1/(10²⁸/9) ≈ −9·10⁻²⁸.
+    assert_eq!(message(&ones(28)), "negative entry -9e-28");
+    // 1/10⁷⁰ holds 234 bits.
+    let wide = format!("-1/1{}", "0".repeat(70));
+    assert_eq!(message(&wide), "negative entry -1e-70");
+}
+
+/// A claimed loss of 0 is a claim like any other (≥ 0); below 0 it is refused.
+#[test]
+fn a_claimed_loss_is_at_least_zero() {
+    for (loss, ok) in [
+        (json!(0), true),
+        (json!("1/2"), true),
+        (json!("-1/10"), false),
+    ] {
+        let doc = with(&[("/certificate", json!({"claimed_loss": loss}))]);
+        let f = read_mechanism(&serde_json::to_vec(&doc).unwrap(), &Limits::default());
+        match f {
+            Ok(f) => assert!(ok && f.certificate.claimed_loss.is_some(), "{loss}"),
+            Err(e) => assert!(!ok && e.path == "certificate.claimed_loss", "{loss}: {e}"),
+        }
+    }
+}
+
+/// Written doubles: plain decimals from 10⁻⁵ up to (not including) 10¹⁶, scientific notation
+/// beyond on either side (5·10⁻³²⁴ is not 324 zeros), 0 as 0; every one reads back exactly.
+#[test]
+fn doubles_are_written_plain_or_scientific_by_magnitude() {
+    for (x, text) in [
+        (0.0, "0"),
+        (0.5, "0.5"),
+        (-0.5, "-0.5"),
+        (1e-5, "0.00001"),
+        (-1e-5, "-0.00001"),
+        (9.9e-6, "9.9e-6"),
+        (-9.9e-6, "-9.9e-6"),
+        (5e-324, "5e-324"),
+        (1e15, "1000000000000000"),
+        (9999999999999998.0, "9999999999999998"),
+        (1e16, "1e+16"),
+        (-1e16, "-1e+16"),
+    ] {
+        let v = f64_value(x);
+        assert_eq!(v.to_string(), text, "{x:e}");
+        assert_eq!(v.as_f64(), Some(x), "{x:e}");
+    }
+}
+
+/// A space's label errors are named where they are: `labels` in a bare metric object,
+/// `metric.labels` in a document that holds one.
+#[test]
+fn label_errors_name_the_field_where_it_is() {
+    let metric = json!({"kind": "euclidean", "points": [[0], [1]], "labels": ["a"]});
+    for (doc, path) in [
+        (metric.clone(), "labels"),
+        (json!({"metric": metric}), "metric.labels"),
+    ] {
+        let e = mdp_audit::io::space_and_labels_from_json(&doc, &Limits::default()).unwrap_err();
+        assert_eq!(e.path, path, "{e}");
+        assert!(e.message.contains("has 1 labels"), "{e}");
+    }
+}

@@ -173,9 +173,10 @@ pub struct Stats {
     pub exact_pairs_pure: usize,
     /// Fraction of the n·n·K triples of the pure check that the exact fallback decided.
     pub exact_triple_fraction: f64,
-    /// The tight-ε search's exact pairs and verification passes (the exhaustive audit;
-    /// a container's are in `structured`).
+    /// Pairs the tight-ε search computed exactly (the exhaustive audit; a container's
+    /// work is in `structured`).
     pub exact_pairs_tight: usize,
+    /// Verification passes of the tight-ε search over every pair in scope.
     pub passes_tight: usize,
     pub exact_pairs_delta: usize,
     pub pairs_searched_delta: usize,

@@ -149,14 +149,21 @@ impl ExactRow {
     /// which is exactly when the exact rule returns k at its first block. Otherwise the
     /// exact rule runs from the same first block, so the law is unchanged.
     pub fn sample<R: RngCore + ?Sized>(&self, rng: &mut R) -> usize {
-        let last = self.cdf.len() - 2;
         let first = rng.next_u64();
+        match self.first_block(first) {
+            Some(k) => k,
+            None => self.exact_from(first, rng),
+        }
+    }
+
+    /// The exact rule's answer at its first block `first` from the integer brackets
+    /// alone: `Some(k)` exactly when [first, first + 1)/2⁶⁴ lies inside [C_k, C_{k+1}),
+    /// `None` when the block holds a boundary and later blocks must decide.
+    fn first_block(&self, first: u64) -> Option<usize> {
+        let last = self.cdf.len() - 2;
         let a0 = first as u128;
         let k = self.up[..=last].partition_point(|&u| u <= a0) - 1;
-        if a0 < self.down[k + 1] {
-            return k;
-        }
-        self.exact_from(first, rng)
+        (a0 < self.down[k + 1]).then_some(k)
     }
 
     /// The exact rule (module doc) with `first` as the first 64-bit block of U.
@@ -504,10 +511,10 @@ mod tests {
     /// Whether `count` of `n` draws is within 5 standard deviations (plus one) of a law
     /// with probability `p`; a zero probability must give no draw at all.
     fn plausible(count: usize, n: usize, p: &Q) -> bool {
-        let p = crate::exact::f64_nearest(p);
-        if p == 0.0 {
+        if *p == 0u32 {
             return count == 0;
         }
+        let p = crate::exact::f64_nearest(p);
         let (n, c) = (n as f64, count as f64);
         (c - n * p).abs() <= 5.0 * (n * p * (1.0 - p)).sqrt() + 1.0
     }
@@ -601,6 +608,53 @@ mod tests {
             }
         }
         assert!(conditioned >= 12, "{conditioned}");
+    }
+
+    /// The integer brackets decide a first block exactly when the exact rule does: the
+    /// block [a, a + 1)/2⁶⁴ lies inside one [C_k, C_{k+1}), checked in rationals, on blocks
+    /// at and beside every boundary and on random blocks, for rows of up to six outputs.
+    #[test]
+    fn the_brackets_decide_every_block_without_a_boundary() {
+        let q = |a: u32, b: u32| Q::from_unsigneds(a, b);
+        let rows: Vec<Vec<Q>> = vec![
+            vec![q(1, 3), q(2, 3)],
+            vec![q(1, 7), q(2, 7), q(4, 7)],
+            vec![q(1, 4), q(1, 4), q(1, 4), q(1, 4)],
+            vec![q(1, 10), q(0, 1), q(2, 10), q(3, 10), q(4, 10)],
+            vec![q(1, 6); 6],
+            vec![
+                Q::from(1u32) >> 70u64,
+                q(0, 1),
+                Q::from(1u32) - (Q::from(1u32) >> 70u64),
+            ],
+        ];
+        let two64 = Q::from(1u32) << 64u64;
+        let mut r = rng(Some(5));
+        let (mut decided, mut deferred) = (0, 0);
+        for row in rows {
+            let er = ExactRow::new(&row);
+            let mut c = vec![Q::from(0u32)];
+            for x in &row {
+                let next = c.last().unwrap() + x;
+                c.push(next);
+            }
+            let mut blocks: Vec<u64> = (0..500).map(|_| r.next_u64()).collect();
+            for cj in &c {
+                let a = (cj * &two64).floor().mod_pow2(64);
+                blocks.extend([a.wrapping_sub(1), a, a.wrapping_add(1)]);
+            }
+            for a in blocks {
+                let lo = Q::from(a) / &two64;
+                let hi = (Q::from(a) + Q::from(1u32)) / &two64;
+                let want = (0..row.len()).find(|&k| c[k] <= lo && hi <= c[k + 1]);
+                assert_eq!(er.first_block(a), want, "{row:?} at block {a:#x}");
+                match want {
+                    Some(_) => decided += 1,
+                    None => deferred += 1,
+                }
+            }
+        }
+        assert!(decided > 3000 && deferred >= 10, "{decided} {deferred}");
     }
 
     #[test]

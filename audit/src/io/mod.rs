@@ -481,10 +481,10 @@ pub fn space_from_value(v: &Value, path: &str, limits: &Limits) -> Result<Space,
                 .ok_or_else(|| input_error(format!("{path}.points"), "missing"))?;
             let pts = point_list(pv, &format!("{path}.points"), limits)?;
             // Only a haversine metric may carry a radius (the allowed fields above).
-            let radius = match o.get("radius") {
-                Some(r) => Some(positive(r, &format!("{path}.radius"))?),
-                None => None,
-            };
+            let radius = o
+                .get("radius")
+                .map(|r| positive(r, &format!("{path}.radius")))
+                .transpose()?;
             // The auditor keeps n² distance enclosures: bounded like a table.
             check_entries(
                 &format!("{path}.points"),

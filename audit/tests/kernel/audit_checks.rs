@@ -412,8 +412,8 @@ fn the_row_normalization_budget_is_exact_at_its_limit() {
     assert!(e.to_string().contains("matrix[1] (row-normalized)"), "{e}");
 }
 
-/// The report's work counts: n(n − 1) ordered pairs of K outputs each, and the fraction of
-/// those triples the exact fallback decided. Rows [2⁻¹¹⁰⁰, 1 − 2⁻¹¹⁰⁰] underflow in floats,
+/// The report's work counts: n(n − 1) ordered pairs of K outputs each, the fraction of
+/// those triples the exact fallback decided, and the tight-ε search's exact pairs. Rows [2⁻¹¹⁰⁰, 1 − 2⁻¹¹⁰⁰] underflow in floats,
 /// so both pairs go exact (fraction 1); the two-point mechanism's go by floats (0).
 #[test]
 fn the_report_counts_triples_and_the_exact_fraction() {
@@ -428,6 +428,8 @@ fn the_report_counts_triples_and_the_exact_fraction() {
     let s = &r.stats;
     assert_eq!((s.pairs_in_scope, s.triples, s.exact_pairs_pure), (2, 4, 2));
     assert_eq!(s.exact_triple_fraction, 1.0);
+    // The tight-ε search computes both unsafe pairs exactly, then one pass proves ε = 0.
+    assert_eq!((s.exact_pairs_tight, s.passes_tight), (2, 1));
     let r = run(
         &two_points("1/4", "expected_loss", None),
         &Options::default(),

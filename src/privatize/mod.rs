@@ -671,5 +671,18 @@ mod tests {
             n.row(0),
             &[Q::from_unsigneds(1u32, 3u32), Q::from_unsigneds(2u32, 3u32)]
         );
+        // A row of sum 0 is left as it is (the audit refuses it), not divided by 0.
+        let z = Q::from(0u32);
+        let m = Matrix::new(
+            2,
+            2,
+            vec![z.clone(), z.clone(), Q::from(1u32), Q::from(3u32)],
+        );
+        let n = normalized(&m);
+        assert_eq!(n.row(0), &[z.clone(), z]);
+        assert_eq!(
+            n.row(1),
+            &[Q::from_unsigneds(1u32, 4u32), Q::from_unsigneds(3u32, 4u32)]
+        );
     }
 }

@@ -508,6 +508,17 @@ mod tests {
         }
     }
 
+    /// The exact cumulative sums C_0 = 0, …, C_K = 1 of a row, normalized.
+    fn cdf(row: &[Q]) -> Vec<Q> {
+        let total: Q = row.iter().sum();
+        let mut c = vec![Q::from(0u32)];
+        for x in row {
+            let next = c.last().unwrap() + x;
+            c.push(next);
+        }
+        c.iter().map(|x| x / &total).collect()
+    }
+
     /// Whether `count` of `n` draws is within 5 standard deviations (plus one) of a law
     /// with probability `p`; a zero probability must give no draw at all.
     fn plausible(count: usize, n: usize, p: &Q) -> bool {
@@ -554,13 +565,7 @@ mod tests {
         let two64 = Q::from(1u32) << 64u64;
         let mut conditioned = 0;
         for (er, row) in rows {
-            let total: Q = row.iter().sum();
-            let mut c = vec![Q::from(0u32)];
-            for x in &row {
-                let next = c.last().unwrap() + x;
-                c.push(next);
-            }
-            let c: Vec<Q> = c.iter().map(|x| x / &total).collect();
+            let c = cdf(&row);
             let k = row.len();
             // Unconditional: Pr[k] = C_{k+1} − C_k.
             let n = 20_000;
@@ -633,11 +638,7 @@ mod tests {
         let (mut decided, mut deferred) = (0, 0);
         for row in rows {
             let er = ExactRow::new(&row);
-            let mut c = vec![Q::from(0u32)];
-            for x in &row {
-                let next = c.last().unwrap() + x;
-                c.push(next);
-            }
+            let c = cdf(&row);
             let mut blocks: Vec<u64> = (0..500).map(|_| r.next_u64()).collect();
             for cj in &c {
                 let a = (cj * &two64).floor().mod_pow2(64);

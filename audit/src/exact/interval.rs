@@ -2,7 +2,7 @@
 //!
 //! Every operation here is *exact* interval arithmetic on rationals: the result is the
 //! smallest interval containing `{f(x, y) : x ∈ self, y ∈ other}` (for `mul`, `div`, `sqr`,
-//! `abs`, `max`, `min` this is the classical end-point formula, which is exact for these
+//! `abs` this is the classical end-point formula, which is exact for these
 //! monotone-by-orthant operations). The only operation that *loses* information on purpose
 //! is [`Interval::round_outward`], which moves the ends outward (lo down, hi up) to dyadic
 //! rationals; it therefore still contains every point of the original interval.
@@ -75,21 +75,6 @@ impl Interval {
     /// `(hi − lo) / 2` (exact): every point is within `rad()` of `mid()`.
     pub fn rad(&self) -> Q {
         self.width() >> 1u64
-    }
-
-    /// Every point is > 0 (`lo > 0`).
-    pub fn is_positive(&self) -> bool {
-        self.lo > 0u32
-    }
-
-    /// Every point is < 0 (`hi < 0`).
-    pub fn is_negative(&self) -> bool {
-        self.hi < 0u32
-    }
-
-    /// Every point is ≥ 0.
-    pub fn is_nonnegative(&self) -> bool {
-        self.lo >= 0u32
     }
 
     /// `0 ∈ self`.
@@ -200,38 +185,6 @@ impl Interval {
         }
     }
 
-    /// `{max(x, y)}`: `[max(lo₁,lo₂), max(hi₁,hi₂)]` (max is monotone in both arguments).
-    pub fn max(&self, other: &Interval) -> Interval {
-        Interval {
-            lo: if self.lo >= other.lo {
-                self.lo.clone()
-            } else {
-                other.lo.clone()
-            },
-            hi: if self.hi >= other.hi {
-                self.hi.clone()
-            } else {
-                other.hi.clone()
-            },
-        }
-    }
-
-    /// `{min(x, y)}`: `[min(lo₁,lo₂), min(hi₁,hi₂)]`.
-    pub fn min(&self, other: &Interval) -> Interval {
-        Interval {
-            lo: if self.lo <= other.lo {
-                self.lo.clone()
-            } else {
-                other.lo.clone()
-            },
-            hi: if self.hi <= other.hi {
-                self.hi.clone()
-            } else {
-                other.hi.clone()
-            },
-        }
-    }
-
     /// `{c·x}` for an exact rational `c` (ends swap when `c < 0`).
     pub fn scale(&self, c: &Q) -> Interval {
         if *c >= 0u32 {
@@ -252,30 +205,6 @@ impl Interval {
         Interval {
             lo: &self.lo + c,
             hi: &self.hi + c,
-        }
-    }
-
-    /// `{x · 2^k}` (exact; `k` may be negative).
-    pub fn shl(&self, k: i64) -> Interval {
-        Interval {
-            lo: &self.lo << k,
-            hi: &self.hi << k,
-        }
-    }
-
-    /// Smallest interval containing both.
-    pub fn hull(&self, other: &Interval) -> Interval {
-        Interval {
-            lo: if self.lo <= other.lo {
-                self.lo.clone()
-            } else {
-                other.lo.clone()
-            },
-            hi: if self.hi >= other.hi {
-                self.hi.clone()
-            } else {
-                other.hi.clone()
-            },
         }
     }
 
@@ -368,9 +297,6 @@ mod tests {
         assert!(!x.contains(&q(4, 1)));
         assert_eq!(x.width(), q(7, 2));
         assert_eq!(x.mid(), q(5, 4));
-        assert!(!x.is_positive() && !x.is_negative());
-        assert!(iv(1, 2).is_positive());
-        assert!(iv(-2, -1).is_negative());
         assert_eq!(x.sqr(), Interval::new(q(0, 1), q(9, 1)));
         assert_eq!(iv(-3, -2).sqr(), iv(4, 9));
         assert_eq!(x.abs(), Interval::new(q(0, 1), q(3, 1)));
@@ -380,12 +306,28 @@ mod tests {
             iv(1, 2).div(&iv(2, 4)).unwrap(),
             Interval::new(q(1, 4), q(1, 1))
         );
-        assert_eq!(iv(1, 5).max(&iv(2, 3)), iv(2, 5));
-        assert_eq!(iv(1, 5).min(&iv(2, 3)), iv(1, 3));
+        assert_eq!(iv(1, 5).intersect(&iv(2, 8)), Some(iv(2, 5)));
+        assert_eq!(iv(2, 8).intersect(&iv(1, 5)), Some(iv(2, 5)));
+        assert_eq!(iv(1, 2).intersect(&iv(3, 4)), None);
+        assert_eq!(iv(1, 2).add_q(&q(-1, 2)), Interval::new(q(1, 2), q(3, 2)));
         assert_eq!(iv(1, 2).scale(&q(-3, 1)), iv(-6, -3));
         assert_eq!(iv(1, 2).relative_width(), Some(q(1, 1)));
         assert_eq!(x.relative_width(), None);
+        assert_eq!(iv(-6, -2).relative_width(), Some(q(2, 1)));
+        assert_eq!(x.to_string(), "[-5e-1, 3e0]");
         assert_eq!(iv(1, 2).to_f64_bounds(), (1.0, 2.0));
+        assert!(Interval::point(q(1, 3)).is_point() && !x.is_point());
+        assert_eq!(x.rad(), q(7, 4));
+    }
+
+    /// `⊆` needs both ends inside: each end alone outside is refused.
+    #[test]
+    fn subsets_need_both_ends_inside() {
+        assert!(iv(1, 2).is_subset_of(&iv(0, 3)));
+        assert!(iv(1, 2).is_subset_of(&iv(1, 2)));
+        assert!(!iv(0, 2).is_subset_of(&iv(1, 3)));
+        assert!(!iv(1, 3).is_subset_of(&iv(0, 2)));
+        assert!(!iv(0, 3).is_subset_of(&iv(1, 2)));
     }
 
     #[test]
@@ -428,10 +370,6 @@ mod tests {
             prop_assert!(x.neg().contains(&-&a));
             prop_assert!(x.abs().contains(&a.abs()));
             prop_assert!(x.sqr().contains(&(&a * &a)));
-            let mx = if a >= b { &a } else { &b };
-            prop_assert!(x.max(&y).contains(mx));
-            let mn = if a <= b { &a } else { &b };
-            prop_assert!(x.min(&y).contains(mn));
             prop_assert!(x.scale(&b).contains(&(&a * &b)));
             prop_assert!(x.round_outward(k).contains(&a));
             prop_assert!(x.is_subset_of(&x.round_outward(k)));

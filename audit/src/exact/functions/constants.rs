@@ -121,3 +121,65 @@ pub fn pi(prec: u64) -> Interval {
 pub fn ln2(prec: u64) -> Interval {
     ln2_fx(prec + 2).to_interval(prec + 2)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exact::{parse_rational, Q};
+
+    /// `[c, c + 10⁻⁶⁰]` for the first 60 decimals `c` of a constant (mpmath at 80 digits):
+    /// the constant lies there, and 10⁻⁶⁰ < 2⁻¹⁹⁹ is finer than every grid tried below.
+    fn truth(c60: &str) -> Interval {
+        let c = parse_rational(c60).unwrap();
+        let ulp = parse_rational("1e-60").unwrap();
+        Interval::new(c.clone(), c + ulp)
+    }
+
+    /// The series themselves on every grid 2⁻ʷ, w ≤ 190, not through the cache (which
+    /// computes at least 64 bits finer and rounds outward, so a lost tail term or rounding
+    /// would hide there): each enclosure meets the constant's 10⁻⁶⁰-wide enclosure.
+    #[test]
+    fn the_series_enclose_their_constants_on_every_grid() {
+        let atanh3 = truth("0.346573590279972654708616060729088284037750067180127627060340");
+        let atan5 = truth("0.197395559849880758370049765194790293447585103787852101517688");
+        let atan239 = truth("0.004184076002074723864538214959285452741048065307631950827019");
+        let ln2c = truth("0.693147180559945309417232121458176568075500134360255254120680");
+        let pic = truth("3.141592653589793238462643383279502884197169399375105820974944");
+        for w in 1..=190u64 {
+            for (name, got, want) in [
+                ("atanh(1/3)", atanh_inv(3, w), &atanh3),
+                ("atan(1/5)", atan_inv(5, w), &atan5),
+                ("atan(1/239)", atan_inv(239, w), &atan239),
+                ("ln 2", compute_ln2(w), &ln2c),
+                ("π", compute_pi(w), &pic),
+            ] {
+                let got = got.to_interval(w);
+                assert!(got.lo <= got.hi, "{name} at 2^-{w}: empty");
+                assert!(
+                    got.intersect(want).is_some(),
+                    "{name} at 2^-{w}: {got:?} misses the constant"
+                );
+                // The width the tail bounds promise: a few ulps of the grid.
+                assert!(
+                    got.width() <= Q::from(64u32) >> w,
+                    "{name} at 2^-{w}: too wide"
+                );
+            }
+        }
+    }
+
+    /// The public, cached forms meet the same enclosures and the width they promise, asked
+    /// for in an order that makes the cache serve a coarser request from a finer entry, and
+    /// last a finer one than any test asks elsewhere (a cache that served it would be too wide).
+    #[test]
+    fn the_cached_constants_are_enclosures_of_the_promised_width() {
+        let ln2c = truth("0.693147180559945309417232121458176568075500134360255254120680");
+        let pic = truth("3.141592653589793238462643383279502884197169399375105820974944");
+        for prec in [190u64, 3, 64, 100, 1, 180, 129, 5000] {
+            let (l, p) = (ln2(prec), pi(prec));
+            assert!(l.intersect(&ln2c).is_some() && p.intersect(&pic).is_some());
+            let ulp = Q::from(1u32) >> prec;
+            assert!(l.width() <= ulp && p.width() <= ulp, "prec {prec}");
+        }
+    }
+}

@@ -228,3 +228,90 @@ pub fn ln(x: &Interval, prec: u64) -> Option<Interval> {
         hi: hi.hi,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Points `i/n · half` of the grid 2⁻ʷ for `i = −n..=n` (exact grid integers).
+    fn grid(w: u64, half: &Q, n: i64) -> Vec<Z> {
+        (-n..=n)
+            .map(|i| ((half * Q::from_signeds(i, n)) << w).floor())
+            .collect()
+    }
+
+    /// The series alone, not the rounding of the caller around it (which works with guard
+    /// bits that hide a lost remainder term of an ulp): on 2001 points of the grid 2⁻⁴⁰,
+    /// each enclosure contains the value at 300 bits (irrational for v ≠ 0, so a coarse
+    /// enclosure leaving out part of the fine one misses the truth), and an interval
+    /// argument contains the values at both of its ends.
+    #[test]
+    fn exp_small_contains_exp_on_the_grid() {
+        let w = 40;
+        for z in grid(w, &Q::from_signeds(1, 2), 1000) {
+            let v = Q::from(&z) >> w;
+            let fine = exp(&Interval::point(v.clone()), 300);
+            let got = exp_small(&Fx::point(z.clone()), w).to_interval(w);
+            assert!(
+                fine.is_subset_of(&got),
+                "exp_small({v}) = {got:?} misses {fine:?}"
+            );
+            let hi = &z + Z::from(1000u32);
+            if Q::from(&hi) >> w <= Q::from_signeds(1, 2) {
+                let wide = exp_small(
+                    &Fx {
+                        lo: z,
+                        hi: hi.clone(),
+                    },
+                    w,
+                )
+                .to_interval(w);
+                let top = exp(&Interval::point(Q::from(&hi) >> w), 300);
+                assert!(
+                    fine.is_subset_of(&wide) && top.is_subset_of(&wide),
+                    "at {v}"
+                );
+            }
+        }
+    }
+
+    /// `atanh_series` on 2001 points of the grid 2⁻⁴⁰ in [−0.18, 0.18], against
+    /// `atanh z = ln((1 + z)/(1 − z))/2` at 300 bits (see `exp_small_contains_exp_on_the_grid`).
+    #[test]
+    fn atanh_series_contains_atanh_on_the_grid() {
+        let w = 40;
+        let one = Q::from(1u32);
+        for z in grid(w, &Q::from_signeds(18, 100), 1000) {
+            let x = Q::from(&z) >> w;
+            let got = atanh_series(&z, w).to_interval(w);
+            let fine = ln(&Interval::point((&one + &x) / (&one - &x)), 300)
+                .unwrap()
+                .scale(&Q::from_signeds(1, 2));
+            assert!(
+                fine.is_subset_of(&got),
+                "atanh({x}) = {got:?} misses {fine:?}"
+            );
+        }
+    }
+
+    /// A rational longer than `4·(prec + 64) + |e|` bits is first rounded to two dyadics
+    /// (`ln_point`): for `x = 2^±500·(1 + 3⁻⁷⁰⁰)` (about 2 700 bits) the enclosure at 64 bits
+    /// contains `ln(3⁷⁰⁰ + 1) − ln(3⁷⁰⁰) ± 500·ln 2` at 300 bits, which the exact path computes
+    /// (each of its arguments is shorter than that bound).
+    #[test]
+    fn long_rationals_are_rounded_to_dyadics_first() {
+        let p = Q::from(3u32).pow(700);
+        let num = &p + Q::from(1u32);
+        let ratio = ln(&Interval::point(num.clone()), 300)
+            .unwrap()
+            .sub(&ln(&Interval::point(p.clone()), 300).unwrap());
+        for e in [-500i64, 500] {
+            let x = (&num / &p) << e;
+            assert!(x.bits() > 4 * (64 + 64) + 500, "the long path is taken");
+            let got = ln(&Interval::point(x), 64).unwrap();
+            let fine = ratio.add(&super::super::ln2(300).scale(&Q::from(e)));
+            assert!(fine.is_subset_of(&got), "2^{e}: {got:?} misses {fine:?}");
+            assert!(got.width() <= Q::from(512u32) >> 64u64, "2^{e}: too wide");
+        }
+    }
+}

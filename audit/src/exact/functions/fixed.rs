@@ -268,3 +268,121 @@ impl Fx {
         zmax(self.lo.abs(), self.hi.abs())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn fx(a: i64, b: i64) -> Fx {
+        Fx {
+            lo: Z::from(a.min(b)),
+            hi: Z::from(a.max(b)),
+        }
+    }
+    /// The rational `z·2^-w`.
+    fn val(z: &Z, w: u64) -> Q {
+        Q::from(z) >> w
+    }
+    /// The tightest enclosure `[floor(lo·2^w), ceil(hi·2^w)]` of `[lo, hi]` on the grid 2^-w:
+    /// the specification of every operation (the one that loses nothing beyond the grid).
+    fn tightest(lo: &Q, hi: &Q, w: u64) -> Fx {
+        Fx {
+            lo: (lo << w).floor(),
+            hi: (hi << w).ceiling(),
+        }
+    }
+    /// The least and the greatest of `f` at the four corners of `x × y` (on the grid 2^-w).
+    fn corners(x: &Fx, y: &Fx, w: u64, f: impl Fn(&Q, &Q) -> Q) -> (Q, Q) {
+        let mut v = vec![];
+        for s in [&x.lo, &x.hi] {
+            for t in [&y.lo, &y.hi] {
+                v.push(f(&val(s, w), &val(t, w)));
+            }
+        }
+        v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        (v[0].clone(), v[3].clone())
+    }
+
+    proptest! {
+        /// Every operation of `Fx` is the tightest grid enclosure of the exact range of its
+        /// real operation, computed here in rationals (both ends of each: a lower end one
+        /// ulp too high, or an upper end one ulp too low, fails, and so does one too wide).
+        #[test]
+        fn each_operation_is_the_tightest_grid_enclosure_of_its_exact_range(
+            a in -3000i64..3000, b in -3000i64..3000, c in -3000i64..3000, d in -3000i64..3000,
+            w in 0u64..12, k in -40i64..40, e in 0i64..50, to in 0u64..16,
+        ) {
+            let (x, y) = (fx(a, b), fx(c, d));
+            let (xl, xh) = (val(&x.lo, w), val(&x.hi, w));
+            let (yl, yh) = (val(&y.lo, w), val(&y.hi, w));
+            prop_assert_eq!(x.add(&y), tightest(&(&xl + &yl), &(&xh + &yh), w));
+            prop_assert_eq!(x.sub(&y), tightest(&(&xl - &yh), &(&xh - &yl), w));
+            prop_assert_eq!(x.neg(), tightest(&-&xh, &-&xl, w));
+            let kz = Z::from(k);
+            let kq = val(&kz, w);
+            prop_assert_eq!(x.add_z(&kz), tightest(&(&xl + &kq), &(&xh + &kq), w));
+            let ez = Z::from(e);
+            let eq = val(&ez, w);
+            prop_assert_eq!(x.widen(&ez), tightest(&(&xl - &eq), &(&xh + &eq), w));
+            prop_assert_eq!(x.shl(3), tightest(&(&xl << 3u64), &(&xh << 3u64), w));
+            let kk = Q::from(k);
+            let (p, r) = if k >= 0 { (&xl * &kk, &xh * &kk) } else { (&xh * &kk, &xl * &kk) };
+            prop_assert_eq!(x.mul_z(&kz), tightest(&p, &r, w));
+            let (lo, hi) = corners(&x, &y, w, |s, t| s * t);
+            prop_assert_eq!(x.mul(&y, w), tightest(&lo, &hi, w));
+            let sq_lo = if x.lo <= 0u32 && x.hi >= 0u32 {
+                Q::from(0u32)
+            } else if x.lo > 0u32 {
+                &xl * &xl
+            } else {
+                &xh * &xh
+            };
+            let sq_hi = if &xl * &xl >= &xh * &xh { &xl * &xl } else { &xh * &xh };
+            prop_assert_eq!(x.sqr(w), tightest(&sq_lo, &sq_hi, w));
+            prop_assert_eq!(x.abs(), tightest(&sq_lo.checked_sqrt().unwrap(), &sq_hi.checked_sqrt().unwrap(), w));
+            prop_assert_eq!(x.mag(), x.lo.abs().max(x.hi.abs()));
+            prop_assert_eq!(x.width(), &x.hi - &x.lo);
+            if !(y.lo <= 0u32 && y.hi >= 0u32) {
+                let (lo, hi) = corners(&x, &y, w, |s, t| s / t);
+                prop_assert_eq!(x.div(&y, w), tightest(&lo, &hi, w));
+            }
+            if x.hi >= 0u32 {
+                // ⌊√(max(lo, 0)·2^w)⌋ and ⌈√(hi·2^w)⌉ on the grid: r² ≤ v < (r + 1)².
+                let s = x.sqrt(w);
+                let v_lo = if x.lo > 0u32 { &x.lo << w } else { Z::from(0u32) };
+                let v_hi = &x.hi << w;
+                prop_assert!(&s.lo * &s.lo <= v_lo && v_lo < (&s.lo + Z::from(1u32)) * (&s.lo + Z::from(1u32)));
+                prop_assert!(&s.hi * &s.hi >= v_hi && (s.hi == 0u32 || v_hi > (&s.hi - Z::from(1u32)) * (&s.hi - Z::from(1u32))));
+            }
+            prop_assert_eq!(x.rescale(w, to), tightest(&xl, &xh, to));
+            let c = x.clamp(&y.lo, &y.hi);
+            match (xl.clone().max(yl.clone()), xh.clone().min(yh.clone())) {
+                (lo, hi) if lo <= hi => prop_assert_eq!(c, tightest(&lo, &hi, w)),
+                _ => prop_assert_eq!(c, y.clone()),
+            }
+            let r = Q::from_signeds(a, 7);
+            prop_assert_eq!(Fx::from_q(&r, w), tightest(&r, &r, w));
+            prop_assert_eq!(x.to_interval(w), Interval::new(xl, xh));
+        }
+    }
+
+    /// The parameter helpers: the floor of √n and rounding half away from zero.
+    #[test]
+    fn integer_square_roots_and_rounding() {
+        for n in 0..=5000u64 {
+            let r = isqrt_u64(n);
+            assert!(r * r <= n && n < (r + 1) * (r + 1), "isqrt {n} = {r}");
+        }
+        for (y, r) in [
+            (2.5, 3),
+            (2.49, 2),
+            (-2.5, -3),
+            (-2.49, -2),
+            (0.0, 0),
+            (-0.4, 0),
+        ] {
+            assert_eq!(round_i64(y), r, "round {y}");
+        }
+    }
+}

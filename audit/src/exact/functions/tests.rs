@@ -231,6 +231,14 @@ fn large_arguments() {
     let e1 = exp(&a, 64);
     let e2 = exp(&a.neg(), 64);
     assert!(e1.mul(&e2).contains(&Q::from(1u32)));
+    // The width contract holds there too: k ≈ 1.44·10⁶ multiples of ln 2 are subtracted, so
+    // ln 2 must be known to k's 21 bits more than the grid.
+    for e in [&e1, &e2] {
+        assert!(
+            e.width() <= e.mag() * two_pow(-64),
+            "exp(±1000000.5) too wide"
+        );
+    }
     let l = ln(&e1, 64).unwrap();
     assert!(l.contains(&a.lo));
     // ln of huge and tiny numbers

@@ -391,6 +391,25 @@ mod tests {
         }
     }
 
+    /// The exact reduction `q = k/2 + f` of `sin_pi`: the enclosure of `π·f` on the grid 2⁻⁴⁰
+    /// contains `π·f` with π at 300 bits (its ends come from π's two ends, by the sign of f),
+    /// at 2001 rationals in [−5/2, 5/2], and k mod 4 is the quadrant.
+    #[test]
+    fn the_pi_unit_reduction_contains_pi_times_its_remainder() {
+        let w = 40;
+        let pi300 = super::super::pi(300);
+        for i in -1000i64..=1000 {
+            let q = Q::from_signeds(i, 400) + Q::from_signeds(1, 104_729);
+            let k = ((&q << 1u64) + Q::from_signeds(1, 2)).floor();
+            let f = &q - (Q::from(&k) >> 1u64);
+            let (quadrant, r) = reduce_pi_units(&q, w);
+            assert_eq!(quadrant, k.mod_pow2(2), "quadrant of {q}");
+            assert!(f.abs() <= Q::from_signeds(1, 4));
+            let fine = pi300.scale(&f);
+            assert!(fine.is_subset_of(&r.to_interval(w)), "π·{f}: {r:?}");
+        }
+    }
+
     /// `atan_series` on [0, 1/2] and `atan_core` (halvings, then the series) on [0, 4], each
     /// at 1001 points of the grid 2⁻⁴⁰, against atan at 300 bits; `atan_core` also on
     /// intervals of 1000 ulps (both ends inside).

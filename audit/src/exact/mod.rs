@@ -102,4 +102,35 @@ mod tests {
         assert_eq!(sum_tree(terms), plain);
         assert_eq!(sum_tree(vec![]), Q::from(0u32));
     }
+
+    #[test]
+    fn floors_and_scaled_divisions_are_exact() {
+        let q = |a: i64, b: i64| Q::from_signeds(a, b);
+        assert_eq!(floor(&q(7, 2)), q(3, 1));
+        assert_eq!(floor(&q(-7, 2)), q(-4, 1));
+        assert_eq!(floor_usize(&q(7, 2)), Some(3));
+        assert_eq!(floor_usize(&q(-1, 2)), None);
+        assert_eq!(floor_usize(&(Q::from(1u32) << 70u64)), None);
+        assert_eq!(bits(&q(-5, 12)), 3 + 4);
+        // ⌊(5/3)·2³/7⌋ = ⌊40/21⌋ = 1, ⌈·⌉ = 2; ⌊(5/3)·2⁻²/1⌋ = 0, ⌈·⌉ = 1; exact quotients stay
+        let n = |x: u32| N::from(x);
+        assert_eq!(scaled_div(&q(5, 3), 3, &n(7), false), n(1));
+        assert_eq!(scaled_div(&q(5, 3), 3, &n(7), true), n(2));
+        assert_eq!(scaled_div(&q(5, 3), -2, &n(1), false), n(0));
+        assert_eq!(scaled_div(&q(5, 3), -2, &n(1), true), n(1));
+        assert_eq!(scaled_div(&q(21, 2), 1, &n(7), true), n(3));
+        assert_eq!(scaled_div(&q(21, 2), 1, &n(7), false), n(3));
+    }
+
+    #[test]
+    fn doubles_are_bounds_in_their_direction() {
+        let third = Q::from_signeds(1, 3);
+        let (d, u, m) = (f64_down(&third), f64_up(&third), f64_nearest(&third));
+        assert!(q_from_f64(d) < third && third < q_from_f64(u));
+        assert_eq!(crate::exact::float::next_up(d), u);
+        assert_eq!(m, 1.0 / 3.0);
+        assert_eq!(f64_down(&Q::from(3u32)), 3.0);
+        assert_eq!(f64_up(&Q::from(3u32)), 3.0);
+        assert_eq!(q_from_f64(0.75), Q::from_signeds(3, 4));
+    }
 }

@@ -233,6 +233,52 @@ mod tests {
         }
     }
 
+    /// The error names the reason and shows the literal, cut at 40 characters with an
+    /// ellipsis only when it is longer.
+    #[test]
+    fn errors_show_the_literal_cut_at_forty_characters() {
+        let forty = "x".repeat(40);
+        let e = parse_rational(&forty).unwrap_err().to_string();
+        assert_eq!(e, format!("not an exact number (not a decimal): {forty:?}"));
+        let long = "y".repeat(41);
+        let e = parse_rational(&long).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            format!("not an exact number (not a decimal): {:?}…", "y".repeat(40))
+        );
+        assert_eq!(
+            parse_rational("1/0").unwrap_err().to_string(),
+            "not an exact number (zero denominator): \"1/0\""
+        );
+    }
+
+    /// One sign only, and the length limits at their boundaries: a literal of
+    /// `MAX_DIGITS + 64` characters is read, one more is not; an exponent of 12 digits is
+    /// read, 13 are not; |scale| = `MAX_DECIMAL_EXPONENT` is read, one more is not.
+    #[test]
+    fn signs_and_limits_at_their_boundaries() {
+        let why = |s: &str| parse_rational(s).unwrap_err().0;
+        for s in [
+            "1/++2", "1/+-2", "++1/2", "--1/2", "++5", "-+5", "1e+-5", "1e--5", "1e++5",
+        ] {
+            assert!(parse_rational(s).is_err(), "{s:?} accepted");
+        }
+        assert_eq!(parse_rational("+5").unwrap(), q(5, 1));
+        assert_eq!(parse_rational("1/+2").unwrap(), q(1, 2));
+        assert_eq!(parse_rational("1e+5").unwrap(), q(100_000, 1));
+        let longest = "1".repeat(MAX_DIGITS + 64);
+        assert_eq!(format_rational(&parse_rational(&longest).unwrap()), longest);
+        assert!(why(&"1".repeat(MAX_DIGITS + 65)).contains("(too many digits)"));
+        assert_eq!(parse_rational("2e000000000005").unwrap(), q(200_000, 1));
+        assert!(why("2e0000000000005").contains("(exponent out of range)"));
+        let big = parse_rational("1e100000").unwrap();
+        assert_eq!(big, Q::from(N::from(10u32).pow(100_000)));
+        assert_eq!(parse_rational("1e-100000").unwrap(), big.pow(-1));
+        assert_eq!(parse_rational("0.1e-99999").unwrap(), big.pow(-1));
+        assert!(why("1e100001").contains("(exponent out of range)"));
+        assert!(why("0.1e-100000").contains("(exponent out of range)"));
+    }
+
     #[test]
     fn format_round_trips() {
         for (a, b) in [

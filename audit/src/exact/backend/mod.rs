@@ -242,6 +242,22 @@ mod tests {
     }
 
     #[test]
+    fn conversions_keep_value_and_sign() {
+        assert_eq!(Q::from(&N::from(7u32)), q(7, 1));
+        assert_eq!(Q::from(&Z::from(-7i32)), q(-7, 1));
+        assert_eq!(Q::from(Z::from(-7i32)), q(-7, 1));
+        assert_eq!(Z::from(N::from(9u32)), Z::from(9u32));
+        assert_eq!(u64::try_from(&N::from(12345u32)), Ok(12345));
+        assert_eq!(u64::try_from(&N::power_of_2(64)), Err(()));
+        assert_eq!(i64::try_from(&Z::from(-12345i32)), Ok(-12345));
+        assert_eq!(i64::try_from(&Z::from(N::power_of_2(63))), Err(()));
+        assert_eq!(usize::try_from(&N::power_of_2(64)), Err(()));
+        assert_eq!(q(-6, 4).numerator(), Z::from(-3i32));
+        assert_eq!(q(0, 5).numerator(), Z::from(0u32));
+        assert!(!q(3, 2).is_integer() && q(4, 2).is_integer() && q(0, 1).is_integer());
+    }
+
+    #[test]
     fn f64_conversions_are_exact_and_directed() {
         for x in [
             0.1,

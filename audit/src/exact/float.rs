@@ -348,13 +348,6 @@ impl FI {
         add_up(self.hi, -self.lo)
     }
 
-    pub fn is_positive(&self) -> bool {
-        self.lo > 0.0
-    }
-    pub fn is_negative(&self) -> bool {
-        self.hi < 0.0
-    }
-
     pub fn neg(self) -> FI {
         FI {
             lo: -self.hi,
@@ -1144,6 +1137,19 @@ mod tests {
             if b != 0.0 {
                 prop_assert!(x.div(y).contains_q(&(&qa / &qb)));
             }
+            // The sign-case table picks the extreme corners: each end is the directed
+            // product at a corner where the exact product is least (greatest).
+            let corners: Vec<(f64, f64, Q)> = [(x.lo, y.lo), (x.lo, y.hi), (x.hi, y.lo), (x.hi, y.hi)]
+                .map(|(a, b)| (a, b, qf(a) * qf(b)))
+                .into();
+            let least = corners.iter().map(|c| &c.2).min().unwrap();
+            let most = corners.iter().map(|c| &c.2).max().unwrap();
+            let p = x.mul(y);
+            prop_assert!(corners.iter().any(|(a, b, e)| e == least && mul_down(*a, *b) == p.lo), "{:?}", p);
+            prop_assert!(corners.iter().any(|(a, b, e)| e == most && mul_up(*a, *b) == p.hi), "{:?}", p);
+            let (m, big) = (if x.lo > 0.0 { x.lo } else if x.hi < 0.0 { -x.hi } else { 0.0 }, x.lo.abs().max(x.hi.abs()));
+            prop_assert_eq!(x.sqr(), FI { lo: mul_down(m, m), hi: mul_up(big, big) });
+            prop_assert_eq!(x.abs(), FI { lo: m, hi: big });
             for r in [x.add(y), x.sub(y), x.mul(y), x.div(y), x.sqr(), x.sqrt(), x.exp(), x.ln()] {
                 prop_assert!(!r.lo.is_nan() && !r.hi.is_nan() && r.lo <= r.hi);
             }
@@ -1185,6 +1191,152 @@ mod tests {
             let r = functions::ln(&Interval::point(qf(x)), 100).unwrap();
             prop_assert!(l.contains_q(&r.lo) && l.contains_q(&r.hi), "ln({}) = {:?}", x, l);
         }
+    }
+
+    /// A double with at most `bits` significant bits: ±m·2^k, m < 2^bits.
+    fn short(bits: u32) -> impl Strategy<Value = f64> {
+        (1u64..(1u64 << bits), -60i32..60, any::<bool>())
+            .prop_map(|(m, k, neg)| if neg { -(m as f64) } else { m as f64 } * 2f64.powi(k))
+    }
+
+    /// The widest a directed operation may be: its end is the tightest double bound
+    /// `t` of the exact value or, when the operation cannot tell the result is exact,
+    /// one step beyond `t`.
+    fn within_one_step(down: f64, up: f64, exact: &Q) -> Result<(), TestCaseError> {
+        let (t_lo, t_hi) = (f64_down(exact), f64_up(exact));
+        prop_assert!(down <= t_lo && down >= next_down(t_lo), "{down} vs {t_lo}");
+        prop_assert!(up >= t_hi && up <= next_up(t_hi), "{up} vs {t_hi}");
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(3000))]
+
+        /// Sums are the tightest bounds (TwoSum tells the sign of the error); products,
+        /// quotients and roots are at most one step wider, and exactly the value when it
+        /// is known exact: short significands, a power-of-two divisor, a perfect square.
+        #[test]
+        fn directed_operations_are_tight(a in finite_f64(), b in finite_f64(), sa in short(27), sb in short(26)) {
+            let (qa, qb) = (qf(a), qf(b));
+            let lim = qf(f64::MAX / 4.0);
+            let small = |q: &Q| q.abs() <= lim;
+            let sum = &qa + &qb;
+            if small(&sum) {
+                prop_assert_eq!((add_down(a, b), add_up(a, b)), (f64_down(&sum), f64_up(&sum)));
+            }
+            let normal = |q: &Q| small(q) && q.abs() > qf(f64::MIN_POSITIVE);
+            let prod = &qa * &qb;
+            if normal(&prod) {
+                within_one_step(mul_down(a, b), mul_up(a, b), &prod)?;
+            }
+            if b != 0.0 {
+                let quot = &qa / &qb;
+                if normal(&quot) {
+                    within_one_step(div_down(a, b), div_up(a, b), &quot)?;
+                }
+            }
+            if a > 0.0 && a.is_normal() {
+                let (lo, hi) = (sqrt_down(a), sqrt_up(a));
+                prop_assert!(qf(lo) * qf(lo) <= qa && qa <= qf(hi) * qf(hi));
+                prop_assert!(hi <= next_up(next_up(lo)));
+            }
+            // Known exact: 27 + 26 ≤ 53 significant bits, powers of two, perfect squares.
+            let (pa, pb) = (qf(sa), qf(sb));
+            let p = sa * sb;
+            prop_assert_eq!(qf(p), &pa * &pb);
+            prop_assert_eq!((mul_down(sa, sb), mul_up(sa, sb)), (p, p));
+            let two = 2f64.powi(sb.abs().log2().floor() as i32);
+            prop_assert_eq!((div_down(sa, two), div_up(sa, two)), (sa / two, sa / two));
+            let r = sb.abs();
+            if r < 2f64.powi(26) && r.fract() == 0.0 {
+                prop_assert_eq!((sqrt_down(r * r), sqrt_up(r * r)), (r, r));
+            }
+        }
+    }
+
+    /// The exactness tests at their edges: 53 significant bits in all are exact, 54 are
+    /// not known to be; a product at `f64::MIN_POSITIVE` or below is widened (it may have
+    /// been rounded as a subnormal); `0·∞ = 0`; a quotient with a divisor that is not a
+    /// power of two is widened even when it happens to be exact.
+    #[test]
+    fn exactness_is_decided_at_its_edges() {
+        let a = (1u64 << 26) as f64 + 1.0; // 27 bits
+        let b = (1u64 << 25) as f64 + 1.0; // 26 bits
+        let c = (1u64 << 26) as f64 + 1.0; // 27 bits
+        assert_eq!(sig_bits(a), 27);
+        assert_eq!(sig_bits(b), 26);
+        assert_eq!(sig_bits(8.0), 1);
+        assert_eq!(sig_bits(0.75), 2);
+        assert_eq!(sig_bits(0.0), 64);
+        assert_eq!(sig_bits(f64::from_bits(3)), 64);
+        assert_eq!(sig_bits(f64::INFINITY), 64);
+        assert_eq!((mul_down(a, b), mul_up(a, b)), (a * b, a * b));
+        assert_eq!(mul_down(a, c), next_down(a * c));
+        assert_eq!(mul_up(a, c), next_up(a * c));
+        assert_eq!((mul_down(a, 0.5), mul_up(a, 0.5)), (a / 2.0, a / 2.0));
+        assert_eq!((mul_down(0.5, c), mul_up(0.5, c)), (c / 2.0, c / 2.0));
+        let m = f64::MIN_POSITIVE;
+        assert_eq!(mul_down(m, 1.0), next_down(m));
+        assert_eq!(mul_up(m * 2.0, 0.5), next_up(m));
+        assert_eq!(
+            (mul_down(m * 4.0, 0.5), mul_up(m * 4.0, 0.5)),
+            (m * 2.0, m * 2.0)
+        );
+        assert_eq!(
+            (mul_down(0.0, f64::INFINITY), mul_up(f64::INFINITY, 0.0)),
+            (0.0, 0.0)
+        );
+        assert_eq!((mul_down(-3.0, 0.0), mul_up(0.0, -3.0)), (0.0, 0.0));
+        assert_eq!(mul_up(f64::MAX, 2.0), f64::INFINITY);
+        assert_eq!(mul_down(f64::MAX, 2.0), f64::MAX);
+        assert_eq!(
+            (div_down(6.0, 3.0), div_up(6.0, 3.0)),
+            (next_down(2.0), next_up(2.0))
+        );
+        assert_eq!((div_down(6.0, 4.0), div_up(6.0, 4.0)), (1.5, 1.5));
+        assert_eq!(div_down(m, 2.0), next_down(m / 2.0));
+        assert_eq!(
+            (div_down(m * 4.0, 2.0), div_up(m * 4.0, 2.0)),
+            (m * 2.0, m * 2.0)
+        );
+        assert_eq!((div_down(0.0, 3.0), div_up(0.0, -3.0)), (0.0, 0.0));
+        assert_eq!(
+            (
+                div_down(5.0, f64::INFINITY),
+                div_up(-5.0, f64::NEG_INFINITY)
+            ),
+            (0.0, 0.0)
+        );
+        assert_eq!(div_up(f64::INFINITY, f64::INFINITY), f64::INFINITY);
+        assert_eq!(div_down(f64::INFINITY, f64::INFINITY), f64::NEG_INFINITY);
+        assert_eq!(div_up(1.0, 3.0), next_up(1.0 / 3.0));
+        assert_eq!(div_down(1.0, 3.0), next_down(1.0 / 3.0));
+        // √: exact on squares of ≤ 26-bit integers (and only where s·s is computed exactly),
+        // 0 and below give 0, +∞ stays.
+        let s = ((1u64 << 26) - 1) as f64;
+        assert_eq!((sqrt_down(s * s), sqrt_up(s * s)), (s, s));
+        assert_eq!(
+            (sqrt_down(2.0), sqrt_up(2.0)),
+            (next_down(2f64.sqrt()), next_up(2f64.sqrt()))
+        );
+        assert_eq!((sqrt_down(0.0), sqrt_up(-1.0)), (0.0, 0.0));
+        assert_eq!(sqrt_up(f64::INFINITY), f64::INFINITY);
+        assert_eq!(sqrt_down(5e-324), next_down(5e-324f64.sqrt()));
+        // Sums: exact or one step in the direction of the error; overflow one step outward.
+        assert_eq!((add_down(1.0, 2.0), add_up(1.0, 2.0)), (3.0, 3.0));
+        let (x, y) = (1.0, f64::EPSILON / 4.0); // 1 + 2⁻⁵⁴ rounds to 1, error > 0
+        assert_eq!((add_down(x, y), add_up(x, y)), (1.0, next_up(1.0)));
+        assert_eq!((add_down(x, -y), add_up(x, -y)), (next_down(1.0), 1.0));
+        assert_eq!(add_up(f64::MAX, f64::MAX), f64::INFINITY);
+        assert_eq!(add_down(f64::MAX, f64::MAX), f64::MAX);
+        assert_eq!(
+            add_down(f64::INFINITY, f64::NEG_INFINITY),
+            f64::NEG_INFINITY
+        );
+        assert_eq!(add_up(f64::INFINITY, f64::NEG_INFINITY), f64::INFINITY);
+        assert_eq!(pow2(-1022), f64::MIN_POSITIVE);
+        assert_eq!(pow2(1023), 2f64.powi(1023));
+        assert_eq!(pow2(0), 1.0);
     }
 
     /// Timing report (`cargo test --release -- --ignored fi_timings --nocapture`).

@@ -536,6 +536,32 @@ pub(crate) mod tests {
         (stat, bins - 1)
     }
 
+    /// The nearest point is decided only when one enclosure lies wholly below every other:
+    /// an overlap or a touch (another's lower end equal to the best upper end) is not
+    /// decided, whichever order the items come in.
+    #[test]
+    fn argmin_is_decided_only_when_one_enclosure_is_below_all_others() {
+        let f = |v: &[(usize, (f64, f64))]| decided_argmin(v, |e| e.0, |e| e.1);
+        assert_eq!(f(&[]), None);
+        assert_eq!(f(&[(4, (1.0, 2.0))]), Some(4));
+        assert_eq!(
+            f(&[(0, (3.0, 4.0)), (1, (1.0, 2.0)), (2, (2.5, 9.0))]),
+            Some(1)
+        );
+        assert_eq!(
+            f(&[(1, (1.0, 2.0)), (0, (3.0, 4.0)), (2, (2.5, 9.0))]),
+            Some(1)
+        );
+        assert_eq!(
+            f(&[(0, (3.0, 4.0)), (1, (1.0, 2.0)), (2, (1.5, 9.0))]),
+            None
+        );
+        assert_eq!(f(&[(0, (2.0, 4.0)), (1, (1.0, 2.0))]), None);
+        assert_eq!(f(&[(0, (1.0, 2.0)), (1, (1.0, 2.0))]), None);
+        assert_eq!(f(&[(7, (0.0, 0.0)), (3, (0.0, 1e-300))]), None);
+        assert_eq!(f(&[(7, (0.0, 0.0)), (3, (1e-300, 1.0))]), Some(7));
+    }
+
     /// uniform_fi encloses [w·2⁻⁶⁴, (w + 1)·2⁻⁶⁴] and is at most a few ulps wider, at the
     /// ends of the range and in between.
     #[test]

@@ -861,7 +861,7 @@ fn ln_point(x: f64) -> FI {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::exact::functions;
+    use crate::exact::{functions, N};
     use proptest::prelude::*;
 
     fn qf(x: f64) -> Q {
@@ -1254,6 +1254,92 @@ mod tests {
         }
     }
 
+    /// The membership tests that every containment test above relies on: false outside
+    /// each end, also against an infinite end; the rational form only of finite ends; the
+    /// width an upper bound of hi − lo; the points beyond the finite range.
+    #[test]
+    fn membership_width_and_conversions() {
+        let x = FI::new(1.0, 2.0);
+        assert!(x.contains(1.0) && x.contains(2.0) && x.contains(1.5));
+        assert!(!x.contains(0.5) && !x.contains(2.5) && !x.contains(f64::NAN));
+        let third = Q::from_signeds(1, 3);
+        assert!(FI::from_q(&third).contains_q(&third));
+        assert!(!x.contains_q(&third) && !x.contains_q(&Q::from(3u32)));
+        assert!(x.contains_q(&Q::from(1u32)) && x.contains_q(&Q::from(2u32)));
+        let up = FI::new(1.0, f64::INFINITY);
+        assert!(up.contains_q(&Q::from(N::power_of_2(2000))) && !up.contains_q(&third));
+        let down = FI::new(f64::NEG_INFINITY, 0.0);
+        assert!(down.contains_q(&-Q::from(N::power_of_2(2000))) && !down.contains_q(&third));
+        assert!(FI::ENTIRE.contains_q(&third));
+        assert_eq!(
+            x.to_interval(),
+            Some(Interval {
+                lo: Q::from(1u32),
+                hi: Q::from(2u32)
+            })
+        );
+        assert_eq!(up.to_interval(), None);
+        assert_eq!(down.to_interval(), None);
+        assert_eq!(FI::new(0.25, 0.75).width(), 0.5);
+        assert_eq!(FI::new(0.0, 0.1).width(), 0.1);
+        let w = FI::new(-0.1, 0.2).width();
+        assert!(qf(w) >= qf(0.2) + qf(0.1) && w <= next_up(0.2 + 0.1));
+        assert_eq!(up.width(), f64::INFINITY);
+        assert_eq!(
+            FI::point(f64::NEG_INFINITY),
+            FI {
+                lo: f64::NEG_INFINITY,
+                hi: -f64::MAX
+            }
+        );
+        assert_eq!(
+            FI::point(f64::INFINITY),
+            FI {
+                lo: f64::MAX,
+                hi: f64::INFINITY
+            }
+        );
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        /// The kernels' helpers: `mul_pos` is `FI::mul` for a positive factor, `up1` and
+        /// `down1` are `next_up` and `next_down`, and `fma_pos_w` contains a·r + c for every
+        /// point of its arguments (the corners, in exact rationals).
+        #[test]
+        fn the_kernel_helpers_are_the_general_operations((a, _) in arb_fi(), (r, _) in arb_fi(), (c, _) in arb_fi()) {
+            prop_assert_eq!(up1(r.lo), next_up(r.lo));
+            prop_assert_eq!(down1(r.hi), next_down(r.hi));
+            if a.lo > 0.0 && a.hi < 1e300 && r.lo.abs().max(r.hi.abs()) < 1e300 && c.lo.abs().max(c.hi.abs()) < 1e300 {
+                prop_assert_eq!(mul_pos(a, r), a.mul(r));
+                let f = fma_pos_w(a, r, c);
+                for (x, y, z) in [(a.lo, r.lo, c.lo), (a.hi, r.lo, c.lo), (a.lo, r.hi, c.hi), (a.hi, r.hi, c.hi)] {
+                    prop_assert!(f.contains_q(&(qf(x) * qf(y) + qf(z))), "{:?}", f);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn one_step_helpers_at_the_ends_of_the_range() {
+        for x in [
+            0.0,
+            -0.0,
+            5e-324,
+            -5e-324,
+            1.0,
+            -1.0,
+            f64::MAX,
+            -f64::MAX,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+        ] {
+            assert_eq!(up1(x), next_up(x), "up1({x})");
+            assert_eq!(down1(x), next_down(x), "down1({x})");
+        }
+    }
+
     /// The exactness tests at their edges: 53 significant bits in all are exact, 54 are
     /// not known to be; a product at `f64::MIN_POSITIVE` or below is widened (it may have
     /// been rounded as a subnormal); `0·∞ = 0`; a quotient with a divisor that is not a
@@ -1275,6 +1361,11 @@ mod tests {
         assert_eq!(mul_up(a, c), next_up(a * c));
         assert_eq!((mul_down(a, 0.5), mul_up(a, 0.5)), (a / 2.0, a / 2.0));
         assert_eq!((mul_down(0.5, c), mul_up(0.5, c)), (c / 2.0, c / 2.0));
+        // A power of two times 53 significant bits, in either order, is exact.
+        let t = 1.0 / 3.0;
+        assert_eq!(sig_bits(t), 53);
+        assert_eq!((mul_down(t, 0.5), mul_up(t, 0.5)), (t / 2.0, t / 2.0));
+        assert_eq!((mul_down(8.0, t), mul_up(8.0, t)), (t * 8.0, t * 8.0));
         let m = f64::MIN_POSITIVE;
         assert_eq!(mul_down(m, 1.0), next_down(m));
         assert_eq!(mul_up(m * 2.0, 0.5), next_up(m));
@@ -1300,6 +1391,15 @@ mod tests {
             (m * 2.0, m * 2.0)
         );
         assert_eq!((div_down(0.0, 3.0), div_up(0.0, -3.0)), (0.0, 0.0));
+        // A result that rounds up to f64::MIN_POSITIVE from the subnormal range is not
+        // exact: (2⁻¹⁰²¹ − 2⁻¹⁰⁷⁴)/2 = 2⁻¹⁰²² − 2⁻¹⁰⁷⁵ is a tie, rounded to even, 2⁻¹⁰²².
+        let a = next_down(m * 2.0);
+        assert_eq!(a / 2.0, m);
+        let half = qf(a) / Q::from(2u32);
+        assert!(qf(div_down(a, 2.0)) < half && half < qf(div_up(a, 2.0)));
+        assert!(qf(div_down(-a, 2.0)) < -&half && -&half < qf(div_up(-a, 2.0)));
+        assert!(qf(mul_down(a, 0.5)) < half && half < qf(mul_up(a, 0.5)));
+        assert!(qf(mul_down(-a, 0.5)) < -&half && -&half < qf(mul_up(0.5, -a)));
         assert_eq!(
             (
                 div_down(5.0, f64::INFINITY),
